@@ -1,0 +1,175 @@
+import type { IContextWindowState } from './context-window.js';
+import type { IHistoryEntry } from './history.js';
+import type { AssistantMessage, Message } from './message.js';
+import type { PermissionMode } from './permissions.js';
+import type { ProviderRawPayload } from './provider.js';
+import type { Tool, ToolResult, ToolSchema } from './tool.js';
+
+/**
+ * What hook taps see of a session. The kernel's `Session` implements it; taps that
+ * need more cast to the concrete class they know.
+ */
+export interface ISession {
+  readonly sessionId: string;
+  readonly cwd: string;
+  getPermissionMode(): PermissionMode;
+  getHistory(): readonly Message[];
+}
+
+export interface KernelLifecycleContext {
+  /** Set for `shutdown`. */
+  reason?: string;
+}
+
+export type SessionStartSource = 'startup' | 'resume' | 'clear' | 'compact';
+export type SessionEndReason = 'clear' | 'logout' | 'prompt_input_exit' | 'other';
+
+export interface SessionStartContext {
+  session: ISession;
+  source: SessionStartSource;
+}
+
+export interface SessionEndContext {
+  session: ISession;
+  reason: SessionEndReason;
+}
+
+/** Waterfall: taps may rewrite `prompt`, add `additionalContext`, or set `blocked`. */
+export interface UserPromptSubmitContext {
+  session: ISession;
+  prompt: string;
+  /** Text added to the prompt inside a `<system-reminder>` block. */
+  additionalContext: readonly string[];
+  /** When set, the prompt is not sent and `run()` rejects with `PromptBlockedError`. */
+  blocked?: { reason: string };
+}
+
+export interface ProviderRequestDraft {
+  messages: readonly Message[];
+  system?: string;
+  tools: readonly ToolSchema[];
+  model?: string;
+}
+
+/** Waterfall: taps may replace `request` (trim messages, add cache markers…). */
+export interface BeforeProviderRequestContext {
+  session: ISession;
+  round: number;
+  request: ProviderRequestDraft;
+}
+
+export interface AfterProviderResponseContext {
+  session: ISession;
+  round: number;
+  message: AssistantMessage;
+  durationMs: number;
+}
+
+export interface TextDeltaContext {
+  session: ISession;
+  round: number;
+  delta: string;
+}
+
+export interface ProviderRawPayloadContext {
+  session: ISession;
+  round: number;
+  payload: ProviderRawPayload;
+}
+
+export interface PreToolUseContext {
+  session: ISession;
+  round: number;
+  toolCallId: string;
+  toolName: string;
+  /** A tap may assign a rewritten input here; later taps and the tool see it. */
+  input: unknown;
+  /** Undefined for a tool nobody registered. */
+  tool: Tool | undefined;
+  signal: AbortSignal;
+}
+
+/**
+ * Bail result of `preToolUse`; the first tap that returns one decides.
+ * - `deny`: the tool does not run; the model gets "Permission denied: …" (or
+ *   "Blocked by hook: …" when `source` is `hook`).
+ * - `respond`: the tool does not run; `result` is used as its result.
+ */
+export type PreToolUseDecision =
+  | { decision: 'deny'; reason: string; source?: 'permission' | 'hook' }
+  | { decision: 'respond'; result: ToolResult };
+
+/** Waterfall: taps may replace `result` (truncate, annotate). */
+export interface PostToolUseContext {
+  session: ISession;
+  round: number;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  result: ToolResult;
+  durationMs: number;
+}
+
+export interface CompactContext {
+  session: ISession;
+  trigger: 'manual' | 'auto';
+  instructions?: string;
+  /** Set for `postCompact`. */
+  summary?: string;
+}
+
+export interface StopContext {
+  session: ISession;
+  response: string;
+  lastAssistantMessage: AssistantMessage;
+  /** True when this turn already continued because of a stop tap. */
+  stopHookActive: boolean;
+}
+
+/** Bail result of `stop`: keep going with `reason` as the next user message. */
+export interface StopDecision {
+  continue: true;
+  reason: string;
+}
+
+export interface StopFailureContext {
+  session: ISession;
+  error: unknown;
+  reason: string;
+}
+
+export interface ContextUpdateContext {
+  session: ISession;
+  state: IContextWindowState;
+}
+
+export interface HistoryAppendContext {
+  session: ISession;
+  entry: IHistoryEntry;
+}
+
+export interface SubagentContext {
+  session: ISession;
+  agentId: string;
+  agentType: string;
+  /** Set for `subagentStop`. */
+  result?: string;
+}
+
+export interface WorktreeContext {
+  session?: ISession;
+  path: string;
+  branch?: string;
+}
+
+export interface NotificationContext {
+  session?: ISession;
+  message: string;
+  notificationType: string;
+}
+
+export interface ObserverErrorContext {
+  hook: string;
+  tap: string;
+  error: unknown;
+}

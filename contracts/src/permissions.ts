@@ -1,0 +1,48 @@
+import { createToken } from './token.js';
+
+export type PermissionMode = 'plan' | 'default' | 'acceptEdits' | 'bypassPermissions' | 'dontAsk';
+
+/** `auto`: run without asking; `approve`: ask the approval handler; `deny`: refuse. */
+export type PermissionDecision = 'auto' | 'approve' | 'deny';
+
+export interface PermissionQuery {
+  toolName: string;
+  input: unknown;
+  mode: PermissionMode;
+  cwd: string;
+  sessionId: string;
+}
+
+export interface PermissionVerdict {
+  decision: PermissionDecision;
+  /** The rule that decided, e.g. `Bash(rm *)`, for messages and "allow for session". */
+  rule?: string;
+  reason?: string;
+}
+
+/** Decides whether a tool call may run. Consumed by the permission enforcer plugin. */
+export interface PermissionPolicy {
+  evaluate(query: PermissionQuery): PermissionVerdict | Promise<PermissionVerdict>;
+}
+
+export const PermissionPolicy = createToken<PermissionPolicy>('PermissionPolicy');
+
+export interface ApprovalRequest {
+  toolName: string;
+  input: unknown;
+  sessionId: string;
+  toolCallId: string;
+  /** The rule that would be remembered if the user allows for the session. */
+  suggestedRule?: string;
+  signal: AbortSignal;
+}
+
+/** `allow-session` remembers the suggested rule for the rest of the session. */
+export type ApprovalAnswer = boolean | 'allow-session';
+
+/** Asks a human (or a test double) whether a tool call that needs approval may run. */
+export interface ApprovalHandler {
+  requestApproval(request: ApprovalRequest): Promise<ApprovalAnswer>;
+}
+
+export const ApprovalHandler = createToken<ApprovalHandler>('ApprovalHandler');

@@ -1,0 +1,50 @@
+import type { AssistantMessage, Message } from './message.js';
+import { createToken } from './token.js';
+import type { ToolSchema } from './tool.js';
+
+export type ProviderRawPayloadKind = 'request' | 'response' | 'stream_event';
+
+export interface ProviderRawPayload {
+  provider: string;
+  /** API surface, e.g. `messages` or `chat.completions`. */
+  apiSurface?: string;
+  payloadKind: ProviderRawPayloadKind;
+  payload: unknown;
+}
+
+export interface ServerToolUse {
+  name: string;
+  input: unknown;
+}
+
+/** One model round: everything the provider needs for a single call. */
+export interface ProviderRequest {
+  messages: readonly Message[];
+  system?: string;
+  tools: readonly ToolSchema[];
+  /** Aborting ends the stream; the provider resolves with the partial reply marked `interrupted`. */
+  signal: AbortSignal;
+  model?: string;
+  /** Per-call: deltas of this call go here and nowhere else (shared provider instances stay isolated). */
+  onTextDelta?: (delta: string) => void;
+  onThinkingDelta?: (delta: string) => void;
+  onProviderNativeRawPayload?: (payload: ProviderRawPayload) => void;
+  onServerToolUse?: (use: ServerToolUse) => void;
+}
+
+/**
+ * A model backend. One `stream()` call is one model round. Contract:
+ * - text is delivered through `request.onTextDelta` as it arrives;
+ * - on abort it resolves (not rejects) with the partial message, `state: 'interrupted'`,
+ *   `stopReason: 'aborted'` — a rejection with an `AbortError` is tolerated too;
+ * - other failures reject with a `TesseraError` of category `provider`.
+ */
+export interface Provider {
+  readonly name: string;
+  readonly model?: string;
+  stream(request: ProviderRequest): Promise<AssistantMessage>;
+  /** Providers with hosted web tools may enable them; others omit this. */
+  configureNativeWebTools?(options: { webSearch?: boolean }): void;
+}
+
+export const Provider = createToken<Provider>('Provider');

@@ -1,0 +1,56 @@
+import type { ImageBlock, TextBlock } from './message.js';
+import { createToken } from './token.js';
+
+/** A JSON Schema object describing a tool's input, as sent to providers. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolContext {
+  /** Aborted when the run is aborted; long-running tools must stop promptly. */
+  signal: AbortSignal;
+  /** Working directory of the session. */
+  cwd: string;
+  /** Id of the `tool_use` block being executed. */
+  toolCallId: string;
+  sessionId: string;
+}
+
+export interface ToolResult<TData = unknown> {
+  success: boolean;
+  /** What the model sees. Text, or text and image blocks. */
+  output: string | Array<TextBlock | ImageBlock>;
+  /** Structured data for UIs and hooks (diffs, start lines…). Never sent to the model. */
+  data?: TData;
+  /** Error text when `success` is false. */
+  error?: string;
+  /** Stable code for failures the runtime produces: `unknown_tool`, `invalid_input`, `denied`, `aborted`, `tool_error`. */
+  errorCode?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type ToolInputCheck<TInput> =
+  | { success: true; data: TInput }
+  | { success: false; message: string };
+
+/**
+ * A tool the model can call. `parameters` is the JSON Schema sent to providers;
+ * `validate` (when present) checks and normalises raw model input before `execute`.
+ * Tools built with `defineTool` derive both from a zod schema.
+ */
+export interface Tool<TInput = unknown, TData = unknown> {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: JsonSchema;
+  validate?(input: unknown): ToolInputCheck<TInput>;
+  execute(input: TInput, context: ToolContext): Promise<ToolResult<TData>> | ToolResult<TData>;
+}
+
+/** The JSON shape of a tool offered to a provider. */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** Contribution point: every tool bound here is offered to sessions created by the kernel. */
+export const ToolContribution = createToken<Tool>('ToolContribution');
+export type ToolContribution = Tool;

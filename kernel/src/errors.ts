@@ -1,0 +1,76 @@
+import { TesseraError } from '@tessera/contracts';
+
+export interface CompositionProblem {
+  /** Machine-readable kind of problem. */
+  kind: 'missing_provider' | 'duplicate_provider' | 'duplicate_plugin' | 'undeclared_binding' | 'register_failed' | 'invalid_plugin';
+  message: string;
+  plugins: string[];
+  token?: string;
+}
+
+/** The plugin list cannot form a kernel. Lists every problem found, not just the first. */
+export class KernelCompositionError extends TesseraError {
+  readonly problems: readonly CompositionProblem[];
+
+  constructor(problems: CompositionProblem[], cause?: unknown) {
+    const lines = problems.map((problem) => `  - ${problem.message}`).join('\n');
+    super(`Cannot compose the kernel (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines}`, {
+      code: 'kernel_composition',
+      category: 'configuration',
+      recoverable: false,
+      cause,
+      details: { problems },
+    });
+    this.problems = problems;
+  }
+}
+
+export class SessionBusyError extends TesseraError {
+  constructor(sessionId: string) {
+    super(
+      `Session ${sessionId} is already running a turn. Wait for run() to settle, or call abort() first.`,
+      { code: 'session_busy', category: 'state', recoverable: true, details: { sessionId } },
+    );
+  }
+}
+
+export class SessionClosedError extends TesseraError {
+  constructor(sessionId: string) {
+    super(`Session ${sessionId} has been shut down; create a new session to continue.`, {
+      code: 'session_closed',
+      category: 'state',
+      recoverable: false,
+      details: { sessionId },
+    });
+  }
+}
+
+export class ProviderTimeoutError extends TesseraError {
+  constructor(provider: string, timeoutMs: number) {
+    super(
+      `Provider "${provider}" sent nothing for ${timeoutMs} ms and was stopped. Retry, or raise providerTimeout if the model is slow to start.`,
+      { code: 'provider_timeout', category: 'timeout', recoverable: true, details: { provider, timeoutMs } },
+    );
+  }
+}
+
+export class PromptBlockedError extends TesseraError {
+  constructor(reason: string) {
+    super(`Prompt blocked by a userPromptSubmit hook: ${reason}`, {
+      code: 'prompt_blocked',
+      category: 'permission',
+      recoverable: true,
+      details: { reason },
+    });
+  }
+}
+
+export class CompactionUnavailableError extends TesseraError {
+  constructor() {
+    super('compact() needs a Compaction service: add a compaction plugin to the kernel or pass `compaction` to the Session.', {
+      code: 'compaction_unavailable',
+      category: 'configuration',
+      recoverable: false,
+    });
+  }
+}

@@ -1,0 +1,26 @@
+export { createKernel, Kernel } from './kernel.js';
+export type { CreateKernelOptions, KernelDescription, KernelSessionOptions, PluginDescription } from './kernel.js';
+export { definePlugin, flattenPlugins, replacePlugins } from './plugin.js';
+export type { Plugin, PluginInput, PluginRegisterContext, PluginRuntimeContext } from './plugin.js';
+export { createHooks, isTapped } from './hooks.js';
+export type { HookName, TesseraHooks } from './hooks.js';
+export { Stage } from './stage.js';
+export { Session } from './session.js';
+export type {
+  CompactEvent,
+  ISessionShutdownOptions,
+  RunOptions,
+  SessionOptions,
+  TAutoCompactThreshold,
+} from './session-options.js';
+export { defineTool, toolsPlugin } from './define-tool.js';
+export type { ToolDefinition, ZodLikeSchema } from './define-tool.js';
+export {
+  CompactionUnavailableError,
+  KernelCompositionError,
+  PromptBlockedError,
+  ProviderTimeoutError,
+  SessionBusyError,
+  SessionClosedError,
+} from './errors.js';
+export type { CompositionProblem } from './errors.js';

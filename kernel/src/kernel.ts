@@ -1,0 +1,236 @@
+import {
+  Clock,
+  Compaction,
+  ContextWindow,
+  describeError,
+  Provider,
+  SessionLogger,
+  SessionStore,
+  systemClock,
+  tokenName,
+  ToolContribution,
+  type Token,
+} from '@tessera/contracts';
+import { randomUUID } from 'node:crypto';
+import { Container } from 'inversify';
+import { KernelCompositionError, type CompositionProblem } from './errors.js';
+import { createHooks, type HookName, type TesseraHooks } from './hooks.js';
+import { flattenPlugins, type Plugin, type PluginInput, type PluginRuntimeContext } from './plugin.js';
+import { resolvePluginGraph } from './plugin-graph.js';
+import { Session } from './session.js';
+import { Stage } from './stage.js';
+import type { SessionOptions } from './session-options.js';
+
+export interface CreateKernelOptions {
+  plugins: readonly PluginInput[];
+}
+
+export interface PluginDescription {
+  name: string;
+  provides: string[];
+  requires: string[];
+  contributes: string[];
+  replaces: string[];
+}
+
+export interface KernelDescription {
+  plugins: PluginDescription[];
+  /** Plugins dropped by `replaces`: name → replacing plugin. */
+  replaced: Record<string, string>;
+  /** Taps per hook, in call order. */
+  hooks: Record<string, Array<{ name: string; stage: number }>>;
+}
+
+/** What `kernel.createSession()` takes: the Session options the container does not supply. */
+export type KernelSessionOptions = Omit<SessionOptions, 'provider' | 'hooks' | 'clock'> & {
+  /** Use this provider instead of the kernel's (e.g. a subagent model). */
+  provider?: Provider;
+};
+
+const toNames = (tokens: readonly Token<unknown>[] | undefined): string[] => (tokens ?? []).map(tokenName);
+
+/**
+ * A composed application: one DI container, one frozen hooks object, and the plugins that
+ * filled them. Made by `createKernel`.
+ */
+export class Kernel {
+  readonly container: Container;
+  readonly hooks: TesseraHooks;
+  readonly plugins: readonly Plugin[];
+  private readonly replaced: ReadonlyMap<string, string>;
+  private readonly sessions = new Set<Session>();
+  private readonly booted: Plugin[] = [];
+  private closing: Promise<void> | undefined;
+
+  /** @internal — use `createKernel`. */
+  constructor(plugins: readonly Plugin[], replaced: ReadonlyMap<string, string>, container: Container, hooks: TesseraHooks) {
+    this.plugins = plugins;
+    this.replaced = replaced;
+    this.container = container;
+    this.hooks = hooks;
+    hooks.sessionEnd.tap({ name: 'kernel:session-registry', stage: Stage.Observe }, ({ session }) => {
+      this.sessions.delete(session as Session);
+    });
+  }
+
+  get<T>(token: Token<T>): T {
+    return this.container.get<T>(token);
+  }
+
+  getOptional<T>(token: Token<T>): T | undefined {
+    return this.container.isBound(token) ? this.container.get<T>(token) : undefined;
+  }
+
+  getAll<T>(token: Token<T>): T[] {
+    return this.container.isBound(token) ? this.container.getAll<T>(token) : [];
+  }
+
+  /** The resolved plugin graph and hook taps, for `doctor` output and tests. */
+  describe(): KernelDescription {
+    const hooks: KernelDescription['hooks'] = {};
+    for (const [name, hook] of Object.entries(this.hooks) as Array<[HookName, TesseraHooks[HookName]]>) {
+      hooks[name] = hook.taps.map((tap) => ({ name: tap.name, stage: tap.stage ?? 0 }));
+    }
+    return {
+      plugins: this.plugins.map((plugin) => ({
+        name: plugin.name,
+        provides: toNames(plugin.provides),
+        requires: toNames(plugin.requires),
+        contributes: toNames(plugin.contributes),
+        replaces: plugin.replaces === undefined ? [] : typeof plugin.replaces === 'string' ? [plugin.replaces] : [...plugin.replaces],
+      })),
+      replaced: Object.fromEntries(this.replaced),
+      hooks,
+    };
+  }
+
+  /** A Session wired to this kernel: its provider, contributed tools, store, logger, clock and hooks. */
+  createSession(options: KernelSessionOptions = {}): Session {
+    if (this.closing) throw new KernelCompositionError([
+      { kind: 'invalid_plugin', message: 'The kernel has been shut down; create a new kernel to start sessions.', plugins: [] },
+    ]);
+    const sessionId = options.sessionId ?? randomUUID();
+    const createContextWindow = this.getOptional(ContextWindow);
+    const provider = options.provider ?? this.get(Provider);
+    const session = new Session({
+      ...options,
+      sessionId,
+      provider,
+      tools: [...this.getAll(ToolContribution), ...(options.tools ?? [])],
+      hooks: this.hooks,
+      clock: this.getOptional(Clock) ?? systemClock,
+      sessionStore: options.sessionStore ?? this.getOptional(SessionStore),
+      sessionLogger: options.sessionLogger ?? this.getOptional(SessionLogger),
+      compaction: options.compaction ?? this.getOptional(Compaction),
+      contextWindow:
+        options.contextWindow ??
+        createContextWindow?.({ sessionId, model: options.model ?? provider.model }),
+    });
+    this.sessions.add(session);
+    return session;
+  }
+
+  /**
+   * Shuts down open sessions, fires `shutdown`, then calls plugins' `shutdown` in reverse
+   * order. Idempotent. A plugin whose shutdown fails is reported; the others still run.
+   */
+  shutdown(reason = 'other'): Promise<void> {
+    this.closing ??= (async () => {
+      const failures: string[] = [];
+      await Promise.all([...this.sessions].map((session) => session.shutdown({ reason: 'other' })));
+      this.sessions.clear();
+      await this.hooks.shutdown.promise({ reason }).catch((error: unknown) => failures.push(`shutdown hook: ${describeError(error)}`));
+      const context = this.runtimeContext();
+      for (const plugin of [...this.booted].reverse()) {
+        try {
+          await plugin.shutdown?.(context);
+        } catch (error) {
+          failures.push(`plugin "${plugin.name}": ${describeError(error)}`);
+        }
+      }
+      this.container.unbindAll();
+      if (failures.length > 0) {
+        process.emitWarning(`Kernel shutdown finished with errors:\n  ${failures.join('\n  ')}`, {
+          code: 'TESSERA_SHUTDOWN_ERROR',
+        });
+      }
+    })();
+    return this.closing;
+  }
+
+  /** @internal */
+  async boot(): Promise<void> {
+    const context = this.runtimeContext();
+    for (const plugin of this.plugins) {
+      try {
+        await plugin.boot?.(context);
+      } catch (error) {
+        await this.shutdown('boot_failed');
+        throw new KernelCompositionError(
+          [{ kind: 'register_failed', message: `Plugin "${plugin.name}" failed to boot: ${describeError(error)}`, plugins: [plugin.name] }],
+          error,
+        );
+      }
+      this.booted.push(plugin);
+    }
+    await this.hooks.boot.promise({});
+    await this.hooks.ready.promise({});
+  }
+
+  private runtimeContext(): PluginRuntimeContext {
+    return {
+      container: this.container,
+      hooks: this.hooks,
+      get: (token) => this.get(token),
+      getOptional: (token) => this.getOptional(token),
+      getAll: (token) => this.getAll(token),
+    };
+  }
+}
+
+/**
+ * Composes plugins into a kernel: validates the graph (every problem at once), lets each
+ * plugin bind and tap, then boots them in order.
+ */
+export async function createKernel(options: CreateKernelOptions): Promise<Kernel> {
+  const graph = resolvePluginGraph(flattenPlugins(options.plugins));
+  if (graph.problems.length > 0) throw new KernelCompositionError(graph.problems);
+
+  const container = new Container();
+  const hooks = createHooks();
+  const problems: CompositionProblem[] = [];
+  for (const plugin of graph.plugins) {
+    const declared = new Set<symbol>([...(plugin.provides ?? []), ...(plugin.contributes ?? [])]);
+    try {
+      plugin.register?.({
+        hooks,
+        bind: (token) => {
+          if (!declared.has(token)) {
+            throw new KernelCompositionError([
+              {
+                kind: 'undeclared_binding',
+                message: `Plugin "${plugin.name}" binds ${tokenName(token)} without declaring it; add it to the plugin's provides (or contributes).`,
+                plugins: [plugin.name],
+                token: tokenName(token),
+              },
+            ]);
+          }
+          return container.bind(token);
+        },
+      });
+    } catch (error) {
+      if (error instanceof KernelCompositionError) problems.push(...error.problems);
+      else
+        problems.push({
+          kind: 'register_failed',
+          message: `Plugin "${plugin.name}" threw while registering: ${describeError(error)}`,
+          plugins: [plugin.name],
+        });
+    }
+  }
+  if (problems.length > 0) throw new KernelCompositionError(problems);
+
+  const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks);
+  await kernel.boot();
+  return kernel;
+}

@@ -1,0 +1,80 @@
+import type { Token } from '@tessera/contracts';
+import type { BindToFluentSyntax, Container } from 'inversify';
+import type { TesseraHooks } from './hooks.js';
+
+export interface PluginRegisterContext {
+  /**
+   * Binds a token this plugin declared in `provides` or `contributes`.
+   * Binding anything else is a composition error.
+   */
+  bind<T>(token: Token<T>): BindToFluentSyntax<T>;
+  readonly hooks: TesseraHooks;
+}
+
+export interface PluginRuntimeContext {
+  readonly container: Container;
+  readonly hooks: TesseraHooks;
+  get<T>(token: Token<T>): T;
+  getOptional<T>(token: Token<T>): T | undefined;
+  /** Every value bound to a contribution token; `[]` when none. */
+  getAll<T>(token: Token<T>): T[];
+}
+
+/**
+ * A plugin: a named value that binds services and taps hooks. Made by a factory
+ * function (`jsonlSessionStore(options)`), composed into presets.
+ */
+export interface Plugin {
+  readonly name: string;
+  /** Single-capability tokens this plugin binds. Two plugins may not provide the same one. */
+  readonly provides?: readonly Token<unknown>[];
+  /** Tokens some other plugin must provide. */
+  readonly requires?: readonly Token<unknown>[];
+  /** Multi-valued contribution points this plugin adds to (tools, commands…). */
+  readonly contributes?: readonly Token<unknown>[];
+  /** Names of plugins this one takes the place of; they are dropped from the graph. */
+  readonly replaces?: string | readonly string[];
+  /** Synchronous: bind and tap, nothing else. */
+  register?(context: PluginRegisterContext): void;
+  /** Async start-up, in plugin order, after every plugin registered. */
+  boot?(context: PluginRuntimeContext): void | Promise<void>;
+  /** Release, in reverse plugin order. */
+  shutdown?(context: PluginRuntimeContext): void | Promise<void>;
+}
+
+/** Anything a preset may contain: plugins, nested lists, and falsy entries (ignored). */
+export type PluginInput = Plugin | readonly PluginInput[] | false | null | undefined | 0 | '';
+
+export function definePlugin<P extends Plugin>(plugin: P): P {
+  return plugin;
+}
+
+export function flattenPlugins(inputs: readonly PluginInput[]): Plugin[] {
+  const plugins: Plugin[] = [];
+  const visit = (input: PluginInput): void => {
+    if (!input) return;
+    if (Array.isArray(input)) {
+      for (const item of input as readonly PluginInput[]) visit(item);
+      return;
+    }
+    plugins.push(input as Plugin);
+  };
+  for (const input of inputs) visit(input);
+  return plugins;
+}
+
+/**
+ * `base` with `replacements` swapped in: a base plugin is dropped when a replacement has its
+ * name or provides one of its tokens. Presets use this for their `replace` option.
+ */
+export function replacePlugins(base: readonly Plugin[], replacements: readonly Plugin[]): Plugin[] {
+  const kept = base.filter(
+    (member) =>
+      !replacements.some(
+        (replacement) =>
+          replacement.name === member.name ||
+          (replacement.provides ?? []).some((token) => (member.provides ?? []).includes(token)),
+      ),
+  );
+  return [...kept, ...replacements];
+}

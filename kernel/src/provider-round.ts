@@ -1,0 +1,140 @@
+import {
+  isAbortError,
+  type AssistantMessage,
+  type BeforeProviderRequestContext,
+  type ProviderRawPayload,
+} from '@tessera/contracts';
+import { ProviderTimeoutError } from './errors.js';
+import { isTapped } from './hooks.js';
+import type { Session } from './session.js';
+import type { RunOptions } from './session-options.js';
+
+/**
+ * Per-run state of the provider side of a turn. One instance per `run()`; its delta
+ * callback is created once and reused by every round, so the streaming path allocates
+ * nothing per chunk unless a `textDelta` tap is listening.
+ */
+export class ProviderRound {
+  round = 0;
+  private parts: string[] = [];
+  private lastActivity = 0;
+  private readonly timeoutMs: number;
+  readonly onTextDelta: (delta: string) => void;
+  private readonly onRawPayload: (payload: ProviderRawPayload) => void;
+
+  constructor(
+    private readonly session: Session,
+    runOptions: RunOptions,
+    private readonly signal: AbortSignal,
+  ) {
+    const { hooks, clock, options } = session;
+    this.timeoutMs = options.providerTimeout && options.providerTimeout > 0 ? options.providerTimeout : 0;
+    const timed = this.timeoutMs > 0;
+    const sessionDelta = options.onTextDelta;
+    const runDelta = runOptions.onTextDelta;
+    const textDelta = hooks.textDelta;
+    this.onTextDelta = (delta: string) => {
+      if (timed) this.lastActivity = clock.now();
+      this.parts.push(delta);
+      if (textDelta.taps.length > 0) textDelta.call({ session, round: this.round, delta });
+      sessionDelta?.(delta);
+      runDelta?.(delta);
+    };
+    this.onRawPayload = (payload: ProviderRawPayload) => {
+      if (timed) this.lastActivity = clock.now();
+      if (isTapped(hooks.providerRawPayload)) hooks.providerRawPayload.call({ session, round: this.round, payload });
+    };
+  }
+
+  /**
+   * One model call. Resolves with the reply (partial and `interrupted` on abort); rejects
+   * with `ProviderTimeoutError` after an idle timeout, or with the provider's error — in
+   * both cases `partialMessage()` still holds what had streamed.
+   */
+  async stream(): Promise<AssistantMessage> {
+    const { session } = this;
+    const { hooks, options } = session;
+    this.parts = [];
+    let request: BeforeProviderRequestContext['request'] = {
+      messages: session.getHistory(),
+      system: options.systemMessage,
+      tools: session.toolSchemas,
+      model: options.model,
+    };
+    if (isTapped(hooks.beforeProviderRequest)) {
+      const context = (await hooks.beforeProviderRequest.promise({
+        session,
+        round: this.round,
+        request,
+      })) as BeforeProviderRequestContext;
+      request = context.request;
+    }
+
+    let signal = this.signal;
+    let timedOut = false;
+    let timer: ReturnType<typeof session.clock.setTimeout> | undefined;
+    let unlink: (() => void) | undefined;
+    if (this.timeoutMs > 0) {
+      const call = new AbortController();
+      const forward = (): void => call.abort(this.signal.reason);
+      this.signal.addEventListener('abort', forward, { once: true });
+      unlink = () => this.signal.removeEventListener('abort', forward);
+      signal = call.signal;
+      const { clock } = session;
+      this.lastActivity = clock.now();
+      // Deltas only stamp `lastActivity`; the timer re-arms itself for the remaining time,
+      // so the streaming path never touches timers.
+      const check = (): void => {
+        const idle = clock.now() - this.lastActivity;
+        if (idle >= this.timeoutMs) {
+          timedOut = true;
+          call.abort(new ProviderTimeoutError(options.provider.name, this.timeoutMs));
+        } else {
+          timer = clock.setTimeout(check, this.timeoutMs - idle);
+        }
+      };
+      timer = clock.setTimeout(check, this.timeoutMs);
+    }
+
+    let message: AssistantMessage;
+    try {
+      message = await options.provider.stream({
+        messages: request.messages,
+        system: request.system,
+        tools: request.tools,
+        model: request.model,
+        signal,
+        onTextDelta: this.onTextDelta,
+        onProviderNativeRawPayload: this.onRawPayload,
+        onServerToolUse: (use) => session.log('server_tool', { name: use.name, input: use.input as object }),
+      });
+    } catch (error) {
+      if (!signal.aborted || !isAbortError(error)) {
+        if (timedOut) throw this.timeoutError();
+        throw error;
+      }
+      message = this.partialMessage();
+    } finally {
+      if (timer !== undefined) session.clock.clearTimeout(timer);
+      unlink?.();
+    }
+    if (timedOut) throw this.timeoutError();
+    return message;
+  }
+
+  /** What was streamed so far, as an interrupted reply. */
+  partialMessage(): AssistantMessage {
+    const text = this.parts.join('');
+    return {
+      role: 'assistant',
+      content: text === '' ? [] : [{ type: 'text', text }],
+      state: 'interrupted',
+      stopReason: 'aborted',
+      provider: this.session.options.provider.name,
+    };
+  }
+
+  private timeoutError(): ProviderTimeoutError {
+    return new ProviderTimeoutError(this.session.options.provider.name, this.timeoutMs);
+  }
+}

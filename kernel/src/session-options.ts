@@ -1,0 +1,70 @@
+import type {
+  Clock,
+  Compaction,
+  ContextWindow,
+  IContextWindowState,
+  PermissionMode,
+  Provider,
+  SessionEndReason,
+  SessionStartSource,
+  SessionLogger,
+  SessionStore,
+  Tool,
+  ToolExecutionEvent,
+} from '@tessera/contracts';
+import type { TesseraHooks } from './hooks.js';
+
+export type TAutoCompactThreshold = number | false;
+
+export interface CompactEvent {
+  trigger: 'manual' | 'auto';
+  before: IContextWindowState | undefined;
+  after: IContextWindowState | undefined;
+}
+
+/** Per-run callbacks (and a caller's own abort signal) for one `run()`. */
+export interface RunOptions {
+  onTextDelta?: (delta: string) => void;
+  onToolExecution?: (event: ToolExecutionEvent) => void;
+  /** Aborting it has the same effect as `session.abort()`. */
+  signal?: AbortSignal;
+}
+
+export interface SessionOptions {
+  provider: Provider;
+  tools?: readonly Tool[];
+  /** The system prompt, sent with every model call. */
+  systemMessage?: string;
+  /** Reuse an id (resume); a fresh UUID otherwise. */
+  sessionId?: string;
+  /** What `sessionStart` reports as its source (default `startup`; `resume` when restoring). */
+  startSource?: SessionStartSource;
+  cwd?: string;
+  model?: string;
+  /** Model/tool rounds per `run()`; omitted = unlimited. */
+  maxTurns?: number;
+  /** Idle timeout per provider call in ms, refreshed by every streamed delta. */
+  providerTimeout?: number;
+  permissionMode?: PermissionMode;
+  /** Shared kernel hooks; a Session made without a kernel gets a fresh set. */
+  hooks?: TesseraHooks;
+  clock?: Clock;
+  sessionStore?: SessionStore;
+  sessionLogger?: SessionLogger;
+  contextWindow?: ContextWindow;
+  compaction?: Compaction;
+  /** Fraction of the context window that triggers compaction at the start of `run()` (default 0.835). */
+  autoCompactThreshold?: TAutoCompactThreshold;
+  compactInstructions?: string;
+  /** How often one turn may be continued by `stop` taps before it ends anyway (default 8). */
+  maxStopContinuations?: number;
+  onTextDelta?: (delta: string) => void;
+  onToolExecution?: (event: ToolExecutionEvent) => void;
+  onContextUpdate?: (state: IContextWindowState) => void;
+  onCompact?: (summary: string) => void;
+  onCompactEvent?: (event: CompactEvent) => void;
+}
+
+export interface ISessionShutdownOptions {
+  reason?: SessionEndReason;
+}

@@ -1,0 +1,321 @@
+import { randomUUID } from 'node:crypto';
+import {
+  createAbortError,
+  describeError,
+  messageToHistoryEntry,
+  systemClock,
+  type AssistantMessage,
+  type Clock,
+  type IContextWindowState,
+  type IHistoryEntry,
+  type ISession,
+  type ISessionRecord,
+  type Message,
+  type PermissionMode,
+  type SessionLogData,
+  type Tool,
+  type ToolSchema,
+} from '@tessera/contracts';
+import { CompactionUnavailableError, SessionBusyError, SessionClosedError } from './errors.js';
+import { createHooks, isTapped, type TesseraHooks } from './hooks.js';
+import type {
+  ISessionShutdownOptions,
+  RunOptions,
+  SessionOptions,
+  TAutoCompactThreshold,
+} from './session-options.js';
+import { runTurn } from './turn.js';
+
+const DEFAULT_AUTO_COMPACT_THRESHOLD = 0.835;
+
+/**
+ * The run loop: provider round → tool calls → tool results → next round, with abort,
+ * error recovery, round cap, provider idle timeout and history. Hooks fire in the order of
+ * the turn data flow, so policy (permissions, Claude hooks, logging, compaction) is tapped
+ * in by plugins rather than built in here.
+ */
+export class Session implements ISession {
+  readonly sessionId: string;
+  readonly cwd: string;
+  readonly hooks: TesseraHooks;
+  readonly clock: Clock;
+  /** @internal — read by the turn runner. */
+  readonly options: SessionOptions;
+  /** @internal */
+  readonly toolsByName: ReadonlyMap<string, Tool>;
+  /** @internal */
+  readonly toolSchemas: readonly ToolSchema[];
+
+  private readonly entries: IHistoryEntry[] = [];
+  private readonly messages: Message[] = [];
+  private readonly createdAt: string;
+  private permissionMode: PermissionMode;
+  private autoCompactThreshold: TAutoCompactThreshold;
+  private completedRuns = 0;
+  private controller: AbortController | undefined;
+  private activeRun: Promise<unknown> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly started: Promise<void>;
+
+  constructor(options: SessionOptions) {
+    this.options = options;
+    this.sessionId = options.sessionId ?? randomUUID();
+    this.cwd = options.cwd ?? process.cwd();
+    this.hooks = options.hooks ?? createHooks();
+    this.clock = options.clock ?? systemClock;
+    this.permissionMode = options.permissionMode ?? 'default';
+    this.autoCompactThreshold = options.autoCompactThreshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD;
+    this.createdAt = new Date(this.clock.now()).toISOString();
+
+    const tools = new Map<string, Tool>();
+    for (const tool of options.tools ?? []) tools.set(tool.name, tool);
+    this.toolsByName = tools;
+    this.toolSchemas = [...tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+    }));
+
+    options.provider.configureNativeWebTools?.({ webSearch: true });
+    this.log('session_init', {
+      systemPrompt: options.systemMessage ?? '',
+      systemPromptLength: options.systemMessage?.length ?? 0,
+      provider: options.provider.name,
+      model: options.model ?? options.provider.model ?? null,
+      cwd: this.cwd,
+      toolSchemas: this.toolSchemas,
+    });
+    // sessionStart runs once; run() waits for it, so its output can never race the first turn.
+    this.started = this.hooks.sessionStart
+      .promise({ session: this, source: options.startSource ?? 'startup' })
+      .catch((error: unknown) => this.log('error', { phase: 'sessionStart', error: describeError(error) }));
+  }
+
+  /** Sends a message and resolves with the final assistant text of the turn. */
+  async run(message: string, runOptions: RunOptions = {}): Promise<string> {
+    if (this.closing) throw new SessionClosedError(this.sessionId);
+    if (this.controller) throw new SessionBusyError(this.sessionId);
+    const controller = new AbortController();
+    this.controller = controller;
+    const external = runOptions.signal;
+    const forwardAbort = (): void => controller.abort(external?.reason);
+    if (external?.aborted) controller.abort(external.reason);
+    else external?.addEventListener('abort', forwardAbort, { once: true });
+
+    const turn = (async () => {
+      await this.started;
+      try {
+        const text = await runTurn(this, message, runOptions, controller.signal);
+        // The turn runner returns normally on abort; this check is the one source of AbortError.
+        if (controller.signal.aborted) throw createAbortError();
+        this.completedRuns += 1;
+        return text;
+      } catch (error) {
+        if (controller.signal.aborted) throw createAbortError();
+        this.log('error', { phase: 'run', error: describeError(error), code: (error as { code?: string }).code ?? null });
+        await this.hooks.stopFailure
+          .promise({ session: this, error, reason: describeError(error) })
+          .catch((hookError: unknown) => this.log('error', { phase: 'stopFailure', error: describeError(hookError) }));
+        throw error;
+      } finally {
+        external?.removeEventListener('abort', forwardAbort);
+        await this.persist();
+      }
+    })();
+    this.activeRun = turn;
+    try {
+      return await turn;
+    } finally {
+      this.controller = undefined;
+      this.activeRun = undefined;
+    }
+  }
+
+  /** Cancels the running `run()`; it then rejects with an `AbortError`. No-op when idle. */
+  abort(): void {
+    this.controller?.abort();
+  }
+
+  isRunning(): boolean {
+    return this.controller !== undefined;
+  }
+
+  getSessionId(): string {
+    return this.sessionId;
+  }
+
+  /** Number of completed `run()` calls. */
+  getMessageCount(): number {
+    return this.completedRuns;
+  }
+
+  getPermissionMode(): PermissionMode {
+    return this.permissionMode;
+  }
+
+  setPermissionMode(mode: PermissionMode): void {
+    this.permissionMode = mode;
+  }
+
+  /** Chat messages only, in order. The array is the live history: do not mutate it. */
+  getHistory(): readonly Message[] {
+    return this.messages;
+  }
+
+  /** Chat and event entries. */
+  getFullHistory(): readonly IHistoryEntry[] {
+    return this.entries;
+  }
+
+  addHistoryEntry(entry: IHistoryEntry): void {
+    this.entries.push(entry);
+    if (entry.category === 'chat') this.messages.push(entry.data as Message);
+    if (isTapped(this.hooks.historyAppend)) this.hooks.historyAppend.call({ session: this, entry });
+  }
+
+  /** Adds a message without asking the model (context restore on resume). */
+  injectMessage(role: 'user' | 'assistant' | 'system', content: string): void {
+    const message: Message =
+      role === 'assistant'
+        ? { role, content: [{ type: 'text', text: content }], state: 'complete' }
+        : { role, content };
+    this.appendMessage(message);
+  }
+
+  clearHistory(): void {
+    this.entries.length = 0;
+    this.messages.length = 0;
+    this.options.contextWindow?.reset();
+  }
+
+  getContextState(): IContextWindowState | undefined {
+    return this.options.contextWindow?.getState();
+  }
+
+  getAutoCompactThreshold(): TAutoCompactThreshold {
+    return this.autoCompactThreshold;
+  }
+
+  setAutoCompactThreshold(threshold: TAutoCompactThreshold): void {
+    this.autoCompactThreshold = threshold;
+  }
+
+  /**
+   * Replaces the conversation with a summary. The system prompt is kept (it is sent
+   * separately); a failed summary leaves history untouched and rethrows.
+   */
+  async compact(instructions?: string, trigger: 'manual' | 'auto' = 'manual', signal?: AbortSignal): Promise<void> {
+    const compaction = this.options.compaction;
+    if (!compaction) throw new CompactionUnavailableError();
+    const conversation = this.messages.filter((message) => message.role !== 'system');
+    if (conversation.length === 0) return;
+    if (!signal && this.controller) throw new SessionBusyError(this.sessionId);
+    const ownController = signal ? undefined : new AbortController();
+    if (ownController) this.controller = ownController;
+    try {
+      const resolvedInstructions = instructions ?? this.options.compactInstructions;
+      const before = this.getContextState();
+      await this.hooks.preCompact.promise({ session: this, trigger, instructions: resolvedInstructions });
+      const { summary } = await compaction.compact({
+        messages: conversation,
+        systemMessage: this.options.systemMessage,
+        instructions: resolvedInstructions,
+        trigger,
+        signal: signal ?? ownController!.signal,
+      });
+      if ((signal ?? ownController!.signal).aborted) throw createAbortError();
+      const kept = this.messages.filter((message) => message.role === 'system');
+      this.clearHistory();
+      for (const message of kept) this.appendMessage(message);
+      this.injectMessage('assistant', `[Context Summary] ${summary}`);
+      const after = this.options.contextWindow?.updateFromHistory(this.messages);
+      if (after) this.emitContextUpdate(after);
+      await this.hooks.postCompact.promise({ session: this, trigger, instructions: resolvedInstructions, summary });
+      this.options.onCompact?.(summary);
+      this.options.onCompactEvent?.({ trigger, before, after });
+      this.log('context_compact', { trigger, before: before ?? null, after: after ?? null });
+    } finally {
+      if (ownController && this.controller === ownController) this.controller = undefined;
+    }
+  }
+
+  /**
+   * Aborts active work, persists, logs and fires `sessionEnd` exactly once. Idempotent:
+   * every call returns the same promise.
+   */
+  shutdown(options: ISessionShutdownOptions = {}): Promise<void> {
+    this.closing ??= (async () => {
+      const reason = options.reason ?? 'other';
+      this.log('session_shutdown', { reason });
+      this.abort();
+      await this.activeRun?.catch(() => undefined);
+      await this.started;
+      await this.persist();
+      await this.hooks.sessionEnd.promise({ session: this, reason }).catch((error: unknown) =>
+        this.log('error', { phase: 'sessionEnd', error: describeError(error) }),
+      );
+      await this.options.sessionLogger?.flush?.();
+    })();
+    return this.closing;
+  }
+
+  /** @internal */
+  appendMessage(message: Message): void {
+    this.addHistoryEntry(
+      messageToHistoryEntry(message, { id: randomUUID(), timestamp: new Date(this.clock.now()).toISOString() }),
+    );
+  }
+
+  /** @internal */
+  emitContextUpdate(state: IContextWindowState): void {
+    this.options.onContextUpdate?.(state);
+    if (isTapped(this.hooks.contextUpdate)) this.hooks.contextUpdate.call({ session: this, state });
+  }
+
+  /** @internal */
+  log(event: string, data: SessionLogData): void {
+    const logger = this.options.sessionLogger;
+    if (!logger) return;
+    try {
+      logger.log(this.sessionId, event, data);
+    } catch (error) {
+      process.emitWarning(`Session logger failed on "${event}": ${describeError(error)}`, {
+        code: 'TESSERA_LOGGER_ERROR',
+      });
+    }
+  }
+
+  /** A snapshot of this session for a store. */
+  toRecord(): ISessionRecord {
+    return {
+      id: this.sessionId,
+      cwd: this.cwd,
+      createdAt: this.createdAt,
+      updatedAt: new Date(this.clock.now()).toISOString(),
+      messages: [...this.messages],
+      history: [...this.entries],
+      systemPrompt: this.options.systemMessage,
+      toolSchemas: [...this.toolSchemas],
+    };
+  }
+
+  private async persist(): Promise<void> {
+    const store = this.options.sessionStore;
+    if (!store) return;
+    try {
+      await store.save(this.toRecord());
+    } catch (error) {
+      // The turn's result stands and history stays in memory; the failure is reported, not hidden.
+      this.log('error', { phase: 'persist', error: describeError(error) });
+      await this.hooks.notification
+        .promise({
+          session: this,
+          notificationType: 'persist_failed',
+          message: `Session ${this.sessionId} could not be saved: ${describeError(error)}. History is kept in memory; the next turn retries.`,
+        })
+        .catch(() => undefined);
+    }
+  }
+}
+
+export type { AssistantMessage };

@@ -1,0 +1,149 @@
+import {
+  describeError,
+  type PostToolUseContext,
+  type PreToolUseContext,
+  type PreToolUseDecision,
+  type ToolExecutionEvent,
+  type ToolResult,
+  type ToolResultBlock,
+  type ToolUseBlock,
+} from '@tessera/contracts';
+import { isTapped } from './hooks.js';
+import type { Session } from './session.js';
+import type { RunOptions } from './session-options.js';
+
+function failure(output: string, errorCode: string, metadata?: Record<string, unknown>): ToolResult {
+  return { success: false, output, error: output, errorCode, ...(metadata ? { metadata } : {}) };
+}
+
+function decisionResult(decision: PreToolUseDecision): ToolResult {
+  if (decision.decision === 'respond') return decision.result;
+  return decision.source === 'hook'
+    ? failure(`Blocked by hook: ${decision.reason}`, 'blocked', { denied: true })
+    : failure(`Permission denied: ${decision.reason}`, 'denied', { denied: true });
+}
+
+/**
+ * Runs the tool calls of one assistant message in order and appends exactly one
+ * `tool_result` per `tool_use`, whatever happens: unknown tool, invalid input, denial,
+ * a throwing tool or hook, or abort part-way through the batch.
+ */
+export async function executeToolBatch(
+  session: Session,
+  calls: readonly ToolUseBlock[],
+  round: number,
+  runOptions: RunOptions,
+  signal: AbortSignal,
+): Promise<void> {
+  const results: ToolResultBlock[] = [];
+  for (const call of calls) {
+    let result: ToolResult;
+    try {
+      result = await executeToolCall(session, call, round, runOptions, signal);
+    } catch (error) {
+      result = failure(`Tool "${call.name}" could not be run: ${describeError(error)}`, 'internal_error');
+    }
+    results.push({
+      type: 'tool_result',
+      toolUseId: call.id,
+      toolName: call.name,
+      content: result.output,
+      isError: !result.success,
+    });
+  }
+  session.appendMessage({ role: 'tool', content: results });
+}
+
+async function executeToolCall(
+  session: Session,
+  call: ToolUseBlock,
+  round: number,
+  runOptions: RunOptions,
+  signal: AbortSignal,
+): Promise<ToolResult> {
+  const { hooks } = session;
+  const tool = session.toolsByName.get(call.name);
+  emit(session, runOptions, { type: 'start', toolName: call.name, toolArgs: call.input, toolCallId: call.id });
+
+  let result: ToolResult | undefined;
+  let input = call.input;
+  let ran = false;
+  const startedAt = session.clock.now();
+  if (signal.aborted) {
+    result = failure(`Tool call "${call.name}" was not run: the turn was aborted.`, 'aborted');
+  } else {
+    if (isTapped(hooks.preToolUse)) {
+      const context: PreToolUseContext = { session, round, toolCallId: call.id, toolName: call.name, input, tool, signal };
+      try {
+        const decision = await hooks.preToolUse.promise(context);
+        if (decision) result = decisionResult(decision);
+        input = context.input;
+      } catch (error) {
+        result = failure(`Tool call "${call.name}" was stopped because a preToolUse hook failed: ${describeError(error)}`, 'hook_error');
+      }
+    }
+    if (!result && !tool) {
+      const available = [...session.toolsByName.keys()].join(', ') || 'none';
+      result = failure(
+        `Tool "${call.name}" is not available, so the call was not executed. Available tools: ${available}.`,
+        'unknown_tool',
+      );
+    }
+    if (!result && tool) {
+      const check = tool.validate?.(input);
+      if (check && !check.success) {
+        result = failure(`Invalid input for tool "${call.name}": ${check.message}. Fix the arguments and call it again.`, 'invalid_input');
+      } else {
+        if (check) input = check.data;
+        ran = true;
+        try {
+          result = await tool.execute(input, { signal, cwd: session.cwd, toolCallId: call.id, sessionId: session.sessionId });
+        } catch (error) {
+          result = failure(`Tool "${call.name}" failed: ${describeError(error)}`, 'tool_error');
+        }
+      }
+    }
+  }
+  let final = result!;
+
+  if (ran) {
+    const hook = final.success ? hooks.postToolUse : hooks.postToolUseFailure;
+    if (isTapped(hook)) {
+      const context: PostToolUseContext = {
+        session,
+        round,
+        toolCallId: call.id,
+        toolName: call.name,
+        input,
+        result: final,
+        durationMs: session.clock.now() - startedAt,
+      };
+      try {
+        final = ((await hook.promise(context)) as PostToolUseContext).result;
+      } catch (error) {
+        session.log('error', { phase: final.success ? 'postToolUse' : 'postToolUseFailure', error: describeError(error) });
+      }
+    }
+  }
+
+  emit(session, runOptions, {
+    type: 'end',
+    toolName: call.name,
+    toolArgs: input,
+    toolCallId: call.id,
+    success: final.success,
+    ...(final.metadata?.denied === true ? { denied: true } : {}),
+    ...(final.errorCode === undefined ? {} : { errorCode: final.errorCode }),
+    ...(final.data === undefined ? {} : { toolResultData: final.data }),
+  });
+  return final;
+}
+
+function emit(session: Session, runOptions: RunOptions, event: ToolExecutionEvent): void {
+  try {
+    session.options.onToolExecution?.(event);
+    runOptions.onToolExecution?.(event);
+  } catch (error) {
+    session.log('error', { phase: 'onToolExecution', error: describeError(error) });
+  }
+}

@@ -1,0 +1,155 @@
+import {
+  describeError,
+  messageText,
+  toolUses,
+  type AssistantMessage,
+  type TextBlock,
+  type ToolResultBlock,
+  type UserMessage,
+  type UserPromptSubmitContext,
+} from '@tessera/contracts';
+import { PromptBlockedError } from './errors.js';
+import { isTapped } from './hooks.js';
+import { ProviderRound } from './provider-round.js';
+import type { Session } from './session.js';
+import type { RunOptions } from './session-options.js';
+import { executeToolBatch } from './tool-batch.js';
+
+const DEFAULT_MAX_STOP_CONTINUATIONS = 8;
+
+/**
+ * One `run()`: prompt hooks, optional auto-compaction, then rounds of model call and tool
+ * batch until the model stops calling tools, `maxTurns` is reached, or the run is aborted.
+ * On abort it returns normally (the caller turns that into an AbortError); other failures
+ * reject with history intact up to the failure.
+ */
+export async function runTurn(
+  session: Session,
+  message: string,
+  runOptions: RunOptions,
+  signal: AbortSignal,
+): Promise<string> {
+  const { hooks, options } = session;
+
+  let prompt = message;
+  let additionalContext: readonly string[] = [];
+  if (isTapped(hooks.userPromptSubmit)) {
+    const context = (await hooks.userPromptSubmit.promise({
+      session,
+      prompt: message,
+      additionalContext: [],
+    })) as UserPromptSubmitContext;
+    if (context.blocked) throw new PromptBlockedError(context.blocked.reason);
+    prompt = context.prompt;
+    additionalContext = context.additionalContext;
+  }
+  if (signal.aborted) return '';
+
+  await autoCompact(session, signal);
+  if (signal.aborted) return '';
+
+  session.appendMessage(userMessage(prompt, additionalContext));
+  session.log('pre_run', {
+    provider: session.options.provider.name,
+    input: prompt,
+    historyLength: session.getHistory().length,
+  });
+
+  const provider = new ProviderRound(session, runOptions, signal);
+  const contextWindow = options.contextWindow;
+  const maxTurns = options.maxTurns && options.maxTurns > 0 ? options.maxTurns : Infinity;
+  const maxContinuations = options.maxStopContinuations ?? DEFAULT_MAX_STOP_CONTINUATIONS;
+  let continuations = 0;
+  let lastText = '';
+
+  for (;;) {
+    if (provider.round >= maxTurns) {
+      session.log('max_turns_reached', { maxTurns, rounds: provider.round });
+      return lastText;
+    }
+    provider.round += 1;
+    if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
+
+    const startedAt = session.clock.now();
+    let reply: AssistantMessage;
+    try {
+      reply = await provider.stream();
+    } catch (error) {
+      const partial = provider.partialMessage();
+      if (partial.content.length > 0) session.appendMessage(partial);
+      throw error;
+    }
+    const calls = toolUses(reply);
+    session.appendMessage(reply);
+    if (reply.state === 'interrupted' || signal.aborted) {
+      // An interrupted reply may still carry tool calls; each gets its result.
+      if (calls.length > 0) session.appendMessage({ role: 'tool', content: calls.map(abortedResult) });
+      return messageText(reply);
+    }
+    if (isTapped(hooks.afterProviderResponse)) {
+      await hooks.afterProviderResponse.promise({
+        session,
+        round: provider.round,
+        message: reply,
+        durationMs: session.clock.now() - startedAt,
+      });
+    }
+    if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
+    lastText = messageText(reply);
+
+    if (calls.length === 0) {
+      if (!isTapped(hooks.stop)) return finish(session, lastText);
+      const decision = await hooks.stop.promise({
+        session,
+        response: lastText,
+        lastAssistantMessage: reply,
+        stopHookActive: continuations > 0,
+      });
+      if (!decision || continuations >= maxContinuations) return finish(session, lastText);
+      continuations += 1;
+      session.appendMessage({ role: 'user', content: decision.reason });
+      continue;
+    }
+
+    await executeToolBatch(session, calls, provider.round, runOptions, signal);
+    if (signal.aborted) return lastText;
+  }
+}
+
+function finish(session: Session, text: string): string {
+  session.log('assistant', { content: text, historyLength: session.getHistory().length });
+  return text;
+}
+
+function userMessage(prompt: string, additionalContext: readonly string[]): UserMessage {
+  if (additionalContext.length === 0) return { role: 'user', content: prompt };
+  const reminder: TextBlock = {
+    type: 'text',
+    text: `<system-reminder>\n${additionalContext.join('\n\n')}\n</system-reminder>`,
+  };
+  return { role: 'user', content: [reminder, { type: 'text', text: prompt }] };
+}
+
+function abortedResult(call: { id: string; name: string }): ToolResultBlock {
+  return {
+    type: 'tool_result',
+    toolUseId: call.id,
+    toolName: call.name,
+    content: `Tool call "${call.name}" was not run: the turn was aborted.`,
+    isError: true,
+  };
+}
+
+async function autoCompact(session: Session, signal: AbortSignal): Promise<void> {
+  const { contextWindow, compaction } = session.options;
+  const threshold = session.getAutoCompactThreshold();
+  if (!contextWindow || !compaction || threshold === false) return;
+  if (!contextWindow.shouldAutoCompact(threshold)) return;
+  try {
+    await session.compact(undefined, 'auto', signal);
+  } catch (error) {
+    if (signal.aborted) return;
+    // A failed automatic compaction must not cost the user their turn: history is intact.
+    session.log('error', { phase: 'autoCompact', error: describeError(error) });
+  }
+}
