@@ -4,3 +4,4 @@ export { RecordingSessionLogger, SilentSessionLogger } from './session-loggers.j
 export type { RecordedLogEvent } from './session-loggers.js';
 export { AllowAllPermissionPolicy, RecordingApprovalHandler } from './permission-fakes.js';
 export { allowAllPermissions, fakeClock, inMemorySessionStore, recordingApprovals, silentSessionLogger } from './plugins.js';
+export { ManualProvider } from './manual-provider.js';

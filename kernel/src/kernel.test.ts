@@ -1,0 +1,241 @@
+import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import {
+  Clock,
+  createToken,
+  Provider,
+  SessionStore,
+  ToolContribution,
+  type ISessionRecord,
+} from '@tessera/contracts';
+import { ScriptedProvider, scriptedProvider } from '@tessera/plugin-provider-scripted';
+import { defineTool, toolsPlugin } from './define-tool.js';
+import { KernelCompositionError } from './errors.js';
+import { createKernel } from './kernel.js';
+import { definePlugin, type Plugin } from './plugin.js';
+import { Stage } from './stage.js';
+import { FakeClock } from './testing/fake-clock.js';
+import { InMemorySessionStore } from './testing/in-memory-session-store.js';
+
+const Widget = createToken<{ id: string }>('test/Widget');
+
+function provides(name: string, token = Widget, extra: Partial<Plugin> = {}): Plugin {
+  return definePlugin({
+    name,
+    provides: [token],
+    register({ bind }) {
+      bind(token).toConstantValue({ id: name } as never);
+    },
+    ...extra,
+  });
+}
+
+async function compositionError(plugins: Parameters<typeof createKernel>[0]['plugins']): Promise<KernelCompositionError> {
+  const error = await createKernel({ plugins }).catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(KernelCompositionError);
+  return error as KernelCompositionError;
+}
+
+describe('createKernel composition', () => {
+  it('names the plugin and token when a required token has no provider', async () => {
+    const error = await compositionError([definePlugin({ name: 'needs-widget', requires: [Widget] })]);
+    expect(error.message).toContain('Plugin "needs-widget" requires test/Widget, but no plugin provides it');
+    expect(error.problems).toEqual([expect.objectContaining({ kind: 'missing_provider', plugins: ['needs-widget'], token: 'test/Widget' })]);
+    expect(error).toMatchObject({ code: 'kernel_composition', category: 'configuration', recoverable: false });
+  });
+
+  it('names both plugins when two provide one single-capability token', async () => {
+    const error = await compositionError([provides('first'), provides('second')]);
+    expect(error.message).toContain('Token test/Widget is provided by "first" and "second"');
+    expect(error.message).toContain("replaces: 'first'");
+    expect(error.problems[0]).toMatchObject({ kind: 'duplicate_provider', plugins: ['first', 'second'] });
+  });
+
+  it('lets a plugin with replaces take the other one\'s place', async () => {
+    const registered = vi.fn();
+    const original = provides('original', Widget, { register: registered });
+    const kernel = await createKernel({ plugins: [original, provides('better', Widget, { replaces: 'original' })] });
+    expect(kernel.get(Widget)).toEqual({ id: 'better' });
+    expect(registered).not.toHaveBeenCalled();
+    expect(kernel.describe().replaced).toEqual({ original: 'better' });
+    expect(kernel.describe().plugins.map((plugin) => plugin.name)).toEqual(['better']);
+  });
+
+  it('reports every problem at once', async () => {
+    const error = await compositionError([
+      provides('a'),
+      provides('b'),
+      provides('a'),
+      definePlugin({ name: 'c', requires: [Clock] }),
+    ]);
+    expect(error.problems.map((problem) => problem.kind).sort()).toEqual(['duplicate_plugin', 'duplicate_provider', 'missing_provider']);
+  });
+
+  it('refuses a binding the plugin did not declare', async () => {
+    const sneaky = definePlugin({
+      name: 'sneaky',
+      register({ bind }) {
+        bind(Widget).toConstantValue({ id: 'x' });
+      },
+    });
+    const error = await compositionError([sneaky]);
+    expect(error.problems[0]).toMatchObject({ kind: 'undeclared_binding', plugins: ['sneaky'], token: 'test/Widget' });
+  });
+
+  it('reports a plugin whose register throws, by name', async () => {
+    const error = await compositionError([
+      definePlugin({
+        name: 'broken',
+        register() {
+          throw new Error('bad options');
+        },
+      }),
+    ]);
+    expect(error.message).toContain('Plugin "broken" threw while registering: bad options');
+  });
+
+  it('rejects entries that are not plugins', async () => {
+    const error = await compositionError([{ provides: [] } as unknown as Plugin]);
+    expect(error.problems[0]!.kind).toBe('invalid_plugin');
+  });
+
+  it('flattens nested arrays and ignores falsy entries', async () => {
+    const kernel = await createKernel({
+      plugins: [[provides('a'), [false, null, undefined, [0, '']]], false && provides('never', Clock)],
+    });
+    expect(kernel.describe().plugins.map((plugin) => plugin.name)).toEqual(['a']);
+  });
+});
+
+describe('kernel lifecycle', () => {
+  it('boots in order, shuts down in reverse, once', async () => {
+    const calls: string[] = [];
+    const plugin = (name: string): Plugin =>
+      definePlugin({
+        name,
+        boot: async () => void calls.push(`boot:${name}`),
+        shutdown: async () => void calls.push(`shutdown:${name}`),
+        register({ hooks }) {
+          hooks.ready.tap(name, () => void calls.push(`ready:${name}`));
+        },
+      });
+    const kernel = await createKernel({ plugins: [plugin('a'), plugin('b')] });
+    expect(calls).toEqual(['boot:a', 'boot:b', 'ready:a', 'ready:b']);
+    calls.length = 0;
+    await Promise.all([kernel.shutdown(), kernel.shutdown()]);
+    expect(calls).toEqual(['shutdown:b', 'shutdown:a']);
+  });
+
+  it('shuts down booted plugins when a later one fails to boot', async () => {
+    const shutdown = vi.fn();
+    const error = await createKernel({
+      plugins: [
+        definePlugin({ name: 'ok', boot: () => {}, shutdown }),
+        definePlugin({
+          name: 'bad',
+          boot: () => {
+            throw new Error('port in use');
+          },
+        }),
+      ],
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KernelCompositionError);
+    expect((error as Error).message).toContain('Plugin "bad" failed to boot: port in use');
+    expect(shutdown).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps shutting down when one plugin fails, and reports it', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const later = vi.fn();
+    const kernel = await createKernel({
+      plugins: [
+        definePlugin({ name: 'first', shutdown: later }),
+        definePlugin({
+          name: 'second',
+          shutdown: () => {
+            throw new Error('stuck');
+          },
+        }),
+      ],
+    });
+    await kernel.shutdown();
+    expect(later).toHaveBeenCalled();
+    expect(String(warn.mock.calls[0]![0])).toContain('plugin "second": stuck');
+    warn.mockRestore();
+  });
+
+  it('describes plugins and hook taps', async () => {
+    const kernel = await createKernel({
+      plugins: [
+        provides('widgets'),
+        definePlugin({
+          name: 'auditor',
+          requires: [Widget],
+          register({ hooks }) {
+            hooks.preToolUse.tap({ name: 'auditor', stage: Stage.Guard }, () => undefined);
+          },
+        }),
+      ],
+    });
+    const description = kernel.describe();
+    expect(description.plugins[1]).toEqual({ name: 'auditor', provides: [], requires: ['test/Widget'], contributes: [], replaces: [] });
+    expect(description.hooks.preToolUse).toEqual([{ name: 'auditor', stage: Stage.Guard }]);
+    expect(Object.isFrozen(kernel.hooks)).toBe(true);
+  });
+
+  it('returns [] for a contribution point nobody contributed to', async () => {
+    const kernel = await createKernel({ plugins: [] });
+    expect(kernel.getAll(ToolContribution)).toEqual([]);
+    expect(kernel.getOptional(SessionStore)).toBeUndefined();
+  });
+});
+
+describe('kernel.createSession', () => {
+  it('wires provider, contributed tools, store, clock and shared hooks', async () => {
+    const echo = defineTool({
+      name: 'echo',
+      description: 'echo',
+      inputSchema: z.object({ text: z.string() }),
+      execute: ({ text }) => ({ success: true, output: text }),
+    });
+    const store = new InMemorySessionStore();
+    const clock = new FakeClock(Date.UTC(2030, 0, 1));
+    const provider = new ScriptedProvider({ turns: [{ toolCalls: [{ name: 'echo', input: { text: 'hi' } }] }, { text: 'done' }] });
+    const starts: string[] = [];
+    const kernel = await createKernel({
+      plugins: [
+        scriptedProvider(provider),
+        toolsPlugin(echo),
+        definePlugin({ name: 'store', provides: [SessionStore], register: ({ bind }) => void bind(SessionStore).toConstantValue(store) }),
+        definePlugin({ name: 'clock', provides: [Clock], register: ({ bind }) => void bind(Clock).toConstantValue(clock) }),
+        definePlugin({
+          name: 'watch',
+          register: ({ hooks }) => hooks.sessionStart.tap('watch', ({ session }) => void starts.push(session.sessionId)),
+        }),
+      ],
+    });
+    const session = kernel.createSession({ sessionId: 'k1' });
+    expect(await session.run('go')).toBe('done');
+    expect(starts).toEqual(['k1']);
+    const record = store.load('k1') as ISessionRecord;
+    expect(record.createdAt).toBe('2030-01-01T00:00:00.000Z');
+    expect(record.toolSchemas?.map((tool) => tool.name)).toEqual(['echo']);
+    expect(kernel.get(Provider)).toBe(provider);
+  });
+
+  it('shuts down open sessions with the kernel, firing sessionEnd once each', async () => {
+    const ends: string[] = [];
+    const kernel = await createKernel({
+      plugins: [
+        scriptedProvider({ turns: [] }),
+        definePlugin({ name: 'watch', register: ({ hooks }) => hooks.sessionEnd.tap('watch', ({ session }) => void ends.push(session.sessionId)) }),
+      ],
+    });
+    const a = kernel.createSession({ sessionId: 'a' });
+    kernel.createSession({ sessionId: 'b' });
+    await a.shutdown();
+    await kernel.shutdown();
+    expect(ends.sort()).toEqual(['a', 'b']);
+    expect(() => kernel.createSession()).toThrow(/shut down/);
+  });
+});
