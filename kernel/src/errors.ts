@@ -74,3 +74,14 @@ export class CompactionUnavailableError extends TesseraError {
     });
   }
 }
+
+export class SessionConfigurationError extends TesseraError {
+  constructor(field: string, problem: string) {
+    super(`Invalid session option "${field}": ${problem}`, {
+      code: 'session_configuration',
+      category: 'configuration',
+      recoverable: false,
+      details: { field },
+    });
+  }
+}

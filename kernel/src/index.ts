@@ -22,5 +22,6 @@ export {
   ProviderTimeoutError,
   SessionBusyError,
   SessionClosedError,
+  SessionConfigurationError,
 } from './errors.js';
 export type { CompositionProblem } from './errors.js';

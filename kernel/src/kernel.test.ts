@@ -183,6 +183,11 @@ describe('kernel lifecycle', () => {
     expect(Object.isFrozen(kernel.hooks)).toBe(true);
   });
 
+  it('says which plugin is missing when no provider is bound', async () => {
+    const kernel = await createKernel({ plugins: [] });
+    expect(() => kernel.createSession()).toThrow(/no plugin provides Provider/);
+  });
+
   it('returns [] for a contribution point nobody contributed to', async () => {
     const kernel = await createKernel({ plugins: [] });
     expect(kernel.getAll(ToolContribution)).toEqual([]);

@@ -13,7 +13,7 @@ import {
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import { Container } from 'inversify';
-import { KernelCompositionError, type CompositionProblem } from './errors.js';
+import { KernelCompositionError, SessionConfigurationError, type CompositionProblem } from './errors.js';
 import { createHooks, type HookName, type TesseraHooks } from './hooks.js';
 import { flattenPlugins, type Plugin, type PluginInput, type PluginRuntimeContext } from './plugin.js';
 import { resolvePluginGraph } from './plugin-graph.js';
@@ -111,7 +111,10 @@ export class Kernel {
     ]);
     const sessionId = options.sessionId ?? randomUUID();
     const createContextWindow = this.getOptional(ContextWindow);
-    const provider = options.provider ?? this.get(Provider);
+    const provider = options.provider ?? this.getOptional(Provider);
+    if (!provider) {
+      throw new SessionConfigurationError('provider', 'no plugin provides Provider; add a provider plugin (e.g. anthropicProvider(), scriptedProvider()) to the kernel.');
+    }
     const session = new Session({
       ...options,
       sessionId,

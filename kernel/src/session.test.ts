@@ -296,6 +296,17 @@ describe('text deltas', () => {
   });
 });
 
+describe('options', () => {
+  it('refuses a missing provider, duplicate tool names and bad numbers with the field named', () => {
+    expect(() => new Session({} as never)).toThrow(/Invalid session option "provider"/);
+    const provider = new ManualProvider();
+    expect(() => new Session({ provider, tools: [echo, echo] })).toThrow(/two tools are named "echo"/);
+    expect(() => new Session({ provider, maxTurns: -1 })).toThrow(/"maxTurns": expected a non-negative number/);
+    expect(() => new Session({ provider, autoCompactThreshold: 2 })).toThrow(/"autoCompactThreshold"/);
+    expect(() => new Session({ provider }).setAutoCompactThreshold(0)).toThrow(/"autoCompactThreshold"/);
+  });
+});
+
 describe('history and accessors', () => {
   it('uses a given id or a fresh UUID', () => {
     const provider = new ManualProvider();

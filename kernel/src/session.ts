@@ -4,7 +4,6 @@ import {
   describeError,
   messageToHistoryEntry,
   systemClock,
-  type AssistantMessage,
   type Clock,
   type IContextWindowState,
   type IHistoryEntry,
@@ -16,7 +15,7 @@ import {
   type Tool,
   type ToolSchema,
 } from '@tessera/contracts';
-import { CompactionUnavailableError, SessionBusyError, SessionClosedError } from './errors.js';
+import { CompactionUnavailableError, SessionBusyError, SessionClosedError, SessionConfigurationError } from './errors.js';
 import { createHooks, isTapped, type TesseraHooks } from './hooks.js';
 import type {
   ISessionShutdownOptions,
@@ -58,6 +57,7 @@ export class Session implements ISession {
   private readonly started: Promise<void>;
 
   constructor(options: SessionOptions) {
+    validateOptions(options);
     this.options = options;
     this.sessionId = options.sessionId ?? randomUUID();
     this.cwd = options.cwd ?? process.cwd();
@@ -68,7 +68,12 @@ export class Session implements ISession {
     this.createdAt = new Date(this.clock.now()).toISOString();
 
     const tools = new Map<string, Tool>();
-    for (const tool of options.tools ?? []) tools.set(tool.name, tool);
+    for (const tool of options.tools ?? []) {
+      if (tools.has(tool.name)) {
+        throw new SessionConfigurationError('tools', `two tools are named "${tool.name}"; tool names must be unique.`);
+      }
+      tools.set(tool.name, tool);
+    }
     this.toolsByName = tools;
     this.toolSchemas = [...tools.values()].map((tool) => ({
       name: tool.name,
@@ -197,6 +202,9 @@ export class Session implements ISession {
   }
 
   setAutoCompactThreshold(threshold: TAutoCompactThreshold): void {
+    if (threshold !== false && !(threshold > 0 && threshold <= 1)) {
+      throw new SessionConfigurationError('autoCompactThreshold', `expected a fraction in (0, 1] or false, got ${String(threshold)}.`);
+    }
     this.autoCompactThreshold = threshold;
   }
 
@@ -318,4 +326,20 @@ export class Session implements ISession {
   }
 }
 
-export type { AssistantMessage };
+function validateOptions(options: SessionOptions): void {
+  if (typeof options?.provider?.stream !== 'function') {
+    throw new SessionConfigurationError('provider', 'a Provider with a stream() method is required; add a provider plugin or pass one.');
+  }
+  const positive = (field: 'maxTurns' | 'providerTimeout' | 'maxStopContinuations', value: number | undefined): void => {
+    if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
+      throw new SessionConfigurationError(field, `expected a non-negative number, got ${String(value)}.`);
+    }
+  };
+  positive('maxTurns', options.maxTurns);
+  positive('providerTimeout', options.providerTimeout);
+  positive('maxStopContinuations', options.maxStopContinuations);
+  const threshold = options.autoCompactThreshold;
+  if (threshold !== undefined && threshold !== false && !(threshold > 0 && threshold <= 1)) {
+    throw new SessionConfigurationError('autoCompactThreshold', `expected a fraction in (0, 1] or false, got ${String(threshold)}.`);
+  }
+}
