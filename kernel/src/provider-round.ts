@@ -3,6 +3,7 @@ import {
   type AssistantMessage,
   type BeforeProviderRequestContext,
   type ProviderRawPayload,
+  type ServerToolUse,
 } from '@tessera/contracts';
 import { ProviderTimeoutError } from './errors.js';
 import { isTapped } from './hooks.js';
@@ -21,6 +22,7 @@ export class ProviderRound {
   private readonly timeoutMs: number;
   readonly onTextDelta: (delta: string) => void;
   private readonly onRawPayload: (payload: ProviderRawPayload) => void;
+  private readonly onServerToolUse: (use: ServerToolUse) => void;
 
   constructor(
     private readonly session: Session,
@@ -44,6 +46,7 @@ export class ProviderRound {
       if (timed) this.lastActivity = clock.now();
       if (isTapped(hooks.providerRawPayload)) hooks.providerRawPayload.call({ session, round: this.round, payload });
     };
+    this.onServerToolUse = (use: ServerToolUse) => session.log('server_tool', { name: use.name, input: use.input as object });
   }
 
   /**
@@ -106,7 +109,7 @@ export class ProviderRound {
         signal,
         onTextDelta: this.onTextDelta,
         onProviderNativeRawPayload: this.onRawPayload,
-        onServerToolUse: (use) => session.log('server_tool', { name: use.name, input: use.input as object }),
+        onServerToolUse: this.onServerToolUse,
       });
     } catch (error) {
       if (!signal.aborted || !isAbortError(error)) {

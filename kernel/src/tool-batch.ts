@@ -63,7 +63,8 @@ async function executeToolCall(
 ): Promise<ToolResult> {
   const { hooks } = session;
   const tool = session.toolsByName.get(call.name);
-  emit(session, runOptions, { type: 'start', toolName: call.name, toolArgs: call.input, toolCallId: call.id });
+  const observed = session.options.onToolExecution !== undefined || runOptions.onToolExecution !== undefined;
+  if (observed) emit(session, runOptions, { type: 'start', toolName: call.name, toolArgs: call.input, toolCallId: call.id });
 
   let result: ToolResult | undefined;
   let input = call.input;
@@ -126,7 +127,7 @@ async function executeToolCall(
     }
   }
 
-  emit(session, runOptions, {
+  if (observed) emit(session, runOptions, {
     type: 'end',
     toolName: call.name,
     toolArgs: input,
