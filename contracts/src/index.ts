@@ -11,3 +11,7 @@ export * from './session-logger.js';
 export * from './permissions.js';
 export * from './context-window.js';
 export * from './hook-payloads.js';
+export * from './diagnostics.js';
+export * from './hooks-config.js';
+export * from './agent-definition.js';
+export * from './provider-profile.js';

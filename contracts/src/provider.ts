@@ -1,5 +1,6 @@
 import type { AssistantMessage, Message } from './message.js';
 import { createToken } from './token.js';
+import type { ModelInfo } from './provider-profile.js';
 import type { ToolSchema } from './tool.js';
 
 export type ProviderRawPayloadKind = 'request' | 'response' | 'stream_event';
@@ -43,6 +44,8 @@ export interface Provider {
   readonly name: string;
   readonly model?: string;
   stream(request: ProviderRequest): Promise<AssistantMessage>;
+  /** Context-window facts for a model (default: this provider's model), when known. */
+  getModelInfo?(model?: string): ModelInfo | undefined;
   /** Providers with hosted web tools may enable them; others omit this. */
   configureNativeWebTools?(options: { webSearch?: boolean }): void;
 }

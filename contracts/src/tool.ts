@@ -22,7 +22,10 @@ export interface ToolResult<TData = unknown> {
   data?: TData;
   /** Error text when `success` is false. */
   error?: string;
-  /** Stable code for failures the runtime produces: `unknown_tool`, `invalid_input`, `denied`, `aborted`, `tool_error`. */
+  /**
+   * Stable code for failures the runtime produces: `unknown_tool`, `invalid_input`, `denied`,
+   * `blocked`, `hook_error`, `tool_error`, `aborted`, `internal_error`. Tools may add their own.
+   */
   errorCode?: string;
   metadata?: Record<string, unknown>;
 }

@@ -66,7 +66,7 @@ export interface TesseraHooks {
   readonly postCompact: AsyncSeriesHook<[CompactContext]>;
   /** End of a successful turn; a tap may ask the model to continue. */
   readonly stop: AsyncSeriesBailHook<[StopContext], StopDecision | void>;
-  /** A turn failed (provider error, timeout, abort). */
+  /** A turn failed (provider error, timeout, hook error). Not fired for abort. */
   readonly stopFailure: AsyncSeriesHook<[StopFailureContext]>;
   /** Context-window estimate changed. */
   readonly contextUpdate: SyncHook<[ContextUpdateContext]>;

@@ -144,6 +144,24 @@ describe('kernel lifecycle', () => {
     expect(shutdown).toHaveBeenCalledTimes(1);
   });
 
+  it('shuts down booted plugins when a ready tap fails', async () => {
+    const shutdown = vi.fn();
+    const error = await createKernel({
+      plugins: [
+        definePlugin({
+          name: 'server',
+          shutdown,
+          register: ({ hooks }) =>
+            hooks.ready.tap('server', () => {
+              throw new Error('cannot listen');
+            }),
+        }),
+      ],
+    }).catch((caught: unknown) => caught);
+    expect((error as Error).message).toContain('A boot/ready hook tap failed: cannot listen');
+    expect(shutdown).toHaveBeenCalledTimes(1);
+  });
+
   it('keeps shutting down when one plugin fails, and reports it', async () => {
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     const later = vi.fn();
@@ -241,6 +259,6 @@ describe('kernel.createSession', () => {
     await a.shutdown();
     await kernel.shutdown();
     expect(ends.sort()).toEqual(['a', 'b']);
-    expect(() => kernel.createSession()).toThrow(/shut down/);
+    expect(() => kernel.createSession()).toThrow(expect.objectContaining({ code: 'kernel_closed' }));
   });
 });

@@ -7,6 +7,7 @@ import {
   SessionLogger,
   SessionStore,
   systemClock,
+  TesseraError,
   tokenName,
   ToolContribution,
   type Token,
@@ -106,9 +107,13 @@ export class Kernel {
 
   /** A Session wired to this kernel: its provider, contributed tools, store, logger, clock and hooks. */
   createSession(options: KernelSessionOptions = {}): Session {
-    if (this.closing) throw new KernelCompositionError([
-      { kind: 'invalid_plugin', message: 'The kernel has been shut down; create a new kernel to start sessions.', plugins: [] },
-    ]);
+    if (this.closing) {
+      throw new TesseraError('The kernel has been shut down; create a new kernel to start sessions.', {
+        code: 'kernel_closed',
+        category: 'state',
+        recoverable: false,
+      });
+    }
     const sessionId = options.sessionId ?? randomUUID();
     const createContextWindow = this.getOptional(ContextWindow);
     const provider = options.provider ?? this.getOptional(Provider);
@@ -176,8 +181,16 @@ export class Kernel {
       }
       this.booted.push(plugin);
     }
-    await this.hooks.boot.promise({});
-    await this.hooks.ready.promise({});
+    try {
+      await this.hooks.boot.promise({});
+      await this.hooks.ready.promise({});
+    } catch (error) {
+      await this.shutdown('boot_failed');
+      throw new KernelCompositionError(
+        [{ kind: 'register_failed', message: `A boot/ready hook tap failed: ${describeError(error)}`, plugins: [] }],
+        error,
+      );
+    }
   }
 
   private runtimeContext(): PluginRuntimeContext {

@@ -21,6 +21,7 @@ export class ProviderRound {
   private lastActivity = 0;
   private readonly timeoutMs: number;
   readonly onTextDelta: (delta: string) => void;
+  private readonly onThinkingDelta: (delta: string) => void;
   private readonly onRawPayload: (payload: ProviderRawPayload) => void;
   private readonly onServerToolUse: (use: ServerToolUse) => void;
 
@@ -41,6 +42,10 @@ export class ProviderRound {
       if (textDelta.taps.length > 0) textDelta.call({ session, round: this.round, delta });
       sessionDelta?.(delta);
       runDelta?.(delta);
+    };
+    // Thinking streams count as activity for the idle timeout; their text is in the final message.
+    this.onThinkingDelta = () => {
+      if (timed) this.lastActivity = clock.now();
     };
     this.onRawPayload = (payload: ProviderRawPayload) => {
       if (timed) this.lastActivity = clock.now();
@@ -108,6 +113,7 @@ export class ProviderRound {
         model: request.model,
         signal,
         onTextDelta: this.onTextDelta,
+        onThinkingDelta: this.onThinkingDelta,
         onProviderNativeRawPayload: this.onRawPayload,
         onServerToolUse: this.onServerToolUse,
       });

@@ -242,6 +242,25 @@ describe('error recovery', () => {
   });
 });
 
+describe('pairing when hooks fail', () => {
+  it('gives tool calls results when afterProviderResponse fails, and keeps history when notification taps throw', async () => {
+    const hooks = createHooks();
+    hooks.historyAppend.tap('strict', () => {
+      throw new Error('append listener bug');
+    });
+    hooks.afterProviderResponse.tap('strict', () => {
+      throw new Error('response hook bug');
+    });
+    const logger = new RecordingSessionLogger();
+    const provider = new ScriptedProvider({ turns: [{ toolCalls: [{ name: 'echo', input: { text: 'x' } }] }, { text: 'ok' }] });
+    const session = new Session({ provider, tools: [echo], hooks, sessionLogger: logger });
+    await expect(session.run('go')).rejects.toThrow('response hook bug');
+    expectPaired(session.getHistory());
+    expect(toolMessages(session.getHistory())[0]!.content[0]!.content).toMatch(/not run: the afterProviderResponse hook failed/);
+    expect(logger.named('error').some((event) => event.data.phase === 'historyAppend')).toBe(true);
+  });
+});
+
 describe('providerTimeout', () => {
   it('fails an idle provider call; every delta refreshes the timer', async () => {
     const clock = new FakeClock();
@@ -263,6 +282,20 @@ describe('providerTimeout', () => {
     expect(session.getHistory().at(-1)).toMatchObject({ state: 'interrupted', content: [{ type: 'text', text: 'ab' }] });
     expect(clock.pendingTimers()).toBe(0);
     expect(session.isRunning()).toBe(false);
+  });
+
+  it('counts thinking deltas as activity', async () => {
+    const clock = new FakeClock();
+    const provider = new ManualProvider();
+    const session = new Session({ provider, clock, providerTimeout: 1_000 });
+    const running = session.run('x');
+    const call = await provider.waitForCall();
+    clock.advance(900);
+    call.request.onThinkingDelta?.('hmm');
+    clock.advance(900);
+    expect(call.request.signal.aborted).toBe(false);
+    call.finish({ content: [{ type: 'text', text: 'thought' }] });
+    expect(await running).toBe('thought');
   });
 
   it('clears its timer when the call finishes in time', async () => {
@@ -532,6 +565,21 @@ describe('compaction seam', () => {
       { role: 'assistant', content: [{ type: 'text', text: '[Context Summary] we said hi' }], state: 'complete' },
     ]);
     expect(seen).toEqual(['pre:manual', 'post:we said hi']);
+  });
+
+  it('keeps the compacted history when a postCompact tap fails', async () => {
+    const hooks = createHooks();
+    hooks.postCompact.tap('strict', () => {
+      throw new Error('post hook bug');
+    });
+    const session = new Session({
+      provider: new ScriptedProvider({ turns: [{ text: 'hi' }] }),
+      hooks,
+      compaction: { compact: async () => ({ summary: 's' }) },
+    });
+    await session.run('hello');
+    await expect(session.compact()).resolves.toBeUndefined();
+    expect(session.getHistory()).toHaveLength(1);
   });
 
   it('leaves history untouched when the summary fails', async () => {

@@ -175,7 +175,14 @@ export class Session implements ISession {
   addHistoryEntry(entry: IHistoryEntry): void {
     this.entries.push(entry);
     if (entry.category === 'chat') this.messages.push(entry.data as Message);
-    if (isTapped(this.hooks.historyAppend)) this.hooks.historyAppend.call({ session: this, entry });
+    if (isTapped(this.hooks.historyAppend)) {
+      // A notification: the entry is already in history, so a failing tap is reported, not thrown.
+      try {
+        this.hooks.historyAppend.call({ session: this, entry });
+      } catch (error) {
+        this.log('error', { phase: 'historyAppend', error: describeError(error) });
+      }
+    }
   }
 
   /** Adds a message without asking the model (context restore on resume). */
@@ -238,7 +245,10 @@ export class Session implements ISession {
       this.injectMessage('assistant', `[Context Summary] ${summary}`);
       const after = this.options.contextWindow?.updateFromHistory(this.messages);
       if (after) this.emitContextUpdate(after);
-      await this.hooks.postCompact.promise({ session: this, trigger, instructions: resolvedInstructions, summary });
+      // History is already replaced: a failing postCompact tap is reported, not thrown.
+      await this.hooks.postCompact
+        .promise({ session: this, trigger, instructions: resolvedInstructions, summary })
+        .catch((error: unknown) => this.log('error', { phase: 'postCompact', error: describeError(error) }));
       this.options.onCompact?.(summary);
       this.options.onCompactEvent?.({ trigger, before, after });
       this.log('context_compact', { trigger, before: before ?? null, after: after ?? null });
@@ -276,8 +286,12 @@ export class Session implements ISession {
 
   /** @internal */
   emitContextUpdate(state: IContextWindowState): void {
-    this.options.onContextUpdate?.(state);
-    if (isTapped(this.hooks.contextUpdate)) this.hooks.contextUpdate.call({ session: this, state });
+    try {
+      this.options.onContextUpdate?.(state);
+      if (isTapped(this.hooks.contextUpdate)) this.hooks.contextUpdate.call({ session: this, state });
+    } catch (error) {
+      this.log('error', { phase: 'contextUpdate', error: describeError(error) });
+    }
   }
 
   /** @internal */

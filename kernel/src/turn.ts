@@ -83,16 +83,25 @@ export async function runTurn(
     session.appendMessage(reply);
     if (reply.state === 'interrupted' || signal.aborted) {
       // An interrupted reply may still carry tool calls; each gets its result.
-      if (calls.length > 0) session.appendMessage({ role: 'tool', content: calls.map(abortedResult) });
+      if (calls.length > 0) {
+        session.appendMessage({ role: 'tool', content: calls.map((call) => skippedResult(call, 'the turn was aborted')) });
+      }
       return messageText(reply);
     }
     if (isTapped(hooks.afterProviderResponse)) {
-      await hooks.afterProviderResponse.promise({
-        session,
-        round: provider.round,
-        message: reply,
-        durationMs: session.clock.now() - startedAt,
-      });
+      try {
+        await hooks.afterProviderResponse.promise({
+          session,
+          round: provider.round,
+          message: reply,
+          durationMs: session.clock.now() - startedAt,
+        });
+      } catch (error) {
+        // The reply is in history: its tool calls still get results before the turn fails.
+        const reason = `the afterProviderResponse hook failed: ${describeError(error)}`;
+        if (calls.length > 0) session.appendMessage({ role: 'tool', content: calls.map((call) => skippedResult(call, reason)) });
+        throw error;
+      }
     }
     if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
     lastText = messageText(reply);
@@ -130,12 +139,12 @@ function userMessage(prompt: string, additionalContext: readonly string[]): User
   return { role: 'user', content: [reminder, { type: 'text', text: prompt }] };
 }
 
-function abortedResult(call: { id: string; name: string }): ToolResultBlock {
+function skippedResult(call: { id: string; name: string }, reason: string): ToolResultBlock {
   return {
     type: 'tool_result',
     toolUseId: call.id,
     toolName: call.name,
-    content: `Tool call "${call.name}" was not run: the turn was aborted.`,
+    content: `Tool call "${call.name}" was not run: ${reason}.`,
     isError: true,
   };
 }

@@ -28,13 +28,15 @@ const SELF = fileURLToPath(import.meta.url);
 const HEADLINE_ROUNDS = 200;
 const SCALING_ROUNDS = [20, 200, 1000];
 const STREAM = { deltas: 2000, size: 1024 };
+/** Runs done before peak RSS is read (loop: HEADLINE_ROUNDS rounds each; stream: one big stream each). */
+const RSS_RUNS = 10;
 
 const PLANS = {
   full: {
     passes: 2,
-    loop: { warmup: 10, samples: 30 },
-    scaling: { warmup: 5, samples: 15 },
-    stream: { warmup: 5, samples: 20 },
+    loop: { warmup: 20, warmupMs: 1500, samples: 40 },
+    scaling: { warmup: 10, warmupMs: 500, samples: 20 },
+    stream: { warmup: 10, warmupMs: 1000, samples: 30 },
   },
   quick: {
     passes: 1,
@@ -52,20 +54,26 @@ const WORKLOADS = {
 
 // ---------------------------------------------------------------- child side
 
-async function sample(fn, { warmup, samples }) {
-  for (let i = 0; i < warmup; i++) await fn();
+// Warm-up runs at least `warmup` times and for at least `warmupMs`, so slower
+// contenders get as much JIT warm-up time as faster ones. Then one full GC
+// clears warm-up garbage, a few more runs re-warm the heap, and the samples
+// follow with no forced GC between them (a GC before every sample leaves the
+// heap cold and inflates short runs two- to three-fold; garbage a contender
+// makes is its own cost).
+async function sample(fn, { warmup, warmupMs = 0, samples }) {
+  const warmStart = performance.now();
+  for (let i = 0; i < warmup || performance.now() - warmStart < warmupMs; i++) await fn();
+  globalThis.gc?.();
+  for (let i = 0; i < Math.max(2, Math.ceil(warmup / 4)); i++) await fn();
   const out = [];
-  for (let i = 0; i < samples; i++) {
-    globalThis.gc?.();
-    out.push(await fn());
-  }
+  for (let i = 0; i < samples; i++) out.push(await fn());
   return out;
 }
 
 /** Fewer rounds per run → more runs, so each size gets a similar amount of work. */
 function scaledPlan(plan, rounds) {
   const factor = Math.min(10, Math.max(1, HEADLINE_ROUNDS / rounds));
-  return { warmup: Math.ceil(plan.warmup * factor), samples: Math.ceil(plan.samples * factor) };
+  return { ...plan, warmup: Math.ceil(plan.warmup * factor), samples: Math.ceil(plan.samples * factor) };
 }
 
 async function runChild(contenderName, workload, plan) {
@@ -75,6 +83,13 @@ async function runChild(contenderName, workload, plan) {
   const contender = await loadContender(contenderName);
   const rssStartMB = process.memoryUsage().rss / 2 ** 20;
   const result = { contender: contenderName, workload, rssStartMB };
+
+  // Peak RSS is taken after a fixed amount of work (the same for every
+  // contender), before the time-based warm-up, so it does not depend on how
+  // many runs a fast contender squeezes into its warm-up time.
+  const fixed = workload === 'stream' ? () => contender.stream(STREAM.deltas, STREAM.size) : () => contender.loop(HEADLINE_ROUNDS);
+  for (let i = 0; i < RSS_RUNS; i++) await fixed();
+  result.peakRssMB = peakRssMB();
 
   if (workload === 'loop') {
     const ms = await sample(() => contender.loop(HEADLINE_ROUNDS), plan.loop);
@@ -89,7 +104,7 @@ async function runChild(contenderName, workload, plan) {
   } else {
     result.ms = await sample(() => contender.stream(STREAM.deltas, STREAM.size), plan.stream);
   }
-  result.peakRssMB = peakRssMB();
+  result.peakRssMBEnd = peakRssMB();
   return result;
 }
 
@@ -129,8 +144,9 @@ function collect(quick, passes) {
       for (const contender of contenders) {
         process.stderr.write(`  agent-loop: ${workload} / ${contender} (pass ${pass + 1}/${passes})\n`);
         const child = spawnChild(contender, workload, quick);
-        const into = (merged[workload][contender] ??= { peakRssMB: 0, rssStartMB: 0 });
+        const into = (merged[workload][contender] ??= { peakRssMB: 0, peakRssMBEnd: 0, rssStartMB: 0 });
         into.peakRssMB = Math.max(into.peakRssMB, child.peakRssMB);
+        into.peakRssMBEnd = Math.max(into.peakRssMBEnd, child.peakRssMBEnd);
         into.rssStartMB = Math.max(into.rssStartMB, child.rssStartMB);
         if (workload === 'loop') (into.usPerRound ??= []).push(...child.usPerRound);
         if (workload === 'stream') (into.ms ??= []).push(...child.ms);
@@ -144,19 +160,20 @@ function collect(quick, passes) {
   return merged;
 }
 
+const warmText = (p) => ` after >= ${p.warmup} warm-up runs${p.warmupMs ? ` and >= ${p.warmupMs} ms of warm-up` : ''}`;
+
 function report(merged, quick, plan) {
   const loop = Object.fromEntries(
-    Object.entries(merged.loop).map(([name, data]) => [name, { ...summarize(data.usPerRound), peakRssMB: data.peakRssMB, rssStartMB: data.rssStartMB }]),
+    Object.entries(merged.loop).map(([name, data]) => [name, { ...summarize(data.usPerRound), peakRssMB: data.peakRssMB, peakRssMBEnd: data.peakRssMBEnd, rssStartMB: data.rssStartMB }]),
   );
   const stream = Object.fromEntries(
-    Object.entries(merged.stream).map(([name, data]) => [name, { ...summarize(data.ms), peakRssMB: data.peakRssMB, rssStartMB: data.rssStartMB }]),
+    Object.entries(merged.stream).map(([name, data]) => [name, { ...summarize(data.ms), peakRssMB: data.peakRssMB, peakRssMBEnd: data.peakRssMBEnd, rssStartMB: data.rssStartMB }]),
   );
   const scaling = Object.fromEntries(
     Object.entries(merged.scaling).map(([name, data]) => {
       const sizes = Object.fromEntries(Object.entries(data.usPerRound).map(([rounds, values]) => [rounds, summarize(values)]));
-      const first = sizes[SCALING_ROUNDS[0]].median;
-      const last = sizes[SCALING_ROUNDS[SCALING_ROUNDS.length - 1]].median;
-      return [name, { sizes, ratioLastToFirst: last / first }];
+      const [small, mid, large] = SCALING_ROUNDS.map((rounds) => sizes[rounds].median);
+      return [name, { sizes, ratioLargeToSmall: large / small, ratioLargeToMid: large / mid }];
     }),
   );
 
@@ -175,10 +192,10 @@ function report(merged, quick, plan) {
   const label = { tessera: 'Tessera (all hooks observed)', hand: 'hand-written loop', pi: 'pi-agent-core' };
   out.push('');
   out.push(`AGENT LOOP — ${HEADLINE_ROUNDS} tool rounds per run (1 text delta + 1 echo call each, then a final reply)`);
-  out.push(`${loop.tessera.n} measured runs per contender after ${plan.loop.warmup} warm-ups${plan.passes > 1 ? ` (x${plan.passes} processes)` : ''}${quick ? ' [quick]' : ''}`);
+  out.push(`${loop.tessera.n} measured runs per contender${warmText(plan.loop)}${plan.passes > 1 ? `, pooled from ${plan.passes} processes each` : ''}${quick ? ' [quick]' : ''}`);
   out.push(
     table(
-      ['contender', 'median µs/round', 'p25', 'p75', 'min', 'RSS start MB', 'peak RSS MB', 'vs hand', 'vs pi'],
+      ['contender', 'median µs/round', 'p25', 'p75', 'min', 'RSS loaded MB', `peak RSS MB`, 'vs hand', 'vs pi'],
       CONTENDERS.map((name) => [
         label[name],
         fmt(loop[name].median),
@@ -192,21 +209,23 @@ function report(merged, quick, plan) {
       ]),
     ),
   );
+  out.push(`RSS loaded: after imports and setup; peak RSS: process maxRSS after ${RSS_RUNS} runs (one child process per contender).`);
   out.push('');
-  out.push('SCALING — median µs per round by run length (should stay flat)');
+  out.push('SCALING — median µs per round by run length (should stay flat; the 20-round figure also carries the fixed per-run cost)');
   out.push(
     table(
-      ['contender', ...SCALING_ROUNDS.map((r) => `${r} rounds`), `${SCALING_ROUNDS.at(-1)}/${SCALING_ROUNDS[0]}`],
+      ['contender', ...SCALING_ROUNDS.map((r) => `${r} rounds`), `${SCALING_ROUNDS[2]}/${SCALING_ROUNDS[0]}`, `${SCALING_ROUNDS[2]}/${SCALING_ROUNDS[1]}`],
       Object.entries(scaling).map(([name, data]) => [
         label[name],
         ...SCALING_ROUNDS.map((r) => fmt(data.sizes[r].median)),
-        fmtRatio(data.ratioLastToFirst),
+        fmtRatio(data.ratioLargeToSmall),
+        fmtRatio(data.ratioLargeToMid),
       ]),
     ),
   );
   out.push('');
   out.push(`BIG STREAM — one model call, ${STREAM.deltas} deltas x ${STREAM.size} chars (${((STREAM.deltas * STREAM.size) / 1e6).toFixed(2)} MB), no tools`);
-  out.push(`${stream.tessera.n} measured runs per contender after ${plan.stream.warmup} warm-ups`);
+  out.push(`${stream.tessera.n} measured runs per contender${warmText(plan.stream)}`);
   out.push(
     table(
       ['contender', 'median ms', 'p25', 'p75', 'min', 'peak RSS MB', 'vs hand', 'vs pi'],
@@ -222,6 +241,7 @@ function report(merged, quick, plan) {
       ]),
     ),
   );
+  out.push(`peak RSS: process maxRSS after ${RSS_RUNS} big-stream runs.`);
   out.push('');
   out.push('TARGETS (agent-loop)');
   for (const t of targets) out.push(`  ${targetLine(t)}`);

@@ -24,8 +24,9 @@ function makeChunks(deltas, size) {
 const OBSERVER = 'bench:observe-all';
 
 async function tessera() {
-  const [{ createKernel, definePlugin, toolsPlugin, Stage }, { testPreset }, workload] = await Promise.all([
+  const [{ createKernel, definePlugin, toolsPlugin, Stage }, { InMemorySessionStore }, { testPreset }, workload] = await Promise.all([
     import('@tessera/kernel'),
+    import('@tessera/kernel/testing'),
     import('@tessera/preset-test'),
     import('./workload.mjs'),
   ]);
@@ -44,9 +45,24 @@ async function tessera() {
     },
   });
 
+  // The preset's own store type, passed in so that each run's record can be
+  // dropped after the run (untimed): otherwise the store keeps every session of
+  // every run and later runs pay for an ever larger heap. Subclassed only to
+  // count saves (a correctness check: every run persists its session).
+  const store = new (class extends InMemorySessionStore {
+    saves = 0;
+    save(record) {
+      this.saves += 1;
+      super.save(record);
+    }
+  })();
   const kernel = await createKernel({
-    plugins: testPreset({ provider: script.provider, plugins: [toolsPlugin(echo), observeEverything] }),
+    plugins: testPreset({ provider: script.provider, store, plugins: [toolsPlugin(echo), observeEverything] }),
   });
+  const finish = async (session) => {
+    await session.shutdown();
+    store.delete(session.sessionId);
+  };
   const tapped = kernel.describe().hooks;
   for (const name of Object.keys(kernel.hooks)) {
     expect(tapped[name]?.some((tap) => tap.name === OBSERVER), 'tessera', `observer missing on hook "${name}"`);
@@ -61,12 +77,14 @@ async function tessera() {
       const onTextDelta = () => {
         deltas += 1;
       };
+      const savesBefore = store.saves;
       const t0 = performance.now();
       const session = kernel.createSession();
       const text = await session.run('go', { onTextDelta });
       const ms = performance.now() - t0;
+      const saved = store.saves - savesBefore;
       const history = session.getHistory().length;
-      await session.shutdown();
+      await finish(session);
 
       expect(script.problem() === undefined, 'tessera', script.problem());
       expect(text === workload.FINAL_TEXT, 'tessera', `final text ${JSON.stringify(text)}`);
@@ -74,6 +92,7 @@ async function tessera() {
       expect(script.calls() === rounds + 1, 'tessera', `${script.calls()} model calls, expected ${rounds + 1}`);
       expect(deltas === rounds + 1, 'tessera', `${deltas} text deltas, expected ${rounds + 1}`);
       expect(history === 2 * rounds + 2, 'tessera', `${history} history messages, expected ${2 * rounds + 2}`);
+      expect(saved === 1, 'tessera', `session saved ${saved} times during run(), expected 1`);
       return ms;
     },
     async stream(deltas, size) {
@@ -83,12 +102,15 @@ async function tessera() {
       const onTextDelta = (delta) => {
         chars += delta.length;
       };
+      const savesBefore = store.saves;
       const t0 = performance.now();
       const session = kernel.createSession();
       const text = await session.run('go', { onTextDelta });
       const ms = performance.now() - t0;
-      await session.shutdown();
+      const saved = store.saves - savesBefore;
+      await finish(session);
 
+      expect(saved === 1, 'tessera', `session saved ${saved} times during run(), expected 1`);
       expect(chars === deltas * size, 'tessera', `${chars} streamed chars, expected ${deltas * size}`);
       expect(text.length === deltas * size, 'tessera', `final text has ${text.length} chars`);
       expect(script.calls() === 1, 'tessera', `${script.calls()} model calls, expected 1`);

@@ -1,0 +1,23 @@
+import type { PermissionMode } from './permissions.js';
+
+/** A subagent definition (built-in, or a `.md` file with frontmatter; body = system prompt). */
+export interface AgentDefinition {
+  /** Lowercase letters, digits and hyphens. */
+  name: string;
+  description: string;
+  systemPrompt: string;
+  /** Allowed tools; undefined = inherit all. */
+  tools?: string[];
+  disallowedTools?: string[];
+  /** `inherit`, a shortcut (`sonnet`, `opus`, `haiku`) or a full model id. */
+  model?: string;
+  maxTurns?: number;
+  permissionMode?: PermissionMode;
+  skills?: string[];
+  isolation?: 'worktree';
+  color?: string;
+  /** Absolute path of the defining file; undefined for built-ins. */
+  file?: string;
+  /** Where it was found: `builtin`, `project`, `user`, `plugin:<name>`… */
+  source: string;
+}

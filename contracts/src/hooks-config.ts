@@ -1,0 +1,64 @@
+/** Claude Code hook events Tessera runs (settings `hooks` key and plugin `hooks/hooks.json`). */
+export type HookEventName =
+  | 'PreToolUse'
+  | 'PostToolUse'
+  | 'PostToolUseFailure'
+  | 'UserPromptSubmit'
+  | 'Stop'
+  | 'StopFailure'
+  | 'SubagentStart'
+  | 'SubagentStop'
+  | 'SessionStart'
+  | 'SessionEnd'
+  | 'PreCompact'
+  | 'PostCompact'
+  | 'Notification'
+  | 'WorktreeCreate'
+  | 'WorktreeRemove';
+
+interface HookHandlerCommon {
+  /** Seconds, as in Claude Code. */
+  timeout?: number;
+  statusMessage?: string;
+  once?: boolean;
+  /** A permission rule (`Bash(git *)`) that must match for tool events. */
+  if?: string;
+}
+
+export interface CommandHookHandler extends HookHandlerCommon {
+  type: 'command';
+  command: string;
+  async?: boolean;
+  shell?: string;
+}
+
+export interface HttpHookHandler extends HookHandlerCommon {
+  type: 'http';
+  url: string;
+  headers?: Record<string, string>;
+  allowedEnvVars?: string[];
+}
+
+export interface PromptHookHandler extends HookHandlerCommon {
+  type: 'prompt' | 'agent';
+  prompt: string;
+  model?: string;
+}
+
+export type HookHandlerConfig = CommandHookHandler | HttpHookHandler | PromptHookHandler;
+
+export interface HookMatcherGroup {
+  /** Absent, `""` or `"*"` match everything. */
+  matcher?: string;
+  hooks: HookHandlerConfig[];
+}
+
+/** Normalised hook configuration: event → matcher groups. */
+export type HooksConfig = Partial<Record<HookEventName, HookMatcherGroup[]>>;
+
+/** Where a hook configuration came from (settings layer or plugin), for env vars and messages. */
+export interface HooksSource {
+  file: string;
+  /** Set for a bundle plugin's hooks.json: becomes CLAUDE_PLUGIN_ROOT. */
+  pluginRoot?: string;
+}

@@ -1,0 +1,2 @@
+// Scaffold: filled in by the issue that builds this package.
+export {};
