@@ -15,3 +15,4 @@ export * from './diagnostics.js';
 export * from './hooks-config.js';
 export * from './agent-definition.js';
 export * from './provider-profile.js';
+export * from './background.js';
