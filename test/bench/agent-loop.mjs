@@ -40,9 +40,9 @@ const PLANS = {
   },
   quick: {
     passes: 1,
-    loop: { warmup: 3, samples: 7 },
-    scaling: { warmup: 3, samples: 7 },
-    stream: { warmup: 3, samples: 7 },
+    loop: { warmup: 3, warmupMs: 250, samples: 7 },
+    scaling: { warmup: 3, warmupMs: 100, samples: 7 },
+    stream: { warmup: 3, warmupMs: 150, samples: 7 },
   },
 };
 
@@ -243,6 +243,7 @@ function report(merged, quick, plan) {
   );
   out.push(`peak RSS: process maxRSS after ${RSS_RUNS} big-stream runs.`);
   out.push('');
+  if (quick) out.push('NOTE: --quick takes very few samples; treat these numbers as a smoke test, not a measurement.');
   out.push('TARGETS (agent-loop)');
   for (const t of targets) out.push(`  ${targetLine(t)}`);
   out.push(`  info   Tessera / hand-written loop (µs per round): ${fmtRatio(ratios.loopTesseraOverHand)}`);

@@ -101,6 +101,7 @@ out.push(
   ),
 );
 out.push('');
+if (quick) out.push('NOTE: --quick takes fewer samples; numbers are noisier than a full run.');
 out.push('TARGETS (cold-start)');
 for (const t of targets) out.push(`  ${targetLine(t)}`);
 out.push(`  info   cold start, Tessera / pi-agent-core (ms): ${fmtRatio(ratios.tesseraOverPi)}`);
