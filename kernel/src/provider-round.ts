@@ -17,7 +17,8 @@ import type { RunOptions } from './session-options.js';
  */
 export class ProviderRound {
   round = 0;
-  private parts: string[] = [];
+  /** What streamed so far this round; kept for providers that reject on abort instead of resolving. */
+  private streamed = '';
   private lastActivity = 0;
   private readonly timeoutMs: number;
   readonly onTextDelta: (delta: string) => void;
@@ -38,7 +39,7 @@ export class ProviderRound {
     const textDelta = hooks.textDelta;
     this.onTextDelta = (delta: string) => {
       if (timed) this.lastActivity = clock.now();
-      this.parts.push(delta);
+      this.streamed += delta;
       if (textDelta.taps.length > 0) textDelta.call({ session, round: this.round, delta });
       sessionDelta?.(delta);
       runDelta?.(delta);
@@ -62,7 +63,7 @@ export class ProviderRound {
   async stream(): Promise<AssistantMessage> {
     const { session } = this;
     const { hooks, options } = session;
-    this.parts = [];
+    this.streamed = '';
     let request: BeforeProviderRequestContext['request'] = {
       messages: session.getHistory(),
       system: options.systemMessage,
@@ -133,7 +134,7 @@ export class ProviderRound {
 
   /** What was streamed so far, as an interrupted reply. */
   partialMessage(): AssistantMessage {
-    const text = this.parts.join('');
+    const text = this.streamed;
     return {
       role: 'assistant',
       content: text === '' ? [] : [{ type: 'text', text }],

@@ -55,13 +55,15 @@ export function isolateObserver<T extends WrappableTap>(
     report({ hook, tap: tap.name, error });
     return undefined;
   };
+  // Every Tessera hook takes exactly one context argument: fixed arity keeps the hot path
+  // (textDelta) free of rest-parameter arrays.
   switch (tap.type) {
     case 'sync':
       return {
         ...tap,
-        fn: (...args: unknown[]) => {
+        fn: (context: unknown) => {
           try {
-            return fn(...args);
+            return fn(context);
           } catch (error) {
             return fail(error);
           }
@@ -70,9 +72,9 @@ export function isolateObserver<T extends WrappableTap>(
     case 'promise':
       return {
         ...tap,
-        fn: (...args: unknown[]) => {
+        fn: (context: unknown) => {
           try {
-            return Promise.resolve(fn(...args)).catch(fail);
+            return Promise.resolve(fn(context)).catch(fail);
           } catch (error) {
             return Promise.resolve(fail(error));
           }
@@ -81,10 +83,9 @@ export function isolateObserver<T extends WrappableTap>(
     case 'async':
       return {
         ...tap,
-        fn: (...args: unknown[]) => {
-          const callback = args.pop() as Callback;
+        fn: (context: unknown, callback: Callback) => {
           try {
-            fn(...args, (error: unknown, result: unknown) =>
+            fn(context, (error: unknown, result: unknown) =>
               error ? callback(null, fail(error)) : callback(null, result),
             );
           } catch (error) {

@@ -29,6 +29,9 @@ describe('InMemorySessionStore', () => {
     store.save({ ...record, id: 'b', updatedAt: '2026-02-01' });
     record.messages.push({ role: 'user', content: 'mutated' } as never);
     expect(store.load('a')!.messages).toEqual([]);
+    const loaded = store.load('a')!;
+    loaded.history.push({ id: 'x' } as never);
+    expect(store.load('a')!.history).toEqual([]);
     expect(store.list().map((entry) => entry.id)).toEqual(['b', 'a']);
     store.delete('a');
     expect(store.load('a')).toBeUndefined();

@@ -1,6 +1,10 @@
 import { TesseraError, type ISessionRecord, type SessionStore } from '@tessera/contracts';
 
-/** A SessionStore kept in a Map. Records are deep-copied in and out, as a file store would. */
+/**
+ * A SessionStore kept in a Map. `save` keeps its own copy of the record's arrays (messages are
+ * immutable once in history, so they are shared); `load` and `list` hand out deep copies, so a
+ * caller can never reach into what is stored. Saving stays cheap enough for benchmarks.
+ */
 export class InMemorySessionStore implements SessionStore {
   private readonly records = new Map<string, ISessionRecord>();
 
@@ -12,7 +16,7 @@ export class InMemorySessionStore implements SessionStore {
         recoverable: false,
       });
     }
-    this.records.set(record.id, structuredClone(record));
+    this.records.set(record.id, { ...record, messages: [...record.messages], history: [...record.history] });
   }
 
   load(id: string): ISessionRecord | undefined {

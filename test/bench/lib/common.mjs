@@ -77,7 +77,9 @@ export function target(name, value, limit) {
 }
 
 export function targetLine(t) {
-  return `${t.met ? 'MET   ' : 'MISSED'}  ${t.name}: ${fmtRatio(t.value)} (target <= ${t.limit})`;
+  const value = typeof t.value === 'number' ? fmtRatio(t.value) : String(t.value ?? '');
+  const limit = t.limit === undefined ? '' : ` (target ${typeof t.limit === 'number' ? `<= ${t.limit}` : t.limit})`;
+  return `${t.met ? 'MET   ' : 'MISSED'}  ${t.name}: ${value}${limit}`;
 }
 
 export function environment() {
