@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
@@ -244,6 +246,30 @@ describe('kernel.createSession', () => {
     expect(record.createdAt).toBe('2030-01-01T00:00:00.000Z');
     expect(record.toolSchemas?.map((tool) => tool.name)).toEqual(['echo']);
     expect(kernel.get(Provider)).toBe(provider);
+  });
+
+  it('does not keep sessions the caller dropped alive', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const ends: string[] = [];
+    const kernel = await createKernel({
+      plugins: [
+        scriptedProvider({ turns: [] }),
+        definePlugin({ name: 'watch', register: ({ hooks }) => hooks.sessionEnd.tap('watch', ({ session }) => void ends.push(session.sessionId)) }),
+      ],
+    });
+    const kept = kernel.createSession({ sessionId: 'kept' });
+    let dropped: unknown = kernel.createSession({ sessionId: 'dropped' });
+    const probe = new WeakRef(dropped as object);
+    dropped = undefined;
+    for (let attempt = 0; attempt < 10 && probe.deref(); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      gc();
+    }
+    expect(probe.deref()).toBeUndefined();
+    await kernel.shutdown();
+    expect(ends).toEqual(['kept']);
+    expect(kept.isRunning()).toBe(false);
   });
 
   it('shuts down open sessions with the kernel, firing sessionEnd once each', async () => {

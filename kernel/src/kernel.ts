@@ -59,7 +59,10 @@ export class Kernel {
   readonly hooks: TesseraHooks;
   readonly plugins: readonly Plugin[];
   private readonly replaced: ReadonlyMap<string, string>;
-  private readonly sessions = new Set<Session>();
+  /** Open sessions, held weakly: a session the caller dropped must not live on in the kernel. */
+  private readonly sessions = new Set<WeakRef<Session>>();
+  private readonly sessionRefs = new WeakMap<Session, WeakRef<Session>>();
+  private readonly forget = new FinalizationRegistry<WeakRef<Session>>((ref) => this.sessions.delete(ref));
   private readonly booted: Plugin[] = [];
   private closing: Promise<void> | undefined;
 
@@ -70,7 +73,8 @@ export class Kernel {
     this.container = container;
     this.hooks = hooks;
     hooks.sessionEnd.tap({ name: 'kernel:session-registry', stage: Stage.Observe }, ({ session }) => {
-      this.sessions.delete(session as Session);
+      const ref = this.sessionRefs.get(session as Session);
+      if (ref) this.sessions.delete(ref);
     });
   }
 
@@ -134,7 +138,10 @@ export class Kernel {
         options.contextWindow ??
         createContextWindow?.({ sessionId, model: options.model ?? provider.model }),
     });
-    this.sessions.add(session);
+    const ref = new WeakRef(session);
+    this.sessions.add(ref);
+    this.sessionRefs.set(session, ref);
+    this.forget.register(session, ref);
     return session;
   }
 
@@ -145,7 +152,8 @@ export class Kernel {
   shutdown(reason = 'other'): Promise<void> {
     this.closing ??= (async () => {
       const failures: string[] = [];
-      await Promise.all([...this.sessions].map((session) => session.shutdown({ reason: 'other' })));
+      const open = [...this.sessions].flatMap((ref) => ref.deref() ?? []);
+      await Promise.all(open.map((session) => session.shutdown({ reason: 'other' })));
       this.sessions.clear();
       await this.hooks.shutdown.promise({ reason }).catch((error: unknown) => failures.push(`shutdown hook: ${describeError(error)}`));
       const context = this.runtimeContext();

@@ -82,7 +82,7 @@ export class Session implements ISession {
     }));
 
     options.provider.configureNativeWebTools?.({ webSearch: true });
-    this.log('session_init', {
+    if (options.sessionLogger) this.log('session_init', {
       systemPrompt: options.systemMessage ?? '',
       systemPromptLength: options.systemMessage?.length ?? 0,
       provider: options.provider.name,

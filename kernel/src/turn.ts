@@ -49,7 +49,7 @@ export async function runTurn(
   if (signal.aborted) return '';
 
   session.appendMessage(userMessage(prompt, additionalContext));
-  session.log('pre_run', {
+  if (options.sessionLogger) session.log('pre_run', {
     provider: session.options.provider.name,
     input: prompt,
     historyLength: session.getHistory().length,
@@ -126,7 +126,7 @@ export async function runTurn(
 }
 
 function finish(session: Session, text: string): string {
-  session.log('assistant', { content: text, historyLength: session.getHistory().length });
+  if (session.options.sessionLogger) session.log('assistant', { content: text, historyLength: session.getHistory().length });
   return text;
 }
 

@@ -1,0 +1,122 @@
+import { basename, extname, resolve } from 'node:path';
+import type { AgentDefinition, ParseResult, PermissionMode } from '@tessera/contracts';
+import { DiagnosticSink, readList, readString } from './coerce.js';
+import { parseFrontmatter } from './frontmatter.js';
+import { readTextFile } from './read-text.js';
+
+/** Lowercase letters, digits and hyphens, not starting with a hyphen (the contract's rule). */
+export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
+
+const PERMISSION_MODES: Record<string, PermissionMode> = {
+  default: 'default',
+  manual: 'default',
+  plan: 'plan',
+  acceptEdits: 'acceptEdits',
+  bypassPermissions: 'bypassPermissions',
+  dontAsk: 'dontAsk',
+};
+
+/** Documented agent keys Tessera reads into `AgentDefinition`. */
+const READ_KEYS = new Set([
+  'name', 'description', 'tools', 'disallowedTools', 'model', 'maxTurns', 'permissionMode', 'skills', 'isolation', 'color',
+]);
+/** Documented Claude Code keys with no `AgentDefinition` field yet: kept out, reported as info. */
+const DOCUMENTED_UNSUPPORTED = new Set(['hooks', 'mcpServers', 'memory', 'background', 'effort', 'initialPrompt']);
+
+export interface ReadAgentOptions {
+  /** Where the file was found (`project`, `user`, `plugin:<name>`…). Default `file`. */
+  source?: string;
+}
+
+/**
+ * Reads a subagent definition (`.claude/agents/*.md`): frontmatter fields plus the body as the
+ * system prompt. Never throws. A file Claude Code would skip (no `name`, an invalid `name`, no
+ * `description`, unreadable) still yields a value — named after the file — but carries an
+ * `error` diagnostic: callers register only definitions without error diagnostics.
+ */
+export function readAgentDefinition(path: string, options: ReadAgentOptions | string = {}): ParseResult<AgentDefinition> {
+  const file = resolve(path);
+  const source = typeof options === 'string' ? options : (options.source ?? 'file');
+  const text = readTextFile(file);
+  if (!text.ok) {
+    return { value: fallbackDefinition(file, source), diagnostics: [text.diagnostic] };
+  }
+  return parseAgentDefinition(text.value, file, source);
+}
+
+/** Same as `readAgentDefinition`, for text already in memory (`file` is used in diagnostics). */
+export function parseAgentDefinition(text: string, file: string, source = 'file'): ParseResult<AgentDefinition> {
+  const document = parseFrontmatter(text, file);
+  const sink = new DiagnosticSink(file, document.keyLines);
+  sink.diagnostics.push(...document.diagnostics);
+  const data = document.data;
+  if (!document.hasFrontmatter && document.diagnostics.length === 0) {
+    sink.error(undefined, 'Agent file has no `---` frontmatter; add `name:` and `description:` between `---` lines.', 1);
+  }
+
+  const value = fallbackDefinition(file, source);
+  value.systemPrompt = document.body.trim();
+
+  const name = readString(data.name, 'name', sink);
+  if (name === undefined) {
+    if (document.hasFrontmatter) sink.error('name', `Agent has no \`name\`; add \`name: ${value.name}\` to the frontmatter (it is skipped until then).`, 2);
+  } else if (!AGENT_NAME_PATTERN.test(name)) {
+    sink.error('name', `Agent name ${JSON.stringify(name)} is invalid: use lowercase letters, digits and hyphens, not starting with a hyphen.`);
+  } else value.name = name;
+
+  const description = readString(data.description, 'description', sink);
+  if (description === undefined || description.trim() === '') {
+    if (document.hasFrontmatter) sink.error('description', 'Agent has no `description`; add one saying when to use this agent.', 2);
+  } else value.description = description.trim();
+
+  const tools = readList(data.tools, 'tools', sink, 'comma');
+  if (tools !== undefined) value.tools = tools;
+  const disallowed = readList(data.disallowedTools, 'disallowedTools', sink, 'comma');
+  if (disallowed !== undefined) value.disallowedTools = disallowed;
+  const skills = readList(data.skills, 'skills', sink, 'comma');
+  if (skills !== undefined) value.skills = skills;
+
+  const model = readString(data.model, 'model', sink);
+  if (model !== undefined && model.trim() !== '') value.model = model.trim();
+
+  readMaxTurns(data.maxTurns, sink, value);
+  readPermissionMode(data.permissionMode, sink, value);
+
+  if (data.isolation !== undefined && data.isolation !== null) {
+    if (data.isolation === 'worktree') value.isolation = 'worktree';
+    else sink.error('isolation', `\`isolation\` must be \`worktree\`; got ${JSON.stringify(data.isolation)}.`);
+  }
+  const color = readString(data.color, 'color', sink);
+  if (color !== undefined) value.color = color;
+
+  for (const key of Object.keys(data)) {
+    if (READ_KEYS.has(key)) continue;
+    if (DOCUMENTED_UNSUPPORTED.has(key)) {
+      sink.info(key, `\`${key}\` is a Claude Code agent key that Tessera does not apply yet; it is ignored.`);
+    } else sink.warn(key, `Unknown agent frontmatter key \`${key}\`; it is ignored.`);
+  }
+  return { value, diagnostics: sink.diagnostics };
+}
+
+function readMaxTurns(raw: unknown, sink: DiagnosticSink, value: AgentDefinition): void {
+  if (raw === undefined || raw === null) return;
+  const turns = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  if (typeof turns === 'number' && Number.isInteger(turns) && turns > 0) value.maxTurns = turns;
+  else sink.error('maxTurns', `\`maxTurns\` must be a positive integer; got ${JSON.stringify(raw)}.`);
+}
+
+function readPermissionMode(raw: unknown, sink: DiagnosticSink, value: AgentDefinition): void {
+  if (raw === undefined || raw === null) return;
+  const mode = typeof raw === 'string' ? PERMISSION_MODES[raw] : undefined;
+  if (mode !== undefined) value.permissionMode = mode;
+  else {
+    sink.error(
+      'permissionMode',
+      `\`permissionMode\` ${JSON.stringify(raw)} is not supported; use one of ${Object.keys(PERMISSION_MODES).join(', ')}.`,
+    );
+  }
+}
+
+function fallbackDefinition(file: string, source: string): AgentDefinition {
+  return { name: basename(file, extname(file)), description: '', systemPrompt: '', file, source };
+}

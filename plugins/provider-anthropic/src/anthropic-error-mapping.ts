@@ -1,0 +1,130 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+import { AnthropicProviderError, type ProviderErrorCode } from './anthropic-provider-error.js';
+import { retryAfterMs } from './retry-policy.js';
+
+/** What the mapper needs to word an actionable message. */
+export interface ErrorContext {
+  model: string;
+  baseURL: string;
+  /** Where the key came from, so the auth message names the right thing to fix. */
+  keySource: 'option' | 'environment';
+}
+
+const TYPE_CODES: Record<string, ProviderErrorCode> = {
+  authentication_error: 'auth',
+  permission_error: 'auth',
+  rate_limit_error: 'rate_limit',
+  overloaded_error: 'overloaded',
+  invalid_request_error: 'invalid_request',
+  not_found_error: 'invalid_request',
+  request_too_large: 'invalid_request',
+  timeout_error: 'timeout',
+  api_error: 'server',
+};
+
+/** Turns anything the SDK (or the stream) threw into an `AnthropicProviderError`. */
+export function toAnthropicProviderError(error: unknown, context: ErrorContext): AnthropicProviderError {
+  if (error instanceof AnthropicProviderError) return error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return new AnthropicProviderError(
+      `Anthropic did not answer in time (${context.baseURL}). Retry, or raise the provider timeout.`,
+      { code: 'timeout', cause: error },
+    );
+  }
+  if (error instanceof APIConnectionError) {
+    return new AnthropicProviderError(
+      `Could not reach Anthropic at ${context.baseURL}: ${describeCause(error)}. Check the network and baseURL, then retry.`,
+      { code: 'network', cause: error },
+    );
+  }
+  if (error instanceof APIError) return fromApiError(error, context);
+  if (error instanceof SyntaxError) {
+    return new AnthropicProviderError(
+      `Anthropic sent a stream event that is not valid JSON (${error.message}). Retry; report it if it persists.`,
+      { code: 'server', cause: error },
+    );
+  }
+  if (isStreamTermination(error)) {
+    return new AnthropicProviderError(
+      `The connection to Anthropic dropped mid-stream (${describeCause(error)}). Retry the turn.`,
+      { code: 'network', cause: error },
+    );
+  }
+  const text = error instanceof Error ? error.message : String(error);
+  return new AnthropicProviderError(`Anthropic call failed: ${text}`, { code: 'server', cause: error });
+}
+
+function fromApiError(error: APIError, context: ErrorContext): AnthropicProviderError {
+  const status = error.status;
+  const apiErrorType = error.type ?? undefined;
+  const apiMessage = error.apiMessage ?? error.message;
+  const requestId = error.requestID ?? undefined;
+  const code = codeFor(status, apiErrorType, apiMessage);
+  const base = {
+    code,
+    ...(status === undefined ? {} : { status }),
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(apiErrorType === undefined ? {} : { apiErrorType }),
+    ...(error.headers === undefined ? {} : { retryAfterMs: retryAfterMs(error.headers) }),
+    cause: error,
+  };
+  const where = `${status === undefined ? 'stream error' : `HTTP ${status}`}${requestId ? `, request ${requestId}` : ''}`;
+  return new AnthropicProviderError(`${messageFor(code, apiMessage, context)} (${where})`, base);
+}
+
+function codeFor(status: number | undefined, type: string | undefined, message: string): ProviderErrorCode {
+  if (isContextLength(message)) return 'context_length';
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 429) return 'rate_limit';
+  if (status === 529) return 'overloaded';
+  if (status === 408 || status === 504) return 'timeout';
+  if (status !== undefined && status >= 500) return type === 'overloaded_error' ? 'overloaded' : 'server';
+  if (type !== undefined && TYPE_CODES[type] !== undefined) return TYPE_CODES[type];
+  if (status !== undefined && status >= 400) return 'invalid_request';
+  return 'server';
+}
+
+function isContextLength(message: string): boolean {
+  return /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (model'?s )?context/i.test(message);
+}
+
+function messageFor(code: ProviderErrorCode, apiMessage: string, context: ErrorContext): string {
+  switch (code) {
+    case 'auth':
+      return context.keySource === 'environment'
+        ? `Anthropic rejected the API key from ANTHROPIC_API_KEY: ${apiMessage}. Set ANTHROPIC_API_KEY to a valid key.`
+        : `Anthropic rejected the configured API key: ${apiMessage}. Fix the profile's apiKey (or set ANTHROPIC_API_KEY).`;
+    case 'rate_limit':
+      return `Anthropic rate limit reached: ${apiMessage}. Wait and retry, or lower the request rate.`;
+    case 'overloaded':
+      return `Anthropic is overloaded: ${apiMessage}. Retry in a moment.`;
+    case 'context_length':
+      return `The conversation is too long for ${context.model}: ${apiMessage}. Compact the session or start a new one.`;
+    case 'timeout':
+      return `Anthropic timed out: ${apiMessage}. Retry, or raise the provider timeout.`;
+    case 'invalid_request':
+      return /model/i.test(apiMessage) && /not.?found|unknown|invalid/i.test(apiMessage)
+        ? `model not found: ${context.model} (${apiMessage}). Pick a model id your key can use.`
+        : `Anthropic rejected the request: ${apiMessage}. Check the model, tools and options sent.`;
+    default:
+      return `Anthropic server error: ${apiMessage}. Retry; report it if it persists.`;
+  }
+}
+
+/** undici reports a dropped body as `TypeError: terminated` (cause: `SocketError: other side closed`). */
+function isStreamTermination(error: unknown): error is Error {
+  if (!(error instanceof Error)) return false;
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return (
+    error.message === 'terminated' ||
+    (error as { code?: string }).code === 'ECONNRESET' ||
+    cause?.code === 'UND_ERR_SOCKET' ||
+    cause?.code === 'ECONNRESET'
+  );
+}
+
+function describeCause(error: Error): string {
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof Error) return `${error.message}: ${cause.message}`;
+  return error.message;
+}

@@ -1,0 +1,270 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { AssistantMessage, ModelInfo, Provider, ProviderRequest } from '@tessera/contracts';
+import { toAnthropicProviderError, type ErrorContext } from './anthropic-error-mapping.js';
+import { lookupAnthropicModel, type ModelCatalogue } from './anthropic-model-catalogue.js';
+import { AnthropicProviderError } from './anthropic-provider-error.js';
+import { buildAnthropicRequest, type RequestShape } from './anthropic-request.js';
+import { AnthropicStreamReader } from './anthropic-stream-reader.js';
+import { DEFAULT_RETRY_POLICY, defaultSleep, retryDelay, type RetryPolicy, type Sleep } from './retry-policy.js';
+
+export interface AnthropicWebSearchOptions {
+  maxUses?: number;
+  allowedDomains?: string[];
+  blockedDomains?: string[];
+}
+
+export interface AnthropicProviderOptions {
+  /** Default: `ANTHROPIC_API_KEY`. Construction fails with an `auth` error when neither is set. */
+  apiKey?: string;
+  /** Default: the SDK's (`ANTHROPIC_BASE_URL` or the public API). */
+  baseURL?: string;
+  /** Default model for calls that do not name one (default `claude-sonnet-4-6`). */
+  model?: string;
+  /** `max_tokens` per call (default 8192, or the thinking budget + 8192). */
+  maxTokens?: number;
+  /** Enables extended thinking with this token budget (at least 1024). */
+  thinkingBudget?: number;
+  /** Cache breakpoints on tools, system prompt and conversation tail (default on, 5-minute TTL). */
+  promptCaching?: boolean | { ttl: '5m' | '1h' };
+  /** Hosted web search; `configureNativeWebTools({ webSearch })` switches it later. */
+  webSearch?: boolean | AnthropicWebSearchOptions;
+  /** Extra HTTP headers on every request (e.g. `anthropic-beta`). */
+  headers?: Record<string, string>;
+  /**
+   * Idle timeout in ms: an attempt that receives nothing (no headers, then no stream event) for
+   * this long fails with a `timeout` error. 0 or unset: the SDK's 10-minute request timeout only.
+   */
+  timeout?: number;
+  /** Retries for transient failures before any output (default 2). */
+  maxRetries?: number;
+  retryBaseDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /** Extra or corrected context-window facts, by model id. */
+  models?: ModelCatalogue;
+  /** Use this client instead of building one (tests, custom transports). */
+  client?: Anthropic;
+  /** Replaces the backoff wait (tests record delays instead of sleeping). */
+  sleep?: Sleep;
+}
+
+const DEFAULT_MODEL = 'claude-sonnet-4-6';
+const DEFAULT_MAX_TOKENS = 8192;
+
+/**
+ * `Provider` on the Anthropic Messages API (streaming), through `@anthropic-ai/sdk`. One
+ * `stream()` is one model round. Retries are ours, not the SDK's (`maxRetries: 0` on every
+ * call), because only we know whether output already reached the caller: a transient failure
+ * is retried with backoff (honouring `retry-after`) only while nothing has been streamed.
+ */
+export class AnthropicProvider implements Provider {
+  readonly name = 'anthropic';
+  readonly model: string;
+  readonly client: Anthropic;
+  private webSearch: Anthropic.WebSearchTool20250305 | undefined;
+  private readonly shape: Omit<RequestShape, 'model' | 'webSearch'>;
+  private readonly webSearchOptions: AnthropicWebSearchOptions;
+  private readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly sleep: Sleep;
+  private readonly errorContext: Omit<ErrorContext, 'model'>;
+  private readonly models: ModelCatalogue;
+
+  constructor(options: AnthropicProviderOptions = {}) {
+    this.model = options.model ?? DEFAULT_MODEL;
+    this.models = options.models ?? {};
+    const budget = options.thinkingBudget;
+    if (budget !== undefined && (!Number.isInteger(budget) || budget < 1024)) {
+      throw invalidOption('thinkingBudget', `must be an integer of at least 1024, got ${budget}`);
+    }
+    const maxTokens = options.maxTokens ?? (budget === undefined ? DEFAULT_MAX_TOKENS : budget + DEFAULT_MAX_TOKENS);
+    if (budget !== undefined && maxTokens <= budget) {
+      throw invalidOption('maxTokens', `must be greater than thinkingBudget (${budget}), got ${maxTokens}`);
+    }
+    const caching = options.promptCaching ?? true;
+    this.shape = {
+      maxTokens,
+      thinkingBudget: budget,
+      cacheControl: caching === false ? undefined : caching === true ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: caching.ttl },
+    };
+    this.webSearchOptions = typeof options.webSearch === 'object' ? options.webSearch : {};
+    this.configureNativeWebTools({ webSearch: options.webSearch !== undefined && options.webSearch !== false });
+    this.retry = {
+      maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
+      baseDelayMs: options.retryBaseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs,
+      maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
+    };
+    this.timeoutMs = options.timeout !== undefined && options.timeout > 0 ? options.timeout : 0;
+    this.sleep = options.sleep ?? defaultSleep;
+
+    const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+    if (options.client !== undefined) {
+      this.client = options.client;
+    } else {
+      if (apiKey === undefined || apiKey === '') {
+        throw new AnthropicProviderError(
+          'No Anthropic API key: set ANTHROPIC_API_KEY, or pass apiKey (in settings: the profile\'s "apiKey", e.g. "$ENV:ANTHROPIC_API_KEY").',
+          { code: 'auth' },
+        );
+      }
+      // An explicit apiKey keeps the SDK from reading any other credential source.
+      this.client = new Anthropic({
+        apiKey,
+        ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+        ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+        ...(this.timeoutMs > 0 ? { timeout: this.timeoutMs } : {}),
+        maxRetries: 0,
+        logLevel: 'off',
+      });
+    }
+    this.errorContext = {
+      baseURL: this.client.baseURL,
+      keySource: options.apiKey === undefined ? 'environment' : 'option',
+    };
+  }
+
+  configureNativeWebTools(options: { webSearch?: boolean }): void {
+    if (options.webSearch === undefined) return;
+    const { maxUses, allowedDomains, blockedDomains } = this.webSearchOptions;
+    this.webSearch = options.webSearch
+      ? {
+          type: 'web_search_20250305',
+          name: 'web_search',
+          ...(maxUses === undefined ? {} : { max_uses: maxUses }),
+          ...(allowedDomains === undefined ? {} : { allowed_domains: allowedDomains }),
+          ...(blockedDomains === undefined ? {} : { blocked_domains: blockedDomains }),
+        }
+      : undefined;
+  }
+
+  getModelInfo(model: string = this.model): ModelInfo | undefined {
+    return lookupAnthropicModel(model, this.models);
+  }
+
+  async stream(request: ProviderRequest): Promise<AssistantMessage> {
+    const model = request.model ?? this.model;
+    const params = buildAnthropicRequest(request, { ...this.shape, model, webSearch: this.webSearch });
+    const context: ErrorContext = { ...this.errorContext, model };
+    for (let attempt = 1; ; attempt += 1) {
+      const reader = new AnthropicStreamReader(request);
+      if (request.signal.aborted) return reader.toMessage('interrupted');
+      request.onProviderNativeRawPayload?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'request', payload: params });
+      let requestId: string | undefined;
+      try {
+        return await this.attempt(params, request, reader, (id) => (requestId = id));
+      } catch (thrown) {
+        if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
+        const error = withRequestId(toAnthropicProviderError(thrown, context), requestId);
+        if (reader.delivered || !error.retryable || attempt > this.retry.maxRetries) {
+          if (reader.delivered) error.partialMessage = reader.toMessage('interrupted', requestId);
+          (error.details as Record<string, unknown>).attempts = attempt;
+          throw error;
+        }
+        try {
+          await this.sleep(retryDelay(this.retry, attempt, error.retryAfterMs), request.signal);
+        } catch {
+          return reader.toMessage('interrupted');
+        }
+      }
+    }
+  }
+
+  /** One HTTP attempt: resolves with the reply (interrupted on abort), rejects with what failed. */
+  private async attempt(
+    params: Anthropic.MessageCreateParamsStreaming,
+    request: ProviderRequest,
+    reader: AnthropicStreamReader,
+    onRequestId: (id: string) => void,
+  ): Promise<AssistantMessage> {
+    const controller = new AbortController();
+    const forward = (): void => controller.abort();
+    if (request.signal.aborted) controller.abort();
+    else request.signal.addEventListener('abort', forward, { once: true });
+    const watchdog = this.timeoutMs > 0 ? new IdleWatchdog(this.timeoutMs, controller) : undefined;
+    const onRaw = request.onProviderNativeRawPayload;
+    let requestId: string | undefined;
+    try {
+      const { data: events, request_id } = await this.client.messages
+        .create(params, { signal: controller.signal, maxRetries: 0 })
+        .withResponse();
+      requestId = request_id ?? undefined;
+      if (requestId !== undefined) onRequestId(requestId);
+      for await (const event of events) {
+        if (watchdog !== undefined) watchdog.lastActivity = Date.now();
+        onRaw?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'stream_event', payload: event });
+        reader.handle(event);
+      }
+    } catch (error) {
+      if (watchdog?.fired) throw watchdog.error();
+      throw error;
+    } finally {
+      watchdog?.stop();
+      request.signal.removeEventListener('abort', forward);
+    }
+    // The SDK ends iteration quietly when its signal aborts, so the cause is checked here.
+    if (watchdog?.fired) throw watchdog.error();
+    if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
+    if (!reader.finished) {
+      throw new AnthropicProviderError(
+        'The Anthropic stream ended before message_stop (connection closed early). Retry the turn.',
+        { code: 'network', ...(requestId === undefined ? {} : { requestId }) },
+      );
+    }
+    onRaw?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'response', payload: reader.nativeResponse() });
+    return reader.toMessage('complete', requestId);
+  }
+}
+
+/**
+ * Idle timer for one attempt: events only stamp `lastActivity`; the timer re-arms itself for
+ * the remaining time, so the streaming path never touches timers.
+ */
+class IdleWatchdog {
+  lastActivity = Date.now();
+  fired = false;
+  private timer: ReturnType<typeof setTimeout>;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly controller: AbortController,
+  ) {
+    this.timer = setTimeout(this.check, timeoutMs);
+  }
+
+  private readonly check = (): void => {
+    const idle = Date.now() - this.lastActivity;
+    if (idle >= this.timeoutMs) {
+      this.fired = true;
+      this.controller.abort();
+    } else {
+      this.timer = setTimeout(this.check, this.timeoutMs - idle);
+    }
+  };
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  error(): AnthropicProviderError {
+    return new AnthropicProviderError(
+      `Anthropic sent nothing for ${this.timeoutMs} ms and the attempt was stopped. Retry, or raise the provider timeout.`,
+      { code: 'timeout' },
+    );
+  }
+}
+
+/** Errors raised mid-stream (connection drops) carry the id of the response they cut short. */
+function withRequestId(error: AnthropicProviderError, requestId: string | undefined): AnthropicProviderError {
+  if (requestId === undefined || error.requestId !== undefined) return error;
+  const copy = new AnthropicProviderError(`${error.message} (request ${requestId})`, {
+    code: error.code,
+    requestId,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    cause: error.cause,
+  });
+  return copy;
+}
+
+function invalidOption(field: string, problem: string): AnthropicProviderError {
+  return new AnthropicProviderError(`Invalid Anthropic provider option "${field}": ${problem}.`, { code: 'invalid_request' });
+}

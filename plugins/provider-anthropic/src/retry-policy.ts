@@ -1,0 +1,55 @@
+/** How this provider retries transient failures that happen before anything reached the caller. */
+export interface RetryPolicy {
+  /** Retries after the first attempt (default 2). */
+  maxRetries: number;
+  /** First backoff step in ms, doubled per retry, with jitter (default 500). */
+  baseDelayMs: number;
+  /** Upper bound for any wait, including a server's `retry-after` (default 60 000). */
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 2, baseDelayMs: 500, maxDelayMs: 60_000 };
+
+/** Waits `ms`, or rejects early with an `AbortError` when `signal` aborts. */
+export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
+
+export const defaultSleep: Sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(new DOMException('Aborted', 'AbortError'));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new DOMException('Aborted', 'AbortError'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+/**
+ * The server's requested wait: `retry-after-ms`, else `retry-after` as seconds or an HTTP date.
+ * Undefined when absent or unreadable.
+ */
+export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
+  if (headers === undefined) return undefined;
+  const millis = Number.parseFloat(headers.get('retry-after-ms') ?? '');
+  if (Number.isFinite(millis) && millis >= 0) return millis;
+  const value = headers.get('retry-after');
+  if (value === null) return undefined;
+  const seconds = Number.parseFloat(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The wait before retry number `retry` (1-based): the server's `retry-after` if given, else backoff. */
+export function retryDelay(policy: RetryPolicy, retry: number, serverAskedMs: number | undefined): number {
+  if (serverAskedMs !== undefined) return Math.min(serverAskedMs, policy.maxDelayMs);
+  const backoff = policy.baseDelayMs * 2 ** (retry - 1);
+  const jitter = 1 - Math.random() * 0.25;
+  return Math.min(backoff * jitter, policy.maxDelayMs);
+}

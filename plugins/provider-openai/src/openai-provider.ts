@@ -1,0 +1,236 @@
+import OpenAI from 'openai';
+import type { AssistantMessage, ModelInfo, Provider, ProviderRequest } from '@tessera/contracts';
+import { toOpenAIProviderError, type ErrorContext } from './openai-error-mapping.js';
+import { lookupOpenAIModel, type ModelCatalogue } from './openai-model-catalogue.js';
+import { OpenAIProviderError } from './openai-provider-error.js';
+import { buildOpenAIRequest, type RequestShape } from './openai-request.js';
+import { OpenAIStreamReader } from './openai-stream-reader.js';
+import { DEFAULT_RETRY_POLICY, defaultSleep, retryDelay, type RetryPolicy, type Sleep } from './retry-policy.js';
+
+export interface OpenAIProviderOptions {
+  /**
+   * Default: `OPENAI_API_KEY`. Local servers (LM Studio, Ollama, vLLM) take any value; when a
+   * `baseURL` is set and no key exists, a placeholder is sent. Without either, construction
+   * fails with an `auth` error.
+   */
+  apiKey?: string;
+  /** e.g. `http://localhost:1234/v1` (LM Studio), `http://localhost:11434/v1` (Ollama). */
+  baseURL?: string;
+  /** Default model for calls that do not name one. Required. */
+  model: string;
+  /** Name reported in messages, raw payloads and errors (default `openai`; e.g. `lmstudio`). */
+  name?: string;
+  /** `max_tokens` per call; unset lets the server decide. */
+  maxTokens?: number;
+  /** Ask for a final usage chunk (default true); turn off for servers that reject `stream_options`. */
+  streamUsage?: boolean;
+  /** Extra body fields for provider-specific knobs (`reasoning_effort`, `top_k`…). */
+  extraBody?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  /** Idle timeout in ms for each attempt (headers, then every chunk, refresh it). 0/unset: off. */
+  timeout?: number;
+  maxRetries?: number;
+  retryBaseDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /** Context window of `model` when the catalogue does not know it (local models). */
+  contextWindow?: number;
+  models?: ModelCatalogue;
+  client?: OpenAI;
+  sleep?: Sleep;
+}
+
+const LOCAL_PLACEHOLDER_KEY = 'not-needed';
+
+/**
+ * `Provider` for OpenAI-compatible Chat Completions endpoints (OpenAI, LM Studio, Ollama, vLLM,
+ * DeepSeek, Qwen) through the `openai` package, streaming. Retries are ours (`maxRetries: 0`
+ * on the SDK) so that nothing is retried once output has reached the caller.
+ */
+export class OpenAIProvider implements Provider {
+  readonly name: string;
+  readonly model: string;
+  readonly client: OpenAI;
+  private readonly shape: Omit<RequestShape, 'model'>;
+  private readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly sleep: Sleep;
+  private readonly errorContext: Omit<ErrorContext, 'model'>;
+  private readonly models: ModelCatalogue;
+
+  constructor(options: OpenAIProviderOptions) {
+    this.name = options.name ?? 'openai';
+    if (typeof options.model !== 'string' || options.model === '') {
+      throw new OpenAIProviderError(`The ${this.name} provider needs a model: pass model (in settings: the profile's "model").`, {
+        code: 'invalid_request',
+        provider: this.name,
+      });
+    }
+    this.model = options.model;
+    this.models = { ...options.models };
+    if (options.contextWindow !== undefined) this.models[this.model] ??= { contextWindow: options.contextWindow };
+    this.shape = {
+      maxTokens: options.maxTokens,
+      streamUsage: options.streamUsage ?? true,
+      extraBody: options.extraBody,
+    };
+    this.retry = {
+      maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
+      baseDelayMs: options.retryBaseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs,
+      maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
+    };
+    this.timeoutMs = options.timeout !== undefined && options.timeout > 0 ? options.timeout : 0;
+    this.sleep = options.sleep ?? defaultSleep;
+
+    const envKey = process.env.OPENAI_API_KEY;
+    const apiKey = options.apiKey || envKey || (options.baseURL ? LOCAL_PLACEHOLDER_KEY : undefined);
+    if (options.client !== undefined) {
+      this.client = options.client;
+    } else {
+      if (apiKey === undefined) {
+        throw new OpenAIProviderError(
+          `No API key for ${this.name}: set OPENAI_API_KEY, or pass apiKey (in settings: the profile's "apiKey", e.g. "$ENV:OPENAI_API_KEY"). Local servers need a baseURL instead.`,
+          { code: 'auth', provider: this.name },
+        );
+      }
+      this.client = new OpenAI({
+        apiKey,
+        ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+        ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+        ...(this.timeoutMs > 0 ? { timeout: this.timeoutMs } : {}),
+        maxRetries: 0,
+        logLevel: 'off',
+      });
+    }
+    this.errorContext = {
+      provider: this.name,
+      baseURL: this.client.baseURL,
+      keySource: options.apiKey ? 'option' : envKey ? 'environment' : 'none',
+    };
+  }
+
+  getModelInfo(model: string = this.model): ModelInfo | undefined {
+    return lookupOpenAIModel(model, this.models);
+  }
+
+  async stream(request: ProviderRequest): Promise<AssistantMessage> {
+    const model = request.model ?? this.model;
+    const params = buildOpenAIRequest(request, { ...this.shape, model });
+    const context: ErrorContext = { ...this.errorContext, model };
+    for (let attempt = 1; ; attempt += 1) {
+      const reader = new OpenAIStreamReader(request, this.name);
+      if (request.signal.aborted) return reader.toMessage('interrupted');
+      request.onProviderNativeRawPayload?.({ provider: this.name, apiSurface: 'chat.completions', payloadKind: 'request', payload: params });
+      let requestId: string | undefined;
+      try {
+        return await this.attempt(params, request, reader, (id) => (requestId = id));
+      } catch (thrown) {
+        if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
+        const error = withRequestId(toOpenAIProviderError(thrown, context), requestId, this.name);
+        if (reader.delivered || !error.retryable || attempt > this.retry.maxRetries) {
+          if (reader.delivered) error.partialMessage = reader.toMessage('interrupted', requestId);
+          (error.details as Record<string, unknown>).attempts = attempt;
+          throw error;
+        }
+        try {
+          await this.sleep(retryDelay(this.retry, attempt, error.retryAfterMs), request.signal);
+        } catch {
+          return reader.toMessage('interrupted');
+        }
+      }
+    }
+  }
+
+  private async attempt(
+    params: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
+    request: ProviderRequest,
+    reader: OpenAIStreamReader,
+    onRequestId: (id: string) => void,
+  ): Promise<AssistantMessage> {
+    const controller = new AbortController();
+    const forward = (): void => controller.abort();
+    if (request.signal.aborted) controller.abort();
+    else request.signal.addEventListener('abort', forward, { once: true });
+    const watchdog = this.timeoutMs > 0 ? new IdleWatchdog(this.timeoutMs, controller) : undefined;
+    const onRaw = request.onProviderNativeRawPayload;
+    const provider = this.name;
+    let requestId: string | undefined;
+    try {
+      const { data: chunks, request_id } = await this.client.chat.completions
+        .create(params, { signal: controller.signal, maxRetries: 0 })
+        .withResponse();
+      requestId = request_id ?? undefined;
+      if (requestId !== undefined) onRequestId(requestId);
+      for await (const chunk of chunks) {
+        if (watchdog !== undefined) watchdog.lastActivity = Date.now();
+        onRaw?.({ provider, apiSurface: 'chat.completions', payloadKind: 'stream_event', payload: chunk });
+        reader.handle(chunk);
+      }
+    } catch (error) {
+      if (watchdog?.fired) throw watchdog.error(provider);
+      throw error;
+    } finally {
+      watchdog?.stop();
+      request.signal.removeEventListener('abort', forward);
+    }
+    // The SDK ends iteration quietly when its signal aborts, so the cause is checked here.
+    if (watchdog?.fired) throw watchdog.error(provider);
+    if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
+    if (!reader.finished) {
+      throw new OpenAIProviderError(`The ${provider} stream ended before a finish_reason (connection closed early). Retry the turn.`, {
+        code: 'network',
+        provider,
+        ...(requestId === undefined ? {} : { requestId }),
+      });
+    }
+    onRaw?.({ provider, apiSurface: 'chat.completions', payloadKind: 'response', payload: reader.nativeResponse() });
+    return reader.toMessage('complete', requestId);
+  }
+}
+
+/** Idle timer for one attempt: chunks only stamp `lastActivity`; the timer re-arms for the rest. */
+class IdleWatchdog {
+  lastActivity = Date.now();
+  fired = false;
+  private timer: ReturnType<typeof setTimeout>;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly controller: AbortController,
+  ) {
+    this.timer = setTimeout(this.check, timeoutMs);
+  }
+
+  private readonly check = (): void => {
+    const idle = Date.now() - this.lastActivity;
+    if (idle >= this.timeoutMs) {
+      this.fired = true;
+      this.controller.abort();
+    } else {
+      this.timer = setTimeout(this.check, this.timeoutMs - idle);
+    }
+  };
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  error(provider: string): OpenAIProviderError {
+    return new OpenAIProviderError(
+      `${provider} sent nothing for ${this.timeoutMs} ms and the attempt was stopped. Retry, or raise the provider timeout.`,
+      { code: 'timeout', provider },
+    );
+  }
+}
+
+/** Errors raised mid-stream (connection drops) carry the id of the response they cut short. */
+function withRequestId(error: OpenAIProviderError, requestId: string | undefined, provider: string): OpenAIProviderError {
+  if (requestId === undefined || error.requestId !== undefined) return error;
+  return new OpenAIProviderError(`${error.message} (request ${requestId})`, {
+    code: error.code,
+    provider,
+    requestId,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    cause: error.cause,
+  });
+}

@@ -1,0 +1,214 @@
+import { readFile, rm, mkdtemp, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Compaction, SessionLogger, type AssistantMessage, type ProviderRequest, type Tool } from '@tessera/contracts';
+import { createKernel, definePlugin, Stage } from '@tessera/kernel';
+import { ManualProvider, RecordingSessionLogger } from '@tessera/kernel/testing';
+import { ScriptedProvider, type ScriptedTurn } from '@tessera/plugin-provider-scripted';
+import { testPreset } from '@tessera/preset-test';
+import { FileSessionLogger, readSessionLog, replaySessionLogEntries, sessionLogger, validateSessionReplayLogEntries } from './index.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tessera-session-log-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const echo: Tool = {
+  name: 'echo',
+  description: 'echoes',
+  parameters: { type: 'object' },
+  execute: async (input) => ({ success: true, output: String((input as { text: string }).text) }),
+};
+
+/** A scripted provider that also reports provider-native payloads, as real providers do. */
+class NativeReportingProvider extends ScriptedProvider {
+  override async stream(request: ProviderRequest): Promise<AssistantMessage> {
+    request.onProviderNativeRawPayload?.({ provider: this.name, apiSurface: 'messages', payloadKind: 'request', payload: { headers: { 'x-api-key': 'sk-secret' } } });
+    const reply = await super.stream(request);
+    request.onProviderNativeRawPayload?.({ provider: this.name, apiSurface: 'messages', payloadKind: 'response', payload: { id: 'msg_1' } });
+    return reply;
+  }
+}
+
+async function start(provider: ScriptedProvider, options: { threshold?: number; plugins?: NonNullable<Parameters<typeof testPreset>[0]>['plugins'] } = {}) {
+  const kernel = await createKernel({
+    plugins: testPreset({ provider, replace: [sessionLogger({ dir, externalPayloadThresholdBytes: options.threshold })], plugins: options.plugins }),
+  });
+  return kernel;
+}
+
+const events = async (sessionId: string) => (await readSessionLog(dir, sessionId)).value;
+
+describe('sessionLogger plugin', () => {
+  it('replaces the preset logger and writes every Session Logging event of a tool turn', async () => {
+    const provider = new NativeReportingProvider({
+      turns: [{ text: ['Let me ', 'echo.'], toolCalls: [{ name: 'echo', input: { text: 'hi' } }] }, { text: 'Echoed hi.', usage: { inputTokens: 10, outputTokens: 3 } }],
+    });
+    const kernel = await start(provider);
+    expect(kernel.get(SessionLogger)).toBeInstanceOf(FileSessionLogger);
+    const session = kernel.createSession({ sessionId: 'turn', tools: [echo], systemMessage: 'sys' });
+    await session.run('please echo hi');
+    await kernel.shutdown();
+
+    const log = await events('turn');
+    const names = new Set(log.map((entry) => entry.event));
+    for (const name of [
+      'session_init', 'pre_run', 'provider_request', 'provider_native_raw_payload', 'provider_stream_raw_delta', 'text_delta',
+      'provider_response_raw', 'provider_response_normalized', 'tool_batch_started', 'tool_execution_request',
+      'tool_execution_result', 'tool_message_committed', 'history_mutation', 'assistant', 'session_shutdown',
+    ]) expect(names, name).toContain(name);
+
+    const deltas = log.filter((entry) => entry.event === 'text_delta');
+    expect(deltas.map((entry) => [entry.delta, entry.sequence, entry.round])).toEqual([['Let me ', 0, 1], ['echo.', 1, 1], ['Echoed hi.', 0, 2]]);
+    const request = log.find((entry) => entry.event === 'tool_execution_request')!;
+    expect(request).toMatchObject({ toolName: 'echo', toolCallId: 'toolu_0_0', parameters: { text: 'hi' }, batchIndex: 0, round: 1 });
+    expect(log.find((entry) => entry.event === 'tool_execution_result')).toMatchObject({ toolCallId: 'toolu_0_0', success: true, output: 'hi' });
+    const executionIds = new Set(log.filter((entry) => entry.executionId !== undefined).map((entry) => entry.executionId));
+    expect(executionIds.size).toBe(1);
+    expect(JSON.stringify(log)).not.toContain('sk-secret');
+
+    expect(validateSessionReplayLogEntries(log, { dir })).toEqual({ ok: true, issues: [] });
+    const replay = replaySessionLogEntries(log, { dir });
+    expect(replay.messages).toEqual(session.getHistory());
+    expect(replay.history).toEqual(session.getFullHistory());
+  });
+
+  it("a running turn's deltas reach the file before the turn ends", async () => {
+    const kernel = await start(new ScriptedProvider({ turns: [] }));
+    const manual = new ManualProvider();
+    const session = kernel.createSession({ sessionId: 'live', provider: manual });
+    const running = session.run('go');
+    const call = await manual.waitForCall();
+    call.delta('first-chunk');
+    await vi.waitFor(async () => expect(await readFile(join(dir, 'live.jsonl'), 'utf8')).toContain('first-chunk'), { timeout: 2_000, interval: 5 });
+    expect(session.isRunning()).toBe(true);
+    call.finish();
+    await running;
+    await kernel.shutdown();
+  });
+
+  it('kernel shutdown flushes what is still buffered', async () => {
+    const kernel = await start(new ScriptedProvider({ turns: [{ text: 'x' }] }));
+    const session = kernel.createSession({ sessionId: 'flushed' });
+    await session.run('hi');
+    kernel.get(SessionLogger).log('flushed', 'late_event', { n: 1 });
+    await kernel.shutdown();
+    expect((await events('flushed')).map((entry) => entry.event)).toContain('late_event');
+  });
+
+  it('values over the inline threshold replay exactly', async () => {
+    const large = 'L'.repeat(50_000);
+    const bigTool: Tool = { ...echo, name: 'big', execute: async () => ({ success: true, output: large }) };
+    const kernel = await start(new ScriptedProvider({ turns: [{ toolCalls: [{ name: 'big', input: {} }] }, { text: 'done' }] }));
+    const session = kernel.createSession({ sessionId: 'big', tools: [bigTool] });
+    await session.run('go');
+    await kernel.shutdown();
+    const log = await events('big');
+    expect(await readFile(join(dir, 'big.jsonl'), 'utf8')).not.toContain(large);
+    const replay = replaySessionLogEntries(log, { dir });
+    expect(replay.messages).toEqual(session.getHistory());
+    expect(() => replaySessionLogEntries(log)).toThrow(/pass \{ dir \}/);
+
+    // Tampering with a payload is caught by both replay and validation.
+    const reference = log.find((entry) => entry.event === 'history_mutation' && typeof entry.entry === 'object' && (entry.entry as { kind?: string }).kind === 'external-payload')!.entry as { relativePath: string };
+    await writeFile(join(dir, reference.relativePath), '"tampered"');
+    expect(() => replaySessionLogEntries(log, { dir })).toThrow(/does not match/);
+    expect(validateSessionReplayLogEntries(log, { dir }).issues.map((issue) => issue.code)).toContain('PAYLOAD_REFERENCE_INVALID');
+  });
+
+  it('logs a result for calls that never ran (denied) so requests and results pair up', async () => {
+    const deny = definePlugin({
+      name: 'deny-all',
+      register: ({ hooks }) => hooks.preToolUse.tap({ name: 'deny', stage: Stage.Guard }, () => ({ decision: 'deny', reason: 'no' })),
+    });
+    const provider = new NativeReportingProvider({ turns: [{ toolCalls: [{ name: 'echo', input: { text: 'x' } }, { name: 'ghost', input: {} }] }, { text: 'ok' }] });
+    const kernel = await start(provider, { plugins: [deny] });
+    await kernel.createSession({ sessionId: 'denied', tools: [echo] }).run('go');
+    await kernel.shutdown();
+    const log = await events('denied');
+    const results = log.filter((entry) => entry.event === 'tool_execution_result');
+    expect(results.map((entry) => [entry.toolName, entry.success, entry.executed])).toEqual([['echo', false, false], ['ghost', false, false]]);
+    expect(results[0]!.output).toContain('Permission denied');
+    expect(validateSessionReplayLogEntries(log, { dir }).ok).toBe(true);
+  });
+
+  it('records compaction as a history reset that replay follows', async () => {
+    const compaction = definePlugin({ name: 'fake-compaction', provides: [Compaction], register: ({ bind }) => void bind(Compaction).toConstantValue({ compact: async () => ({ summary: 'short' }) }) });
+    const kernel = await start(new ScriptedProvider({ turns: [{ text: 'a' }, { text: 'b' }] }), { plugins: [compaction] });
+    const session = kernel.createSession({ sessionId: 'compacted' });
+    await session.run('one');
+    await session.compact();
+    await session.run('two');
+    await kernel.shutdown();
+    const replay = replaySessionLogEntries(await events('compacted'), { dir });
+    expect(replay.messages).toEqual(session.getHistory());
+    expect(replay.messages[0]).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: '[Context Summary] short' }] });
+  });
+
+  it('validation reports missing native payloads, and exempts a failed provider call', async () => {
+    const turns: ScriptedTurn[] = [{ text: 'no native payloads here' }, { error: 'overloaded' }];
+    const kernel = await start(new ScriptedProvider({ turns }));
+    const session = kernel.createSession({ sessionId: 'partial' });
+    await session.run('one');
+    await expect(session.run('two')).rejects.toThrow('overloaded');
+    await kernel.shutdown();
+    const log = await events('partial');
+    expect(log.map((entry) => entry.event)).toContain('provider_error');
+    const result = validateSessionReplayLogEntries(log);
+    expect(result.ok).toBe(false);
+    expect(result.issues.map((issue) => [issue.code, issue.round])).toEqual([['PROVIDER_NATIVE_RAW_PAYLOAD_MISSING', 1]]);
+  });
+
+  it('an aborted round still has its (interrupted) response logged', async () => {
+    const kernel = await start(new ScriptedProvider({ turns: [] }));
+    const manual = new ManualProvider();
+    const session = kernel.createSession({ sessionId: 'aborted', provider: manual });
+    const running = session.run('go').catch((error: unknown) => error);
+    (await manual.waitForCall()).delta('part');
+    session.abort();
+    await running;
+    await kernel.shutdown();
+    const normalized = (await events('aborted')).find((entry) => entry.event === 'provider_response_normalized')!;
+    expect(normalized).toMatchObject({ state: 'interrupted', round: 1 });
+  });
+
+  it('writes through a custom logger, so tests can record events', async () => {
+    const recording = new RecordingSessionLogger();
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'hey' }], replace: [sessionLogger({ logger: recording })] }) });
+    await kernel.createSession({ sessionId: 'rec' }).run('hi');
+    await kernel.shutdown();
+    expect(recording.named('provider_request')).toHaveLength(1);
+    expect(recording.named('text_delta')[0]!.data).toMatchObject({ delta: 'hey', sequence: 0, round: 1 });
+    expect(existsSync(join(dir, 'rec.jsonl'))).toBe(false);
+  });
+});
+
+describe('log readers', () => {
+  it('readSessionLog reports a torn last line instead of failing', async () => {
+    await writeFile(join(dir, 's.jsonl'), '{"event":"a","sessionId":"s"}\n{"event":"b","sess');
+    const { value, diagnostics } = await readSessionLog(dir, 's');
+    expect(value.map((entry) => entry.event)).toEqual(['a']);
+    expect(diagnostics).toMatchObject([{ line: 2, severity: 'error' }]);
+    await expect(readSessionLog(dir, '../etc')).rejects.toThrow(/Invalid session id/);
+  });
+
+  it('validation pairs tool requests with results and checks reference shapes', () => {
+    const result = validateSessionReplayLogEntries([
+      { event: 'tool_execution_request', toolCallId: 'a', executionId: 'e', round: 1 },
+      { event: 'tool_execution_result', toolCallId: 'b', executionId: 'e', round: 1 },
+      { event: 'x', sessionId: 's', field: { kind: 'external-payload', encoding: 'json', sha256: 'nothex', byteLength: 1, relativePath: 'x' } },
+      { event: 'y', sessionId: 's', field: { kind: 'external-payload', encoding: 'json', sha256: 'a'.repeat(64), byteLength: 1, relativePath: '../../etc/passwd' } },
+    ]);
+    expect(result.issues.map((issue) => [issue.code, issue.eventIndex, issue.toolCallId])).toEqual([
+      ['TOOL_RESULT_MISSING', 0, 'a'],
+      ['TOOL_REQUEST_MISSING', 1, 'b'],
+      ['PAYLOAD_REFERENCE_INVALID', 2, undefined],
+      ['PAYLOAD_REFERENCE_INVALID', 3, undefined],
+    ]);
+  });
+});
