@@ -1,2 +1,14 @@
-// Scaffold: filled in by the issue that builds this package.
-export {};
+export { hooksPlugin, HOOKS_PLUGIN_NAME, CompactionBlockedByHookError } from './hooks-plugin.js';
+export type { HooksPluginOptions } from './hooks-plugin.js';
+export { parseHooksConfig, readHooksFile, mergeHooksConfigs, handlerKey, HOOK_EVENTS } from './parse-hooks-config.js';
+export { compileMatcher, matchesMatcher } from './matcher.js';
+export { matchesIfCondition } from './if-condition.js';
+export { HookRunner, HookConfigurationError, entriesFrom } from './hook-runner.js';
+export type { AgentHookRequest, HookCall, HookEntry, HookRunnerOptions } from './hook-runner.js';
+export { interpretOutcome, combineOutcomes } from './hook-outcome.js';
+export type { HandlerOutcome, HookPermissionDecision, HookRunResult } from './hook-outcome.js';
+export { runCommandHook } from './command-executor.js';
+export type { CommandRunOptions, ProcessOutcome } from './command-executor.js';
+export { runHttpHook, interpolateHeaders } from './http-executor.js';
+export { askForApproval } from './ask-approval.js';
+export type { HookApprovalOptions } from './ask-approval.js';

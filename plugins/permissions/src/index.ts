@@ -1,2 +1,19 @@
-// Scaffold: filled in by the issue that builds this package.
-export {};
+export { evaluatePermission, explainPermission } from './evaluate-permission.js';
+export type { PermissionContext, PermissionExplanation, SessionRule } from './evaluate-permission.js';
+export type { PermissionRules } from './rule-set.js';
+export { compileRules } from './rule-set.js';
+export { compileRule, validatePermissionRules, EDIT_TOOLS, READ_TOOLS } from './permission-rule.js';
+export type { CompiledRule, RuleList, RuleProblem } from './permission-rule.js';
+export { parseBashCommand } from './bash-command.js';
+export type { BashRedirect, BashSubcommand, BashWord, ParsedBashCommand } from './bash-command.js';
+export { analyzeBashCommand } from './command-forms.js';
+export type { AnalyzedBashCommand, CommandForms } from './command-forms.js';
+export { requestApproval } from './approval-chain.js';
+export type { ApprovalChainOptions, ApprovalOutcome, PermissionHandler, PromptForApproval } from './approval-chain.js';
+export { PermissionEnforcer } from './permission-enforcer.js';
+export type { PermissionEnforcerOptions } from './permission-enforcer.js';
+export { RulesPermissionPolicy } from './rules-permission-policy.js';
+export type { RulesPermissionPolicyOptions } from './rules-permission-policy.js';
+export { DEFAULT_MAX_OUTPUT_CHARS, truncateMiddle, truncateToolResult } from './truncate-output.js';
+export { permissionsPlugin, PERMISSIONS_PLUGIN_NAME } from './permissions-plugin.js';
+export type { PermissionsPluginOptions } from './permissions-plugin.js';

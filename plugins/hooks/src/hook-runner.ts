@@ -1,0 +1,205 @@
+import {
+  TesseraError,
+  describeError,
+  messageText,
+  type HookEventName,
+  type HookHandlerConfig,
+  type HooksConfig,
+  type HooksSource,
+  type ISession,
+  type Provider,
+} from '@tessera/contracts';
+import { runCommandHook, type ProcessOutcome } from './command-executor.js';
+import { combineOutcomes, interpretOutcome, type HandlerOutcome, type HookRunResult } from './hook-outcome.js';
+import { runHttpHook } from './http-executor.js';
+import { matchesIfCondition } from './if-condition.js';
+import { matchesMatcher } from './matcher.js';
+import { HOOK_EVENTS, handlerKey } from './parse-hooks-config.js';
+
+/** One handler with where it came from. */
+export interface HookEntry {
+  event: HookEventName;
+  matcher?: string;
+  handler: HookHandlerConfig;
+  source: HooksSource;
+  /** `hooks.Stop[0].hooks[1]`, for messages. */
+  location: string;
+}
+
+export interface AgentHookRequest {
+  handler: HookHandlerConfig & { type: 'agent' };
+  prompt: string;
+  input: Record<string, unknown>;
+  session: ISession | undefined;
+  signal: AbortSignal;
+}
+
+export interface HookRunnerOptions {
+  /** `CLAUDE_PROJECT_DIR`; default: the session's cwd. */
+  projectDir?: string;
+  /** Used by `prompt` hooks. */
+  provider?: Provider;
+  /** Runs `agent` hooks through a subagent; without it they report a configuration error. */
+  runAgentHook?: (request: AgentHookRequest) => Promise<{ ok: boolean; reason?: string }>;
+  /** `transcript_path` sent to hooks. */
+  transcriptPath?: (session: ISession | undefined) => string;
+  /** Extra environment for command hooks. */
+  env?: Record<string, string>;
+}
+
+export interface HookCall {
+  event: HookEventName;
+  /** The value the matcher is tested against (tool name, source, reason, trigger, agent type…). */
+  matchValue?: string;
+  /** Event-specific input fields (snake_case, as Claude Code sends them). */
+  fields: Record<string, unknown>;
+  session?: ISession;
+  signal?: AbortSignal;
+  /** Tool events: for `if` conditions. */
+  tool?: { name: string; input: unknown };
+}
+
+// Seconds, as current Claude Code defaults them.
+const DEFAULT_TIMEOUT_S: Record<HookHandlerConfig['type'], number> = { command: 600, http: 600, prompt: 30, agent: 60 };
+const MATCHED_FIELD_EVENTS: ReadonlySet<HookEventName> = new Set([
+  'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SessionStart', 'SessionEnd', 'PreCompact', 'PostCompact', 'SubagentStart', 'SubagentStop', 'Notification',
+]);
+const TOOL_EVENTS: ReadonlySet<HookEventName> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
+
+/** Error for a hook that cannot run as configured; names the hook and says what to do. */
+export class HookConfigurationError extends TesseraError {
+  constructor(message: string, details: Record<string, unknown>) {
+    super(message, { code: 'hook_configuration', category: 'configuration', recoverable: false, details });
+  }
+}
+
+export function entriesFrom(config: HooksConfig, source: HooksSource): HookEntry[] {
+  const entries: HookEntry[] = [];
+  for (const event of HOOK_EVENTS) {
+    (config[event] ?? []).forEach((group, groupIndex) =>
+      group.hooks.forEach((handler, handlerIndex) =>
+        entries.push({
+          event,
+          ...(group.matcher === undefined ? {} : { matcher: group.matcher }),
+          handler,
+          source,
+          location: `hooks.${event}[${groupIndex}].hooks[${handlerIndex}]`,
+        }),
+      ),
+    );
+  }
+  return entries;
+}
+
+/** Finds the handlers for an event, runs them in parallel, and combines what they said. */
+export class HookRunner {
+  constructor(
+    private readonly entries: readonly HookEntry[],
+    private readonly options: HookRunnerOptions = {},
+  ) {}
+
+  has(event: HookEventName): boolean {
+    return this.entries.some((entry) => entry.event === event);
+  }
+
+  matching(call: Pick<HookCall, 'event' | 'matchValue' | 'tool'>): HookEntry[] {
+    const seen = new Set<string>();
+    return this.entries.filter((entry) => {
+      if (entry.event !== call.event) return false;
+      if (MATCHED_FIELD_EVENTS.has(call.event) && !matchesMatcher(entry.matcher, call.matchValue)) return false;
+      if (entry.handler.if !== undefined) {
+        if (!TOOL_EVENTS.has(call.event) || !call.tool) return false;
+        if (!matchesIfCondition(entry.handler.if, call.tool.name, call.tool.input)) return false;
+      }
+      // Identical handlers (from several layers or groups) run once.
+      const key = handlerKey(entry.handler);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
+
+  async run(call: HookCall): Promise<HookRunResult> {
+    const entries = this.matching(call);
+    if (entries.length === 0) return combineOutcomes(call.event, []);
+    const { session } = call;
+    const input: Record<string, unknown> = {
+      session_id: session?.sessionId ?? '',
+      transcript_path: this.options.transcriptPath?.(session) ?? '',
+      cwd: session?.cwd ?? process.cwd(),
+      hook_event_name: call.event,
+      ...(session ? { permission_mode: session.getPermissionMode() } : {}),
+      ...call.fields,
+    };
+    const outcomes = await Promise.all(entries.map((entry) => this.runOne(entry, input, call)));
+    return combineOutcomes(call.event, outcomes.filter((outcome): outcome is HandlerOutcome => outcome !== undefined));
+  }
+
+  private async runOne(entry: HookEntry, input: Record<string, unknown>, call: HookCall): Promise<HandlerOutcome | undefined> {
+    const name = `${entry.source.file} ${entry.location}`;
+    const { handler } = entry;
+    const timeoutMs = Math.max(1, (handler.timeout ?? DEFAULT_TIMEOUT_S[handler.type]) * 1000);
+    const signal = call.signal ?? new AbortController().signal;
+    const json = JSON.stringify(input);
+    try {
+      let result: ProcessOutcome;
+      if (handler.type === 'command') {
+        const projectDir = this.options.projectDir ?? call.session?.cwd ?? process.cwd();
+        const env: Record<string, string> = { ...this.options.env, CLAUDE_PROJECT_DIR: projectDir };
+        if (entry.source.pluginRoot) env.CLAUDE_PLUGIN_ROOT = entry.source.pluginRoot;
+        const pending = runCommandHook(handler, { cwd: call.session?.cwd ?? projectDir, env, input: json, timeoutMs, signal });
+        // `async: true` hooks run in the background and have no say.
+        if (handler.async) return void pending.catch(() => undefined);
+        result = await pending;
+      } else if (handler.type === 'http') {
+        result = await runHttpHook(handler, json, { timeoutMs, signal });
+      } else {
+        result = await this.askModel(entry, name, input, call, timeoutMs, signal);
+      }
+      return interpretOutcome(name, entry.event, result);
+    } catch (error) {
+      return {
+        hook: name, exitCode: 1, stdout: '', stderr: describeError(error), blocked: false, additionalContext: [],
+        notice: `${name} could not run: ${describeError(error)}`,
+      };
+    }
+  }
+
+  /** `prompt` asks the provider, `agent` a subagent, for `{ "ok": boolean, "reason": string }`. */
+  private async askModel(entry: HookEntry, name: string, input: Record<string, unknown>, call: HookCall, timeoutMs: number, outer: AbortSignal): Promise<ProcessOutcome> {
+    const handler = entry.handler as HookHandlerConfig & { type: 'prompt' | 'agent' };
+    const json = JSON.stringify(input);
+    const prompt = handler.prompt.includes('$ARGUMENTS') ? handler.prompt.replaceAll('$ARGUMENTS', json) : `${handler.prompt}\n\n${json}`;
+    const signal = AbortSignal.any([outer, AbortSignal.timeout(timeoutMs)]);
+    let verdict: { ok: boolean; reason?: string };
+    if (handler.type === 'agent') {
+      if (!this.options.runAgentHook) {
+        throw new HookConfigurationError(
+          `${name} is an "agent" hook, but no subagent runner is available: add the subagents plugin (pass runAgentHook to hooksPlugin) or change the hook to "type": "prompt" or "command".`,
+          { file: entry.source.file, path: entry.location, event: entry.event },
+        );
+      }
+      verdict = await this.options.runAgentHook({ handler: handler as HookHandlerConfig & { type: 'agent' }, prompt, input, session: call.session, signal });
+    } else {
+      if (!this.options.provider) throw new HookConfigurationError(`${name} is a "prompt" hook, but no Provider is bound.`, { file: entry.source.file, path: entry.location });
+      const reply = await this.options.provider.stream({
+        messages: [{ role: 'user', content: prompt }],
+        system: 'You evaluate a hook condition for a coding agent. Reply with only a JSON object: {"ok": true} to let the action proceed, or {"ok": false, "reason": "why"} to block it.',
+        tools: [],
+        signal,
+        ...(handler.model ? { model: handler.model } : {}),
+      });
+      const text = messageText(reply);
+      const match = /\{[\s\S]*\}/.exec(text);
+      const parsed: unknown = match ? JSON.parse(match[0]) : undefined;
+      if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { ok?: unknown }).ok !== 'boolean') {
+        return { exitCode: 1, stdout: '', stderr: `the model did not answer with {"ok": boolean}: ${text.slice(0, 200)}` };
+      }
+      verdict = parsed as { ok: boolean; reason?: string };
+    }
+    if (signal.aborted) return { exitCode: 1, stdout: '', stderr: '', timedOut: !outer.aborted, aborted: outer.aborted };
+    return verdict.ok
+      ? { exitCode: 0, stdout: '', stderr: '' }
+      : { exitCode: 2, stdout: '', stderr: verdict.reason ?? 'blocked by a prompt hook' };
+  }
+}

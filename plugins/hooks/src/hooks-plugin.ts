@@ -1,0 +1,179 @@
+import {
+  ApprovalHandler,
+  Provider,
+  TesseraError,
+  describeError,
+  type Diagnostic,
+  type HooksConfig,
+  type HooksSource,
+  type ISession,
+  type PostToolUseContext,
+  type ToolResult,
+} from '@tessera/contracts';
+import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
+import { askForApproval, type HookApprovalOptions } from './ask-approval.js';
+import type { HookRunResult } from './hook-outcome.js';
+import { entriesFrom, HookRunner, type HookEntry, type HookRunnerOptions } from './hook-runner.js';
+import { readHooksFile } from './parse-hooks-config.js';
+
+export const HOOKS_PLUGIN_NAME = 'claude-hooks';
+
+export interface HooksPluginOptions extends Omit<HookRunnerOptions, 'provider'>, Omit<HookApprovalOptions, 'approvalHandler'> {
+  /** Parsed configurations with their source (settings layer or plugin). */
+  configs?: ReadonlyArray<{ config: HooksConfig; source: HooksSource }>;
+  /** Settings files or plugin hooks.json files to read at boot (a string is the file path). */
+  files?: ReadonlyArray<string | HooksSource>;
+  /** Provider for `prompt` hooks; default: the bound `Provider`. */
+  provider?: HookRunnerOptions['provider'];
+  /** Approver for `permissionDecision: "ask"`; default: the bound `ApprovalHandler`. */
+  approvalHandler?: HookApprovalOptions['approvalHandler'];
+  /** Sees every run that matched at least one handler: notices, system messages, decisions. */
+  onHookResult?: (result: HookRunResult, session: ISession | undefined) => void;
+  /** Problems found while reading `files`; by default they become process warnings. */
+  onDiagnostics?: (diagnostics: Diagnostic[]) => void;
+}
+
+/** A PreCompact hook refused compaction. */
+export class CompactionBlockedByHookError extends TesseraError {
+  constructor(reason: string) {
+    super(`Compaction was blocked by a PreCompact hook: ${reason}`, { code: 'compaction_blocked', category: 'permission', recoverable: true, details: { reason } });
+  }
+}
+
+function appendFeedback(result: ToolResult, text: string): ToolResult {
+  const output = typeof result.output === 'string' ? `${result.output}\n\n${text}` : [...result.output, { type: 'text' as const, text }];
+  return { ...result, output };
+}
+
+/**
+ * Runs Claude Code hooks (settings `hooks` and plugin hooks.json) on the kernel's hooks.
+ * PreToolUse taps at `Stage.Default`, after a permission guard at `Stage.Guard`.
+ */
+export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
+  const entries: HookEntry[] = (options.configs ?? []).flatMap(({ config, source }) => entriesFrom(config, source));
+  let runner = new HookRunner(entries, options);
+  const approval: HookApprovalOptions = { ...options };
+  // SessionStart output waits here until the session's first prompt.
+  const pendingContext = new WeakMap<ISession, string[]>();
+  const report = (result: HookRunResult, session: ISession | undefined): void => {
+    if (result.outcomes.length === 0) return;
+    if (options.onHookResult) options.onHookResult(result, session);
+    else for (const notice of result.notices) process.emitWarning(notice, { code: 'TESSERA_HOOK_NOTICE' });
+  };
+  const run = async (call: Parameters<HookRunner['run']>[0]): Promise<HookRunResult> => {
+    const result = await runner.run(call);
+    report(result, call.session);
+    return result;
+  };
+  const name = (suffix: string) => ({ name: `${HOOKS_PLUGIN_NAME}:${suffix}`, stage: Stage.Default });
+
+  return definePlugin({
+    name: HOOKS_PLUGIN_NAME,
+    register({ hooks }) {
+      hooks.sessionStart.tapPromise(name('SessionStart'), async ({ session, source }) => {
+        const result = await run({ event: 'SessionStart', matchValue: source, fields: { source }, session });
+        if (result.additionalContext.length > 0) pendingContext.set(session, [...(pendingContext.get(session) ?? []), ...result.additionalContext]);
+      });
+      hooks.userPromptSubmit.tapPromise(name('UserPromptSubmit'), async (context) => {
+        const { session } = context;
+        const pending = pendingContext.get(session) ?? [];
+        pendingContext.delete(session);
+        const result = await run({ event: 'UserPromptSubmit', fields: { prompt: context.prompt }, session });
+        if (result.blocked || result.stop) return { blocked: { reason: result.reason ?? result.stop?.reason ?? 'blocked by a UserPromptSubmit hook' } };
+        const added = [...pending, ...result.additionalContext];
+        return added.length > 0 ? { additionalContext: [...context.additionalContext, ...added] } : undefined;
+      });
+      hooks.preToolUse.tapPromise(name('PreToolUse'), async (context) => {
+        if (!runner.has('PreToolUse')) return undefined;
+        const { session, toolName, toolCallId, signal } = context;
+        const result = await run({
+          event: 'PreToolUse',
+          matchValue: toolName,
+          fields: { tool_name: toolName, tool_input: context.input, tool_use_id: toolCallId },
+          session,
+          signal,
+          tool: { name: toolName, input: context.input },
+        });
+        if (result.blocked || result.permissionDecision === 'deny' || result.stop) {
+          const reason = result.reason ?? result.permissionDecisionReason ?? result.stop?.reason ?? 'denied by a PreToolUse hook';
+          return { decision: 'deny', reason, source: 'hook' };
+        }
+        if (result.updatedInput !== undefined) context.input = result.updatedInput;
+        if (result.permissionDecision === 'ask') {
+          const answer = await askForApproval(approval, { toolName, input: context.input, sessionId: session.sessionId, toolCallId, signal });
+          if (answer !== true) return { decision: 'deny', reason: `${result.permissionDecisionReason ?? 'a hook asked for approval'}; not approved: ${answer}`, source: 'hook' };
+        }
+        // `allow` and `defer` change nothing: the permission guard has already decided.
+        return undefined;
+      });
+      const post = (event: 'PostToolUse' | 'PostToolUseFailure') => async (context: PostToolUseContext) => {
+        if (!runner.has(event)) return undefined;
+        const { result: toolResult } = context;
+        const fields: Record<string, unknown> = {
+          tool_name: context.toolName,
+          tool_input: context.input,
+          tool_use_id: context.toolCallId,
+          duration_ms: context.durationMs,
+          ...(event === 'PostToolUse'
+            ? { tool_response: toolResult.data ?? toolResult.output }
+            : { error: toolResult.error ?? (typeof toolResult.output === 'string' ? toolResult.output : ''), is_interrupt: toolResult.errorCode === 'aborted' }),
+        };
+        const result = await run({ event, matchValue: context.toolName, fields, session: context.session, tool: { name: context.toolName, input: context.input } });
+        const feedback = [...(result.blocked && result.reason ? [result.reason] : []), ...result.additionalContext];
+        return feedback.length > 0 ? { result: appendFeedback(toolResult, `<hook-feedback>\n${feedback.join('\n')}\n</hook-feedback>`) } : undefined;
+      };
+      hooks.postToolUse.tapPromise(name('PostToolUse'), post('PostToolUse'));
+      hooks.postToolUseFailure.tapPromise(name('PostToolUseFailure'), post('PostToolUseFailure'));
+      hooks.stop.tapPromise(name('Stop'), async ({ session, response, stopHookActive }) => {
+        if (!runner.has('Stop')) return undefined;
+        const result = await run({ event: 'Stop', fields: { stop_hook_active: stopHookActive, last_assistant_message: response }, session });
+        return result.blocked && !result.stop ? { continue: true, reason: result.reason ?? 'A Stop hook asked to continue.' } : undefined;
+      });
+      hooks.stopFailure.tapPromise(name('StopFailure'), async ({ session, error, reason }) => {
+        await run({ event: 'StopFailure', fields: { reason, error: describeError(error) }, session });
+      });
+      hooks.sessionEnd.tapPromise(name('SessionEnd'), async ({ session, reason }) => {
+        await run({ event: 'SessionEnd', matchValue: reason, fields: { reason }, session });
+      });
+      hooks.preCompact.tapPromise(name('PreCompact'), async ({ session, trigger, instructions }) => {
+        const result = await run({ event: 'PreCompact', matchValue: trigger, fields: { trigger, custom_instructions: instructions ?? '' }, session });
+        if (result.blocked) throw new CompactionBlockedByHookError(result.reason ?? 'no reason given');
+      });
+      hooks.postCompact.tapPromise(name('PostCompact'), async ({ session, trigger, summary }) => {
+        await run({ event: 'PostCompact', matchValue: trigger, fields: { trigger, ...(summary === undefined ? {} : { summary }) }, session });
+      });
+      hooks.subagentStart.tapPromise(name('SubagentStart'), async ({ session, agentId, agentType }) => {
+        await run({ event: 'SubagentStart', matchValue: agentType, fields: { agent_id: agentId, agent_type: agentType }, session });
+      });
+      hooks.subagentStop.tapPromise(name('SubagentStop'), async ({ session, agentId, agentType, result }) => {
+        await run({ event: 'SubagentStop', matchValue: agentType, fields: { agent_id: agentId, agent_type: agentType, stop_hook_active: false, last_assistant_message: result ?? '' }, session });
+      });
+      hooks.notification.tapPromise(name('Notification'), async ({ session, message, notificationType }) => {
+        await run({ event: 'Notification', matchValue: notificationType, fields: { message, notification_type: notificationType }, ...(session ? { session } : {}) });
+      });
+      hooks.worktreeCreate.tapPromise(name('WorktreeCreate'), async ({ session, path, branch }) => {
+        await run({ event: 'WorktreeCreate', fields: { worktree_path: path, ...(branch ? { branch } : {}) }, ...(session ? { session } : {}) });
+      });
+      hooks.worktreeRemove.tapPromise(name('WorktreeRemove'), async ({ session, path, branch }) => {
+        await run({ event: 'WorktreeRemove', fields: { worktree_path: path, ...(branch ? { branch } : {}) }, ...(session ? { session } : {}) });
+      });
+    },
+    async boot({ getOptional }) {
+      approval.approvalHandler = options.approvalHandler ?? getOptional(ApprovalHandler);
+      const provider = options.provider ?? getOptional(Provider);
+      const loaded: HookEntry[] = [];
+      const diagnostics: Diagnostic[] = [];
+      for (const file of options.files ?? []) {
+        const source: HooksSource = typeof file === 'string' ? { file } : file;
+        const parsed = await readHooksFile(source.file, source.pluginRoot === undefined ? {} : { pluginRoot: source.pluginRoot });
+        diagnostics.push(...parsed.diagnostics);
+        loaded.push(...entriesFrom(parsed.value, source));
+      }
+      if (diagnostics.length > 0) {
+        if (options.onDiagnostics) options.onDiagnostics(diagnostics);
+        else for (const d of diagnostics) process.emitWarning(`${d.file}${d.path ? ` ${d.path}` : ''}: ${d.message}`, { code: 'TESSERA_HOOKS_CONFIG' });
+      }
+      runner = new HookRunner([...entries, ...loaded], { ...options, ...(provider ? { provider } : {}) });
+    },
+  });
+}

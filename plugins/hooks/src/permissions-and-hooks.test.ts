@@ -1,0 +1,55 @@
+import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Message } from '@tessera/contracts';
+import { createKernel, defineTool, toolsPlugin, type Kernel } from '@tessera/kernel';
+import { permissionsPlugin } from '@tessera/plugin-permissions';
+import { testPreset } from '@tessera/preset-test';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { z } from 'zod';
+import { hooksPlugin } from './hooks-plugin.js';
+
+let dir: string;
+let kernel: Kernel | undefined;
+beforeEach(async () => {
+  dir = await realpath(await mkdtemp(join(tmpdir(), 'tessera-perm-hooks-')));
+});
+afterEach(async () => {
+  await kernel?.shutdown();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('runs the permission guard before hooks: a denied call never reaches the hook; a hook still blocks what rules allow', async () => {
+  const ran: string[] = [];
+  const bash = defineTool({
+    name: 'Bash',
+    description: 'fake',
+    inputSchema: z.object({ command: z.string() }),
+    execute: ({ command }) => (ran.push(command), { success: true, output: 'ok' }),
+  });
+  const hook = join(dir, 'guard.sh');
+  await writeFile(hook, '#!/bin/sh\ninput=$(cat)\necho "$input" >> "$CLAUDE_PROJECT_DIR/seen"\necho "$input" | grep -q "git push" && { echo "no pushing on Fridays" >&2; exit 2; }\nexit 0\n');
+  await chmod(hook, 0o755);
+  const turns = [
+    { toolCalls: [{ id: 'a', name: 'Bash', input: { command: 'rm -rf /' } }] },
+    { toolCalls: [{ id: 'b', name: 'Bash', input: { command: 'git push' } }] },
+    { toolCalls: [{ id: 'c', name: 'Bash', input: { command: 'git status' } }] },
+    { text: 'done' },
+  ];
+  kernel = await createKernel({
+    plugins: [
+      ...testPreset({ turns, replace: [permissionsPlugin({ rules: { allow: ['Bash(git *)'], deny: ['Bash(rm *)'] } })], plugins: [toolsPlugin(bash)] }),
+      hooksPlugin({ configs: [{ config: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] }, source: { file: 'settings.json' } }] }),
+    ],
+  });
+  const session = kernel.createSession({ cwd: dir });
+  await session.run('go');
+  const results = session.getHistory().flatMap((m: Message) => (m.role === 'tool' ? m.content.map((b) => String(b.content)) : []));
+  expect(results[0]).toMatch(/^Permission denied: /);
+  expect(results[1]).toBe('Blocked by hook: no pushing on Fridays');
+  expect(ran).toEqual(['git status']);
+  const seen = await readFile(join(dir, 'seen'), 'utf8');
+  expect(seen).not.toContain('rm -rf');
+  expect(existsSync(join(dir, 'seen'))).toBe(true);
+});

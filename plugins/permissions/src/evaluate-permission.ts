@@ -1,0 +1,296 @@
+import type { PermissionDecision, PermissionMode, PermissionVerdict } from '@tessera/contracts';
+import { dirname } from 'node:path';
+import { analyzeBashCommand } from './command-forms.js';
+import { insideDirectories, matchesPathPattern, pathCandidates, type PathAnchors } from './path-match.js';
+import { EDIT_TOOLS, normalizeToolName, READ_TOOLS, type CompiledRule } from './permission-rule.js';
+import { permissionSubject, resolveAnchors, stringsIn, type PermissionSubject } from './permission-subject.js';
+import { compileRules, type CompiledRuleList, type CompiledRules, type PermissionRules } from './rule-set.js';
+
+/**
+ * A rule remembered by "allow for session". It is exact — the subcommand, file, domain or
+ * agent that was approved — so approving `npm test` never approves another command.
+ */
+export interface SessionRule {
+  toolName: string;
+  kind: 'bash' | 'path' | 'domain' | 'value' | 'tool';
+  value?: string;
+  /** The rule as Claude Code would write it, e.g. `Bash(npm test)`. */
+  text: string;
+}
+
+export interface PermissionContext {
+  /** Working directory: `./x` rules, relative paths, and acceptEdits' reach. Default `process.cwd()`. */
+  cwd?: string;
+  /** Folder `/x` rules are relative to (the project root holding `.claude/`). Default: `cwd`. */
+  settingsRoot?: string;
+  homeDir?: string;
+  /** Rules approved for this session with "allow for session"; checked with the allow list. */
+  sessionRules?: readonly SessionRule[];
+}
+
+export interface PermissionExplanation extends PermissionVerdict {
+  /** For `approve`: the exact rules "allow for session" would remember. */
+  suggestions: SessionRule[];
+}
+
+// Tools that only read or talk to the user: no approval in any mode.
+const SAFE_TOOLS = new Set(['WebSearch', 'TodoRead', 'TodoWrite', 'AskUserQuestion', 'ExitPlanMode', 'EnterPlanMode', 'Agent', 'BashOutput', 'TaskOutput']);
+const FS_COMMANDS = new Set(['mkdir', 'touch', 'mv', 'cp']);
+const PROTECTED = /(?:^|\/)(?:\.git|\.vscode|\.idea|\.husky)(?:\/|$)|(?:^|\/)\.claude(?:\/(?!worktrees(?:\/|$))|$)|(?:^|\/)(?:\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.profile|\.zshrc|\.zprofile|\.zshenv|\.zlogin|\.npmrc|\.mcp\.json|\.gitconfig|\.gitmodules)$/i;
+
+/**
+ * `auto` (run), `approve` (ask the user) or `deny`. Order: deny rules, ask rules, allow
+ * rules, then the mode. Deny and ask rules apply in every mode, bypassPermissions included.
+ */
+export function evaluatePermission(
+  toolName: string,
+  input: unknown,
+  mode: PermissionMode,
+  rules: PermissionRules,
+  context: PermissionContext = {},
+): PermissionDecision {
+  return explainPermission(toolName, input, mode, rules, context).decision;
+}
+
+/** `evaluatePermission` with the deciding rule, a reason, and what "allow for session" would remember. */
+export function explainPermission(
+  toolName: string,
+  input: unknown,
+  mode: PermissionMode,
+  rules: PermissionRules,
+  context: PermissionContext = {},
+): PermissionExplanation {
+  const compiled = compileRules(rules);
+  const anchors = resolveAnchors(context);
+  const tool = normalizeToolName(toolName);
+  const subject = permissionSubject(tool, input, anchors);
+
+  const denied = findMatch(compiled.deny, tool, input, subject, anchors);
+  if (denied) return { decision: 'deny', rule: denied.text, reason: `${toolName} is denied by the rule ${denied.text}`, suggestions: [] };
+  const asked = findMatch(compiled.ask, tool, input, subject, anchors);
+  const check: AllowCheck = { tool, input, subject, compiled, session: context.sessionRules ?? [], anchors };
+  const suggestions = suggest(check);
+  if (asked) {
+    return mode === 'dontAsk'
+      ? { decision: 'deny', rule: asked.text, reason: `${toolName} needs approval (rule ${asked.text}) and the mode is dontAsk`, suggestions: [] }
+      : { decision: 'approve', rule: asked.text, reason: `the rule ${asked.text} asks before ${toolName} runs`, suggestions };
+  }
+  const critical = criticalReason(tool, subject, anchors, mode);
+  const unallowed = suggestions.length > 0 || !allowed(check);
+  let verdict: PermissionExplanation;
+  if (!unallowed) verdict = { decision: 'auto', rule: allowRuleText(check), reason: 'allowed by rule', suggestions: [] };
+  else verdict = { ...modePolicy(tool, subject, mode, compiled, anchors), suggestions };
+  if (critical && verdict.decision === 'auto') {
+    return mode === 'dontAsk'
+      ? { decision: 'deny', reason: critical, suggestions: [] }
+      : { decision: 'approve', reason: critical, suggestions: [] };
+  }
+  if (verdict.decision === 'approve' && mode === 'dontAsk') {
+    return { decision: 'deny', reason: `${toolName} is not pre-approved and the mode is dontAsk`, suggestions: [] };
+  }
+  return verdict;
+}
+
+function matchesRule(rule: CompiledRule, tool: string, input: unknown, subject: PermissionSubject, anchors: PathAnchors): boolean {
+  switch (rule.kind) {
+    case 'any':
+      return true;
+    case 'path':
+      // Deny/ask test the path as written and its real path; allow only the real path, so a
+      // symlink inside an allowed folder cannot carry an edit outside it.
+      if (subject.kind !== 'path' || subject.candidates === undefined) return false;
+      return rule.list === 'allow'
+        ? matchesPathPattern(rule.path!, subject.candidates.slice(-1), anchors, false)
+        : matchesPathPattern(rule.path!, subject.candidates, anchors, true);
+    case 'domain':
+      return subject.kind === 'domain' && subject.host !== undefined && rule.regex!.test(subject.host);
+    case 'value':
+      if (subject.kind === 'value') return subject.value !== undefined && rule.regex!.test(subject.value);
+      if (subject.kind === 'domain') return rule.regex!.test(subject.url);
+      // Unknown tools: a deny/ask specifier matches any string in the input; an allow never does.
+      return rule.list !== 'allow' && stringsIn(input).some((text) => rule.regex!.test(text));
+    case 'param': {
+      const value = typeof input === 'object' && input !== null ? (input as Record<string, unknown>)[rule.param!] : undefined;
+      return typeof value === 'string' && rule.regex!.test(value);
+    }
+    default:
+      return false;
+  }
+}
+
+/** The first deny/ask rule that applies to the call, for any reading of it. */
+function findMatch(list: CompiledRuleList, tool: string, input: unknown, subject: PermissionSubject, anchors: PathAnchors): CompiledRule | undefined {
+  if (subject.kind === 'bash') {
+    const bare = list.bareRule('Bash');
+    if (bare) return bare;
+    for (const command of subject.analyzed.commands) {
+      const hit = list.matchBash(command.denyForms);
+      if (hit) return hit;
+    }
+    if (!subject.analyzed.complete) {
+      // Unreadable text: also test a crude reading with quotes dropped and every operator a split.
+      const pieces = subject.command.replace(/['"\\]/g, '').split(/\$\(|[;&|\n()`<>]/);
+      for (const piece of pieces) {
+        for (const command of analyzeBashCommand(piece).commands) {
+          const hit = list.matchBash(command.denyForms);
+          if (hit) return hit;
+        }
+      }
+    }
+    const readRules = list.rulesFor('Read').filter((rule) => rule.kind === 'path');
+    const editRules = list.rulesFor('Edit').filter((rule) => rule.kind === 'path');
+    if (readRules.length === 0 && editRules.length === 0) return undefined;
+    const files = subject.files();
+    for (const [rules, groups] of [[readRules, files.reads], [editRules, [...files.writes, ...files.outputs]]] as const) {
+      for (const rule of rules) for (const candidates of groups) if (matchesPathPattern(rule.path!, candidates, anchors, true)) return rule;
+    }
+    return undefined;
+  }
+  for (const rule of list.rulesFor(tool)) if (matchesRule(rule, tool, input, subject, anchors)) return rule;
+  return undefined;
+}
+
+function sessionAllows(rules: readonly SessionRule[], tool: string, subject: PermissionSubject, value?: string): boolean {
+  for (const rule of rules) {
+    if (rule.kind === 'bash') {
+      if (subject.kind === 'bash' && rule.value === value) return true;
+    } else if (rule.kind === 'path') {
+      if (subject.kind === 'path' && rule.toolName === subject.family && subject.candidates?.at(-1) === rule.value) return true;
+    } else if (rule.kind === 'tool') {
+      if (rule.toolName === tool && subject.kind !== 'bash') return true;
+    } else if (rule.toolName === tool) {
+      const actual = subject.kind === 'domain' ? subject.host : subject.kind === 'value' ? subject.value : undefined;
+      if (actual !== undefined && actual === rule.value) return true;
+    }
+  }
+  return false;
+}
+
+interface AllowCheck {
+  tool: string;
+  input: unknown;
+  subject: PermissionSubject;
+  compiled: CompiledRules;
+  session: readonly SessionRule[];
+  anchors: PathAnchors;
+}
+
+/** The exact rules that would cover what allow rules do not; empty when everything is allowed. */
+function suggest(check: AllowCheck): SessionRule[] {
+  const { tool, subject, compiled, session } = check;
+  if (subject.kind !== 'bash') {
+    if (allowed(check)) return [];
+    if (subject.kind === 'path' && subject.candidates) {
+      const real = subject.candidates.at(-1)!;
+      return [{ toolName: subject.family, kind: 'path', value: real, text: `${subject.family}(/${real})` }];
+    }
+    if (subject.kind === 'domain' && subject.host) return [{ toolName: tool, kind: 'domain', value: subject.host, text: `WebFetch(domain:${subject.host})` }];
+    if (subject.kind === 'value' && subject.value) return [{ toolName: tool, kind: 'value', value: subject.value, text: `${tool}(${subject.value})` }];
+    if (subject.kind === 'other') return [{ toolName: tool, kind: 'tool', text: tool }];
+    return [];
+  }
+  if (compiled.allow.bareRule('Bash')) return [];
+  const out: SessionRule[] = [];
+  for (const command of subject.analyzed.commands) {
+    if (compiled.allow.matchBash([command.allowForm]) || sessionAllows(session, tool, subject, command.allowForm)) continue;
+    if (!out.some((rule) => rule.value === command.allowForm)) {
+      out.push({ toolName: 'Bash', kind: 'bash', value: command.allowForm, text: `Bash(${command.allowForm})` });
+    }
+  }
+  return out;
+}
+
+/** True when allow rules (or session rules) cover the whole call. */
+function allowed(check: AllowCheck): boolean {
+  const { tool, input, subject, compiled, session, anchors } = check;
+  if (subject.kind === 'bash') {
+    if (compiled.allow.bareRule('Bash')) return true;
+    // An unreadable command is never allowed by rule; nor is an empty one.
+    return subject.analyzed.complete && subject.analyzed.commands.length > 0 && suggest(check).length === 0 && outputsAllowed(subject, compiled, anchors);
+  }
+  if (compiled.allow.rulesFor(tool).some((rule) => matchesRule(rule, tool, input, subject, anchors))) return true;
+  return sessionAllows(session, tool, subject);
+}
+
+/** Output redirections of an allowed command must be covered by Edit allow rules too. */
+function outputsAllowed(subject: Extract<PermissionSubject, { kind: 'bash' }>, compiled: CompiledRules, anchors: PathAnchors): boolean {
+  if (subject.analyzed.redirects.every((redirect) => redirect.direction === 'in')) return true;
+  const outputs = subject.files().outputs;
+  const editRules = compiled.allow.rulesFor('Edit');
+  return outputs.every((candidates) =>
+    editRules.some((rule) => rule.kind === 'any' || (rule.kind === 'path' && matchesPathPattern(rule.path!, candidates.slice(-1), anchors, false))),
+  );
+}
+
+function allowRuleText(check: AllowCheck): string | undefined {
+  const { tool, input, subject, compiled, anchors } = check;
+  if (subject.kind === 'bash') {
+    const bare = compiled.allow.bareRule('Bash');
+    if (bare) return bare.text;
+    const rules = subject.analyzed.commands.map((command) => compiled.allow.matchBash([command.allowForm])?.text);
+    return rules.every((text) => text !== undefined) ? [...new Set(rules)].join(', ') : undefined;
+  }
+  return compiled.allow.rulesFor(tool).find((rule) => matchesRule(rule, tool, input, subject, anchors))?.text;
+}
+
+function editable(candidates: readonly string[], compiled: CompiledRules, anchors: PathAnchors): boolean {
+  return insideDirectories(candidates, [anchors.cwd, ...compiled.additionalDirectories]) && !candidates.some((path) => PROTECTED.test(path));
+}
+
+function modePolicy(tool: string, subject: PermissionSubject, mode: PermissionMode, compiled: CompiledRules, anchors: PathAnchors): PermissionVerdict {
+  if (READ_TOOLS.has(tool) || SAFE_TOOLS.has(tool)) return { decision: 'auto', reason: `${tool} only reads` };
+  if (mode === 'bypassPermissions') {
+    return { decision: 'auto', reason: 'bypassPermissions mode' };
+  }
+  if (mode === 'plan') {
+    return tool === 'WebFetch'
+      ? { decision: 'approve', reason: 'WebFetch needs approval' }
+      : { decision: 'deny', reason: `${tool} is not available in plan mode (read-only)` };
+  }
+  if (mode === 'acceptEdits') {
+    if (EDIT_TOOLS.has(tool) && subject.kind === 'path' && subject.candidates && editable(subject.candidates, compiled, anchors)) {
+      return { decision: 'auto', reason: 'acceptEdits mode: edit inside the working directories' };
+    }
+    if (subject.kind === 'bash' && subject.analyzed.complete && acceptEditsBash(subject, compiled, anchors)) {
+      return { decision: 'auto', reason: 'acceptEdits mode: file-system command inside the working directories' };
+    }
+  }
+  return { decision: 'approve', reason: `${tool} needs approval in ${mode} mode` };
+}
+
+/** acceptEdits also approves `mkdir`, `touch`, `mv`, `cp` (and writes by redirection) inside working directories. */
+function acceptEditsBash(subject: Extract<PermissionSubject, { kind: 'bash' }>, compiled: CompiledRules, anchors: PathAnchors): boolean {
+  const files = subject.files();
+  if (!files.outputs.every((candidates) => editable(candidates, compiled, anchors))) return false;
+  return subject.analyzed.commands.every((command) => {
+    if (compiled.allow.matchBash([command.allowForm])) return true;
+    if (!FS_COMMANDS.has(command.name) || command.allowForm.split(' ')[0] !== command.name) return false;
+    const paths = command.args.filter((arg) => !arg.startsWith('-'));
+    return paths.length > 0 && paths.every((arg) => editable(pathCandidates(arg, anchors), compiled, anchors));
+  });
+}
+
+/** `rm` of `/`, the home directory, the working directory or one of its parents is never automatic. */
+function criticalReason(tool: string, subject: PermissionSubject, anchors: PathAnchors, mode: PermissionMode): string | undefined {
+  if (tool === 'Bash' && subject.kind === 'bash') {
+    const critical = new Set<string>(['/', anchors.homeDir]);
+    for (let dir = anchors.cwd; ; dir = dirname(dir)) {
+      critical.add(dir);
+      if (dirname(dir) === dir) break;
+    }
+    for (const command of subject.analyzed.commands) {
+      if (command.name !== 'rm' && command.name !== 'rmdir') continue;
+      for (const arg of command.args) {
+        if (arg.startsWith('-')) continue;
+        const target = arg.replace(/^\$\{?HOME\}?(?=\/|$)/, '~');
+        if (pathCandidates(target, anchors).some((path) => critical.has(path.replace(/\/+$/, '') || '/'))) {
+          return `"${command.allowForm}" removes a critical directory; it always needs approval`;
+        }
+      }
+    }
+  }
+  if (mode !== 'bypassPermissions' && EDIT_TOOLS.has(tool) && subject.kind === 'path' && subject.candidates?.some((path) => PROTECTED.test(path))) {
+    return `${subject.candidates[0]} is a protected path; edits to it always need approval`;
+  }
+  return undefined;
+}

@@ -1,0 +1,165 @@
+import { realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+
+/** Directories path rules are anchored to. */
+export interface PathAnchors {
+  /** `./x` and `x/y` rules, and relative tool paths. */
+  cwd: string;
+  /** `/x` rules: the folder that holds the settings (the project root). */
+  settingsRoot: string;
+  /** `~/x` rules. */
+  homeDir: string;
+}
+
+export type PathAnchor = 'absolute' | 'home' | 'root' | 'cwd' | 'anywhere';
+
+export interface PathPattern {
+  anchor: PathAnchor;
+  /** The gitignore-style glob, relative to the anchor. */
+  glob: string;
+}
+
+/**
+ * Reads a `Read(…)` / `Edit(…)` specifier: `//abs`, `~/home`, `/settings-root`, `./cwd`,
+ * `dir/file` (cwd), or a bare name that matches at any depth.
+ */
+export function parsePathPattern(specifier: string): PathPattern {
+  let spec = specifier.trim();
+  // `dir/**` and `dir/` both cover the folder itself and everything in it (see patternRegExp).
+  if (spec.endsWith('/**') && spec.length > 3) spec = spec.slice(0, -3);
+  if (spec.endsWith('/') && spec.length > 1) spec = spec.slice(0, -1);
+  if (spec.startsWith('//')) return { anchor: 'absolute', glob: spec.slice(2) };
+  if (spec === '~') return { anchor: 'home', glob: '' };
+  if (spec.startsWith('~/')) return { anchor: 'home', glob: spec.slice(2) };
+  if (spec.startsWith('/')) return { anchor: 'root', glob: spec.slice(1) };
+  if (spec === '.') return { anchor: 'cwd', glob: '' };
+  if (spec.startsWith('./')) return { anchor: 'cwd', glob: spec.slice(2) };
+  if (spec.includes('/')) return { anchor: 'cwd', glob: spec };
+  return { anchor: 'anywhere', glob: spec };
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+function globSource(glob: string): string {
+  let out = '';
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i]!;
+    if (char === '*') {
+      if (glob[i + 1] === '*') {
+        if (glob[i + 2] === '/') {
+          out += '(?:.*/)?';
+          i += 2;
+        } else {
+          out += '.*';
+          i += 1;
+        }
+      } else out += '[^/]*';
+    } else if (char === '?') out += '[^/]';
+    else if (char === '[') {
+      const close = glob.indexOf(']', i + 2);
+      if (close === -1) out += '\\[';
+      else {
+        const body = glob.slice(i + 1, close).replace(/\\/g, '\\\\');
+        out += `[${body.startsWith('!') ? `^${body.slice(1)}` : body}]`;
+        i = close;
+      }
+    } else out += escapeRegExp(char);
+  }
+  return out;
+}
+
+const regexCache = new Map<string, RegExp>();
+
+/**
+ * The regex for a pattern under one base directory. A match on a directory covers
+ * everything inside it (gitignore semantics), hence the optional `/…` suffix.
+ */
+function patternRegExp(pattern: PathPattern, base: string, ignoreCase: boolean): RegExp {
+  const key = `${ignoreCase ? 'i' : 's'}\0${pattern.anchor}\0${base}\0${pattern.glob}`;
+  let regex = regexCache.get(key);
+  if (regex) return regex;
+  const body = globSource(pattern.glob);
+  let source: string;
+  if (pattern.anchor === 'anywhere') source = `^(?:.*/)?${body}(?:/.*)?$`;
+  else {
+    const root = base === '/' ? '' : escapeRegExp(base.endsWith('/') ? base.slice(0, -1) : base);
+    source = pattern.glob === '' ? `^${root}(?:/.*)?$` : `^${root}/${body}(?:/.*)?$`;
+  }
+  regex = new RegExp(source, ignoreCase ? 'is' : 's');
+  if (regexCache.size > 10_000) regexCache.clear();
+  regexCache.set(key, regex);
+  return regex;
+}
+
+/**
+ * The real path of `path`, or of its nearest existing ancestor with the rest appended,
+ * so a file that does not exist yet still resolves through symlinked parents.
+ */
+export function realPathNearest(path: string): string {
+  let current = path;
+  const rest: string[] = [];
+  for (let guard = 0; guard < 256; guard++) {
+    try {
+      const real = realpathSync.native(current);
+      return rest.length === 0 ? real : join(real, ...rest.reverse());
+    } catch {
+      const parent = dirname(current);
+      if (parent === current) return path;
+      rest.push(current.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
+      current = parent;
+    }
+  }
+  return path;
+}
+
+export function expandHome(path: string, homeDir: string): string {
+  if (path === '~') return homeDir;
+  if (path.startsWith('~/')) return join(homeDir, path.slice(2));
+  return path;
+}
+
+/** The paths a tool path is checked as: the normalised path as given and its real path. */
+export function pathCandidates(path: string, anchors: PathAnchors): string[] {
+  const expanded = expandHome(path, anchors.homeDir);
+  const absolute = isAbsolute(expanded) ? resolve(expanded) : resolve(anchors.cwd, expanded);
+  const real = realPathNearest(absolute);
+  return real === absolute ? [absolute] : [absolute, real];
+}
+
+const baseCache = new Map<string, string[]>();
+
+function basesFor(anchor: PathAnchor, anchors: PathAnchors): string[] {
+  const base =
+    anchor === 'absolute' ? '/' : anchor === 'home' ? anchors.homeDir : anchor === 'root' ? anchors.settingsRoot : anchors.cwd;
+  let bases = baseCache.get(base);
+  if (!bases) {
+    const real = realPathNearest(resolve(base));
+    bases = real === base ? [base] : [base, real];
+    if (baseCache.size > 1000) baseCache.clear();
+    baseCache.set(base, bases);
+  }
+  return bases;
+}
+
+/** True when any candidate path matches the pattern under any reading of its base. */
+export function matchesPathPattern(
+  pattern: PathPattern,
+  candidates: readonly string[],
+  anchors: PathAnchors,
+  ignoreCase: boolean,
+): boolean {
+  const bases = pattern.anchor === 'anywhere' || pattern.anchor === 'absolute' ? ['/'] : basesFor(pattern.anchor, anchors);
+  for (const base of bases) {
+    const regex = patternRegExp(pattern, base, ignoreCase);
+    for (const candidate of candidates) if (regex.test(candidate)) return true;
+  }
+  return false;
+}
+
+/** True when every candidate (lexical and real) lies inside one of the directories. */
+export function insideDirectories(candidates: readonly string[], directories: readonly string[]): boolean {
+  const roots = directories.flatMap((directory) => basesFor('cwd', { cwd: directory, settingsRoot: directory, homeDir: directory }));
+  const inside = (candidate: string): boolean =>
+    roots.some((root) => candidate === root || candidate.startsWith(root.endsWith(sep) ? root : root + sep));
+  return candidates.length > 0 && candidates.every(inside);
+}

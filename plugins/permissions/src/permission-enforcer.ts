@@ -1,0 +1,90 @@
+import {
+  describeError,
+  type ISession,
+  type PermissionPolicy,
+  type PostToolUseContext,
+  type PreToolUseContext,
+  type PreToolUseDecision,
+} from '@tessera/contracts';
+import { requestApproval, type ApprovalChainOptions } from './approval-chain.js';
+import type { SessionRule } from './evaluate-permission.js';
+import { RulesPermissionPolicy } from './rules-permission-policy.js';
+import { DEFAULT_MAX_OUTPUT_CHARS, truncateToolResult } from './truncate-output.js';
+
+export interface PermissionEnforcerOptions extends ApprovalChainOptions {
+  policy: PermissionPolicy;
+  /** Tool output longer than this is middle-truncated; `false` turns it off. Default 30,000. */
+  maxOutputChars?: number | false;
+}
+
+/**
+ * Decides each tool call before it runs (deny, run, or ask through the approval chain),
+ * remembers "allow for session" answers as exact rules per session, and middle-truncates
+ * long tool output. It never throws: any failure becomes a denial with a reason.
+ */
+export class PermissionEnforcer {
+  // Per session, dropped with the session object: approvals never leak between sessions.
+  private readonly sessionRules = new WeakMap<ISession, SessionRule[]>();
+
+  constructor(private readonly options: PermissionEnforcerOptions) {}
+
+  /** Late-bound approval handler (resolved from the container at boot). */
+  setApprovalHandler(handler: ApprovalChainOptions['approvalHandler']): void {
+    this.options.approvalHandler = handler;
+  }
+
+  async checkPermission(context: PreToolUseContext): Promise<PreToolUseDecision | undefined> {
+    const { session, toolName, input, toolCallId, signal } = context;
+    try {
+      const query = { toolName, input, mode: session.getPermissionMode(), cwd: session.cwd, sessionId: session.sessionId };
+      const { policy } = this.options;
+      const remembered = this.sessionRules.get(session) ?? [];
+      const verdict = policy instanceof RulesPermissionPolicy ? policy.explain(query, remembered) : await policy.evaluate(query);
+      if (verdict.decision === 'auto') return undefined;
+      if (verdict.decision === 'deny') return { decision: 'deny', reason: verdict.reason ?? `${toolName} is not allowed`, source: 'permission' };
+
+      const suggestions = 'suggestions' in verdict ? (verdict.suggestions as SessionRule[]) : [];
+      const suggestedRule = suggestions.map((rule) => rule.text).join(', ') || verdict.rule;
+      const outcome = await requestApproval(this.options, {
+        toolName,
+        input,
+        sessionId: session.sessionId,
+        toolCallId,
+        signal,
+        ...(suggestedRule ? { suggestedRule } : {}),
+      });
+      if (outcome.answer === 'allow-session') {
+        this.remember(session, suggestions);
+        return undefined;
+      }
+      if (outcome.answer === true) return undefined;
+      const why = 'reason' in outcome ? outcome.reason : 'the user declined';
+      return { decision: 'deny', reason: `${toolName} was not approved: ${why}`, source: 'permission' };
+    } catch (error) {
+      return { decision: 'deny', reason: `${toolName} could not be checked: ${describeError(error)}`, source: 'permission' };
+    }
+  }
+
+  private remember(session: ISession, rules: readonly SessionRule[]): void {
+    const list = this.sessionRules.get(session) ?? [];
+    for (const rule of rules) if (!list.some((known) => known.text === rule.text)) list.push(rule);
+    this.sessionRules.set(session, list);
+  }
+
+  /** Rules approved with "allow for session" in this session, as Claude Code writes them. */
+  getSessionAllowedRules(session: ISession): string[] {
+    return (this.sessionRules.get(session) ?? []).map((rule) => rule.text);
+  }
+
+  clearSessionAllowedRules(session: ISession): void {
+    this.sessionRules.delete(session);
+  }
+
+  /** Waterfall tap body for `postToolUse` / `postToolUseFailure`. */
+  truncate(context: PostToolUseContext): Partial<PostToolUseContext> | undefined {
+    const max = this.options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+    if (max === false) return undefined;
+    const result = truncateToolResult(context.result, max);
+    return result === context.result ? undefined : { result };
+  }
+}

@@ -1,0 +1,125 @@
+import { homedir } from 'node:os';
+import { analyzeBashCommand, type AnalyzedBashCommand } from './command-forms.js';
+import { expandHome, pathCandidates, type PathAnchors } from './path-match.js';
+import { EDIT_TOOLS, READ_TOOLS } from './permission-rule.js';
+
+/** Files a Bash command reads, writes (file commands) and redirects output to; each as path candidates. */
+export interface BashFiles {
+  reads: string[][];
+  writes: string[][];
+  outputs: string[][];
+}
+
+/** What a tool call is checked as: the parts of its input that rules can name. */
+export type PermissionSubject =
+  | { kind: 'bash'; command: string; analyzed: AnalyzedBashCommand; files: () => BashFiles }
+  | { kind: 'path'; family: 'Read' | 'Edit'; candidates: string[] | undefined }
+  | { kind: 'domain'; url: string; host: string | undefined }
+  | { kind: 'value'; value: string | undefined }
+  | { kind: 'other' };
+
+// Commands whose arguments are files they read or write; Read/Edit denies reach them.
+const READ_COMMANDS = new Set(
+  'cat head tail less more bat batcat nl od xxd hexdump strings base64 wc sort uniq cut tac rev file stat diff cmp grep egrep fgrep rg ag ack awk gawk sed source . jq yq ls tree find du md5sum sha1sum sha256sum shasum iconv column paste fold fmt pr tar zip unzip gzip gunzip zcat bzcat xzcat cp mv rsync scp vim vi nvim nano emacs view open xdg-open readlink realpath'.split(' '),
+);
+const WRITE_COMMANDS = new Set(
+  'rm rmdir mv cp touch mkdir tee chmod chown chgrp ln truncate dd shred unlink install rsync scp sed patch split csplit tar unzip gzip gunzip'.split(' '),
+);
+const DEVICE_TARGETS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty', '-']);
+
+export function resolveAnchors(context: { cwd?: string; settingsRoot?: string; homeDir?: string }): PathAnchors {
+  const cwd = context.cwd ?? process.cwd();
+  return { cwd, settingsRoot: context.settingsRoot ?? cwd, homeDir: context.homeDir ?? homedir() };
+}
+
+function stringField(input: unknown, ...names: string[]): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  for (const name of names) {
+    const value = (input as Record<string, unknown>)[name];
+    if (typeof value === 'string') return value;
+  }
+  return undefined;
+}
+
+/** Arguments of a file command that name files (options skipped; `dd if=/of=` unwrapped). */
+function pathArguments(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const arg of args) {
+    if (arg === '' || arg === '--') continue;
+    const dd = /^(?:if|of)=(.+)$/.exec(arg);
+    if (dd) out.push(dd[1]!);
+    else if (arg.startsWith('--') && arg.includes('=')) out.push(arg.slice(arg.indexOf('=') + 1));
+    else if (!arg.startsWith('-')) out.push(arg);
+  }
+  return out;
+}
+
+function shellPath(arg: string, anchors: PathAnchors): string {
+  return expandHome(arg.replace(/^\$\{?HOME\}?(?=\/|$)/, '~'), anchors.homeDir);
+}
+
+function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFiles {
+  const reads: string[][] = [];
+  const writes: string[][] = [];
+  const outputs: string[][] = [];
+  for (const forms of analyzed.commands) {
+    const isRead = READ_COMMANDS.has(forms.name);
+    const isWrite = WRITE_COMMANDS.has(forms.name);
+    if (!isRead && !isWrite) continue;
+    for (const arg of pathArguments(forms.args)) {
+      const candidates = pathCandidates(shellPath(arg, anchors), anchors);
+      if (isRead) reads.push(candidates);
+      if (isWrite) writes.push(candidates);
+    }
+  }
+  for (const redirect of analyzed.redirects) {
+    if (DEVICE_TARGETS.has(redirect.target) || /^&?\d+$/.test(redirect.target)) continue;
+    const candidates = pathCandidates(shellPath(redirect.target, anchors), anchors);
+    if (redirect.direction === 'in') reads.push(candidates);
+    else outputs.push(candidates);
+  }
+  return { reads, writes, outputs };
+}
+
+function bashSubject(command: string, anchors: PathAnchors): PermissionSubject {
+  const analyzed = analyzeBashCommand(command);
+  let files: BashFiles | undefined;
+  // Resolving real paths costs a syscall each: only done when a rule or the mode needs it.
+  return { kind: 'bash', command, analyzed, files: () => (files ??= bashFiles(analyzed, anchors)) };
+}
+
+/** Builds the subject for a tool call (`Task` is already normalised to `Agent`). */
+export function permissionSubject(toolName: string, input: unknown, anchors: PathAnchors): PermissionSubject {
+  if (toolName === 'Bash') {
+    const command = stringField(input, 'command', 'cmd');
+    return bashSubject(command ?? '', anchors);
+  }
+  if (READ_TOOLS.has(toolName) || EDIT_TOOLS.has(toolName)) {
+    const family = READ_TOOLS.has(toolName) ? 'Read' : 'Edit';
+    let path = stringField(input, 'file_path', 'filePath', 'notebook_path', 'notebookPath', 'path');
+    if (path === undefined && (toolName === 'Glob' || toolName === 'Grep' || toolName === 'LS')) path = anchors.cwd;
+    return { kind: 'path', family, candidates: path === undefined ? undefined : pathCandidates(path, anchors) };
+  }
+  if (toolName === 'WebFetch') {
+    const url = stringField(input, 'url') ?? '';
+    let host: string | undefined;
+    try {
+      host = new URL(url).hostname.toLowerCase().replace(/\.$/, '');
+    } catch {
+      host = undefined;
+    }
+    return { kind: 'domain', url, host };
+  }
+  if (toolName === 'Agent') return { kind: 'value', value: stringField(input, 'subagent_type', 'subagentType', 'agent') };
+  if (toolName === 'Skill') return { kind: 'value', value: stringField(input, 'skill', 'name', 'command') };
+  return { kind: 'other' };
+}
+
+/** Every string inside a value (bounded), for deny rules on tools Tessera does not know. */
+export function stringsIn(value: unknown, out: string[] = [], depth = 0): string[] {
+  if (out.length > 256 || depth > 8) return out;
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const item of value) stringsIn(item, out, depth + 1);
+  else if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) stringsIn(item, out, depth + 1);
+  return out;
+}

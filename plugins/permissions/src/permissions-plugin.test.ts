@@ -1,0 +1,173 @@
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PermissionPolicy, type ApprovalRequest, type Message, type ToolExecutionEvent } from '@tessera/contracts';
+import { createKernel, defineTool, toolsPlugin, type Kernel } from '@tessera/kernel';
+import { recordingApprovals } from '@tessera/kernel/testing';
+import { testPreset } from '@tessera/preset-test';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { PermissionEnforcer } from './permission-enforcer.js';
+import { permissionsPlugin, type PermissionsPluginOptions } from './permissions-plugin.js';
+import { RulesPermissionPolicy } from './rules-permission-policy.js';
+
+const ran: string[] = [];
+const bashTool = defineTool({
+  name: 'Bash',
+  description: 'runs a command (fake)',
+  inputSchema: z.object({ command: z.string() }),
+  execute: ({ command }) => {
+    ran.push(command);
+    return { success: true, output: command === 'big' ? 'x'.repeat(50_000) : `ran ${command}` };
+  },
+});
+
+let cwd: string;
+let kernel: Kernel | undefined;
+beforeEach(async () => {
+  ran.length = 0;
+  cwd = await realpath(await mkdtemp(join(tmpdir(), 'tessera-enforcer-')));
+});
+afterEach(async () => {
+  await kernel?.shutdown();
+  kernel = undefined;
+  await rm(cwd, { recursive: true, force: true });
+});
+
+const call = (command: string, id = `t_${command}`) => ({ toolCalls: [{ id, name: 'Bash', input: { command } }] });
+
+async function start(commands: string[], options: PermissionsPluginOptions, extra: Parameters<typeof testPreset>[0] = {}) {
+  const turns = [...commands.map((command, index) => call(command, `t${index}`)), { text: 'done' }];
+  kernel = await createKernel({
+    plugins: testPreset({ turns, replace: [permissionsPlugin(options)], plugins: [toolsPlugin(bashTool)], ...extra }),
+  });
+  const events: ToolExecutionEvent[] = [];
+  const session = kernel.createSession({ cwd, onToolExecution: (event) => events.push(event) });
+  return { session, events };
+}
+
+function toolResults(history: readonly Message[]): Array<{ content: unknown; isError: boolean | undefined }> {
+  return history.flatMap((message) =>
+    message.role === 'tool' ? message.content.map((block) => ({ content: block.content, isError: block.isError })) : [],
+  );
+}
+
+describe('permissionsPlugin', () => {
+  it('replaces the preset allow-all policy and denies by rule with a tool-end event', async () => {
+    const { session, events } = await start(['rm -rf /', 'ls'], { rules: { deny: ['Bash(rm *)'], allow: ['Bash(ls *)'] } });
+    await session.run('go');
+    expect(kernel!.container.get(PermissionPolicy)).toBeInstanceOf(RulesPermissionPolicy);
+    expect(ran).toEqual(['ls']);
+    const results = toolResults(session.getHistory());
+    expect(results[0]).toEqual({ content: expect.stringMatching(/^Permission denied: .*Bash\(rm \*\)/), isError: true });
+    const ends = events.filter((event) => event.type === 'end');
+    expect(ends[0]).toMatchObject({ denied: true, errorCode: 'denied', success: false });
+    expect(ends[1]).toMatchObject({ success: true });
+  });
+
+  it('denies calls that need approval when no approver is configured', async () => {
+    const { session } = await start(['npm test'], {});
+    await session.run('go');
+    expect(ran).toEqual([]);
+    expect(String(toolResults(session.getHistory())[0]?.content)).toMatch(/no approval handler is configured/);
+  });
+
+  it('asks permissionHandler first, then the ApprovalHandler service, then promptForApproval', async () => {
+    const asked: string[] = [];
+    const { session } = await start(['npm test'], {
+      permissionHandler: (toolName, input, request) => {
+        asked.push(`handler:${toolName}:${request.suggestedRule}`);
+        return true;
+      },
+      promptForApproval: () => {
+        asked.push('prompt');
+        return false;
+      },
+    });
+    await session.run('go');
+    expect(asked).toEqual(['handler:Bash:Bash(npm test)']);
+    expect(ran).toEqual(['npm test']);
+  });
+
+  it('uses the bound ApprovalHandler when no permissionHandler option is given', async () => {
+    const prompts: ApprovalRequest[] = [];
+    const { session } = await start(['npm test'], { promptForApproval: (request) => (prompts.push(request), true) }, {
+      plugins: [toolsPlugin(bashTool), recordingApprovals(false)],
+    });
+    await session.run('go');
+    expect(prompts).toEqual([]);
+    expect(ran).toEqual([]);
+  });
+
+  it('remembers "allow for session" as the exact rule, per session', async () => {
+    let enforcer: PermissionEnforcer | undefined;
+    const answers: string[] = [];
+    const { session } = await start(['npm test', 'npm test', 'npm publish'], {
+      onEnforcer: (value) => (enforcer = value),
+      permissionHandler: (_tool, input) => {
+        const command = (input as { command: string }).command;
+        answers.push(command);
+        return command === 'npm test' ? 'allow-session' : false;
+      },
+    });
+    await session.run('go');
+    expect(answers).toEqual(['npm test', 'npm publish']);
+    expect(ran).toEqual(['npm test', 'npm test']);
+    expect(enforcer!.getSessionAllowedRules(session)).toEqual(['Bash(npm test)']);
+    const other = kernel!.createSession({ cwd });
+    expect(enforcer!.getSessionAllowedRules(other)).toEqual([]);
+    enforcer!.clearSessionAllowedRules(session);
+    expect(enforcer!.getSessionAllowedRules(session)).toEqual([]);
+  });
+
+  it('stops waiting for approval when the run is aborted', async () => {
+    let release: (() => void) | undefined;
+    const waiting = new Promise<void>((resolve) => (release = resolve));
+    const { session } = await start(['npm test'], {
+      permissionHandler: () => {
+        release!();
+        return new Promise(() => {});
+      },
+    });
+    const run = session.run('go');
+    await waiting;
+    session.abort();
+    await expect(run).rejects.toMatchObject({ name: 'AbortError' });
+    expect(ran).toEqual([]);
+  });
+
+  it('reads the permission mode from the session', async () => {
+    const { session } = await start(['npm test'], {});
+    session.setPermissionMode('bypassPermissions');
+    await session.run('go');
+    expect(ran).toEqual(['npm test']);
+  });
+
+  it('turns a failing handler into a denial instead of an error', async () => {
+    const { session } = await start(['npm test'], {
+      permissionHandler: () => {
+        throw new Error('ui crashed');
+      },
+    });
+    await session.run('go');
+    expect(String(toolResults(session.getHistory())[0]?.content)).toMatch(/Permission denied: .*ui crashed/);
+  });
+
+  it('middle-truncates long tool output (default 30,000 characters)', async () => {
+    const { session } = await start(['big'], { rules: { allow: ['Bash(big)'] } });
+    await session.run('go');
+    const content = String(toolResults(session.getHistory())[0]?.content);
+    expect(content.length).toBeLessThan(30_200);
+    expect(content).toMatch(/^x{15000}\n\n\[… 20000 characters truncated from the middle of this output …\]\n\nx{15000}$/);
+  });
+
+  it('takes a configurable truncation limit, or none', async () => {
+    const { session } = await start(['big'], { rules: { allow: ['Bash(big)'] }, maxOutputChars: 100 });
+    await session.run('go');
+    expect(String(toolResults(session.getHistory())[0]?.content)).toMatch(/^x{50}\n\n\[… 49900 characters/);
+    await kernel!.shutdown();
+    const second = await start(['big'], { rules: { allow: ['Bash(big)'] }, maxOutputChars: false });
+    await second.session.run('go');
+    expect(String(toolResults(second.session.getHistory())[0]?.content)).toHaveLength(50_000);
+  });
+});

@@ -1,0 +1,50 @@
+import { ApprovalHandler, PermissionPolicy } from '@tessera/contracts';
+import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
+import type { ApprovalChainOptions } from './approval-chain.js';
+import { PermissionEnforcer } from './permission-enforcer.js';
+import type { PermissionRules } from './rule-set.js';
+import { RulesPermissionPolicy, type RulesPermissionPolicyOptions } from './rules-permission-policy.js';
+
+export const PERMISSIONS_PLUGIN_NAME = 'permissions';
+
+export interface PermissionsPluginOptions extends RulesPermissionPolicyOptions, Omit<ApprovalChainOptions, 'approvalHandler'> {
+  /** Claude Code `permissions` rules (`allow`, `ask`, `deny`, `additionalDirectories`). */
+  rules?: PermissionRules;
+  /** Tool output longer than this is middle-truncated; `false` turns it off. Default 30,000. */
+  maxOutputChars?: number | false;
+  /** Called with the enforcer once built (to read or clear session approvals). */
+  onEnforcer?: (enforcer: PermissionEnforcer) => void;
+}
+
+/**
+ * Rule-based permissions: provides `PermissionPolicy` (so `testPreset({ replace })` swaps
+ * out the allow-all policy) and guards every tool call at `Stage.Guard`. The bound
+ * `ApprovalHandler`, when some plugin provides one, is the approver after `permissionHandler`.
+ */
+export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugin {
+  const policy = new RulesPermissionPolicy(options.rules, options);
+  const enforcer = new PermissionEnforcer({
+    policy,
+    ...(options.permissionHandler ? { permissionHandler: options.permissionHandler } : {}),
+    ...(options.promptForApproval ? { promptForApproval: options.promptForApproval } : {}),
+    ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
+  });
+  options.onEnforcer?.(enforcer);
+  return definePlugin({
+    name: PERMISSIONS_PLUGIN_NAME,
+    provides: [PermissionPolicy],
+    register({ bind, hooks }) {
+      bind(PermissionPolicy).toConstantValue(policy);
+      hooks.preToolUse.tapPromise({ name: `${PERMISSIONS_PLUGIN_NAME}:enforce`, stage: Stage.Guard }, (context) =>
+        enforcer.checkPermission(context),
+      );
+      // Guard stage: hooks that run later see the output the model will see.
+      const truncate = { name: `${PERMISSIONS_PLUGIN_NAME}:truncate`, stage: Stage.Guard };
+      hooks.postToolUse.tap(truncate, (context) => enforcer.truncate(context));
+      hooks.postToolUseFailure.tap(truncate, (context) => enforcer.truncate(context));
+    },
+    boot({ getOptional }) {
+      enforcer.setApprovalHandler(getOptional(ApprovalHandler));
+    },
+  });
+}
