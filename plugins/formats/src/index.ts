@@ -28,3 +28,5 @@ export { parseFrontmatter } from './frontmatter.js';
 export type { FrontmatterDocument } from './frontmatter.js';
 export { parseJsonText, lineColumnAt, readTextFile } from './read-text.js';
 export { formatPath, zodDiagnostics } from './zod-diagnostics.js';
+// One hooks-config reader: the hook runner owns it; formats re-exports it under the public name.
+export { parseHooksConfig, readHooksFile } from '@tessera/plugin-hooks';
