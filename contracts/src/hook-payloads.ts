@@ -148,6 +148,12 @@ export interface HistoryAppendContext {
   entry: IHistoryEntry;
 }
 
+/** History was emptied: by `clearHistory()` or by compaction (which then appends the summary). */
+export interface HistoryResetContext {
+  session: ISession;
+  reason: 'clear' | 'compact';
+}
+
 export interface SubagentContext {
   session: ISession;
   agentId: string;

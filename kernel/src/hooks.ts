@@ -10,6 +10,7 @@ import type {
   CompactContext,
   ContextUpdateContext,
   HistoryAppendContext,
+  HistoryResetContext,
   KernelLifecycleContext,
   NotificationContext,
   ObserverErrorContext,
@@ -72,6 +73,8 @@ export interface TesseraHooks {
   readonly contextUpdate: SyncHook<[ContextUpdateContext]>;
   /** An entry was appended to a session's history. */
   readonly historyAppend: SyncHook<[HistoryAppendContext]>;
+  /** A session's history was emptied (clear or compaction); appends that follow rebuild it. */
+  readonly historyReset: SyncHook<[HistoryResetContext]>;
   readonly subagentStart: AsyncSeriesHook<[SubagentContext]>;
   readonly subagentStop: AsyncSeriesHook<[SubagentContext]>;
   readonly worktreeCreate: AsyncSeriesHook<[WorktreeContext]>;
@@ -113,6 +116,7 @@ export function createHooks(): TesseraHooks {
     stopFailure: new AsyncSeriesHook(['context'], 'stopFailure'),
     contextUpdate: new SyncHook(['context'], 'contextUpdate'),
     historyAppend: new SyncHook(['context'], 'historyAppend'),
+    historyReset: new SyncHook(['context'], 'historyReset'),
     subagentStart: new AsyncSeriesHook(['context'], 'subagentStart'),
     subagentStop: new AsyncSeriesHook(['context'], 'subagentStop'),
     worktreeCreate: new AsyncSeriesHook(['context'], 'worktreeCreate'),

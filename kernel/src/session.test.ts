@@ -357,7 +357,10 @@ describe('history and accessors', () => {
     expect(session.getFullHistory()[2]).toMatchObject({ category: 'event', type: 'tool-summary' });
     await session.run('now');
     expect(session.getHistory().map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    const resets: string[] = [];
+    session.hooks.historyReset.tap('t', ({ reason }) => void resets.push(reason));
     session.clearHistory();
+    expect(resets).toEqual(['clear']);
     expect(session.getHistory()).toHaveLength(0);
     expect(session.getFullHistory()).toHaveLength(0);
   });
@@ -565,6 +568,10 @@ describe('compaction seam', () => {
       { role: 'assistant', content: [{ type: 'text', text: '[Context Summary] we said hi' }], state: 'complete' },
     ]);
     expect(seen).toEqual(['pre:manual', 'post:we said hi']);
+    let resetAt = -1;
+    hooks.historyReset.tap('t', ({ reason }) => void (resetAt = reason === 'compact' ? session.getHistory().length : -2));
+    await session.compact();
+    expect(resetAt).toBe(0);
   });
 
   it('keeps the compacted history when a postCompact tap fails', async () => {

@@ -195,9 +195,20 @@ export class Session implements ISession {
   }
 
   clearHistory(): void {
+    this.resetHistory('clear');
+  }
+
+  private resetHistory(reason: 'clear' | 'compact'): void {
     this.entries.length = 0;
     this.messages.length = 0;
     this.options.contextWindow?.reset();
+    if (isTapped(this.hooks.historyReset)) {
+      try {
+        this.hooks.historyReset.call({ session: this, reason });
+      } catch (error) {
+        this.log('error', { phase: 'historyReset', error: describeError(error) });
+      }
+    }
   }
 
   getContextState(): IContextWindowState | undefined {
@@ -240,7 +251,7 @@ export class Session implements ISession {
       });
       if ((signal ?? ownController!.signal).aborted) throw createAbortError();
       const kept = this.messages.filter((message) => message.role === 'system');
-      this.clearHistory();
+      this.resetHistory('compact');
       for (const message of kept) this.appendMessage(message);
       this.injectMessage('assistant', `[Context Summary] ${summary}`);
       const after = this.options.contextWindow?.updateFromHistory(this.messages);
@@ -305,7 +316,7 @@ export class Session implements ISession {
     }
   }
 
-  /** @internal */
+  /** Writes an event to the session logger, if any. Plugins that log per session use this. */
   log(event: string, data: SessionLogData): void {
     const logger = this.options.sessionLogger;
     if (!logger) return;

@@ -150,6 +150,18 @@ describe('sessionLogger plugin', () => {
     expect(replay.messages[0]).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: '[Context Summary] short' }] });
   });
 
+  it('records clearHistory as a reset, so replay matches the cleared session', async () => {
+    const kernel = await start(new ScriptedProvider({ turns: [{ text: 'a' }, { text: 'b' }] }));
+    const session = kernel.createSession({ sessionId: 'cleared' });
+    await session.run('one');
+    session.clearHistory();
+    await session.run('two');
+    await kernel.shutdown();
+    const replay = replaySessionLogEntries(await events('cleared'), { dir });
+    expect(replay.messages).toEqual(session.getHistory());
+    expect(replay.messages[0]).toEqual({ role: 'user', content: 'two' });
+  });
+
   it('validation reports missing native payloads, and exempts a failed provider call', async () => {
     const turns: ScriptedTurn[] = [{ text: 'no native payloads here' }, { error: 'overloaded' }];
     const kernel = await start(new ScriptedProvider({ turns }));

@@ -187,14 +187,13 @@ export function tapSessionLogEvents(hooks: TesseraHooks): void {
     log(session, 'provider_error', { error: describeError(error), round: state.round, executionId: state.executionId });
   });
 
-  hooks.postCompact.tap(TAP, ({ session, trigger }) => {
+  hooks.historyReset.tap(TAP, ({ session, reason }) => {
     const state = stateOf(session);
-    // Compaction clears history without an append; replay needs the new timeline whole.
+    // Clear and compaction empty history without an append; the appends that follow rebuild it.
     log(session, 'history_mutation', {
       mutation: 'reset',
-      reason: 'compaction',
-      trigger,
-      entries: (session as LoggingSession).getFullHistory?.() ?? [],
+      reason,
+      entries: [],
       round: state.round,
       executionId: state.executionId,
     });
