@@ -1,2 +1,2 @@
-// Scaffold: filled in by the issue that builds this package.
-export {};
+export { HistoryStorage, defaultHistoryPath, toFtsQuery, type HistoryEntry, type HistoryStorageOptions } from './history-storage.js';
+export { promptHistory } from './plugin.js';

@@ -1,2 +1,51 @@
-// Scaffold: filled in by the issue that builds this package.
-export {};
+export { bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_TIMEOUT_MS, bashInputSchema } from './bash-tool.js';
+export type { BashInput, BashToolData, BashToolOptions } from './bash-tool.js';
+export { readTool, readInputSchema } from './read-tool.js';
+export type { ReadInput, ReadToolData, ReadToolOptions } from './read-tool.js';
+export { writeTool, writeInputSchema } from './write-tool.js';
+export type { WriteInput, WriteToolData, WriteToolOptions } from './write-tool.js';
+export { editTool, editInputSchema } from './edit-tool.js';
+export type { EditInput, EditToolData, EditToolOptions } from './edit-tool.js';
+export { globTool, globInputSchema } from './glob-tool.js';
+export type { GlobInput, GlobToolData, GlobToolOptions } from './glob-tool.js';
+export { grepTool, grepInputSchema } from './grep-tool.js';
+export type { GrepInput, GrepToolData, GrepToolOptions } from './grep-tool.js';
+export { webFetchTool, webFetchInputSchema } from './web-fetch-tool.js';
+export type { UrlCheck, WebFetchInput, WebFetchToolData, WebFetchToolOptions } from './web-fetch-tool.js';
+export { webSearchTool, webSearchInputSchema } from './web-search-tool.js';
+export type { WebSearchInput, WebSearchToolData, WebSearchToolOptions } from './web-search-tool.js';
+export { BraveSearchBackend, SearchBackendError, SearxngSearchBackend } from './search-backends.js';
+export type { BraveSearchBackendOptions, SearchBackend, SearchRequest, SearchResult, SearxngSearchBackendOptions } from './search-backends.js';
+export { htmlToMarkdown } from './html-to-markdown.js';
+export type { DiffHunk } from './diff.js';
+export { structuredPatch } from './diff.js';
+export { DEFAULT_EXCLUDED_DIRECTORIES } from './ignore-rules.js';
+export type { SearchFilterOptions } from './ignore-rules.js';
+export { defaultToolSessionState, ToolSessionState } from './session-state.js';
+export type { FileReadRecord, SessionToolState, ToolSessionStateOptions } from './session-state.js';
+export { WorkspaceRoots } from './workspace.js';
+export type { PathResolution, WorkspaceOptions } from './workspace.js';
+export type { FileToolOptions, SandboxOptions } from './common-options.js';
+export type { BuiltinToolErrorCode } from './result.js';
+export type { ISandboxClient, ISandboxFileStat, ISandboxRunOptions, ISandboxRunResult } from './sandbox/sandbox-client.js';
+export { InMemorySandboxClient } from './sandbox/in-memory-sandbox-client.js';
+export type { InMemoryCommandHandler, InMemorySandboxClientOptions } from './sandbox/in-memory-sandbox-client.js';
+export { applyWorkspaceManifest, validateWorkspaceManifest, WorkspaceManifestError } from './sandbox/workspace-manifest.js';
+export type {
+  ApplyWorkspaceManifestOptions,
+  ApplyWorkspaceManifestResult,
+  IWorkspaceManifest,
+  IWorkspaceManifestEntry,
+} from './sandbox/workspace-manifest.js';
+export {
+  bashToolPlugin,
+  builtinTools,
+  editToolPlugin,
+  globToolPlugin,
+  grepToolPlugin,
+  readToolPlugin,
+  webFetchToolPlugin,
+  webSearchToolPlugin,
+  writeToolPlugin,
+} from './plugins.js';
+export type { BuiltinToolName, BuiltinToolsOptions } from './plugins.js';

@@ -1,0 +1,106 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { createKernel } from '@tessera/kernel';
+import { testPreset } from '@tessera/preset-test';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HistoryStorage, toFtsQuery } from './history-storage.js';
+import { promptHistory } from './plugin.js';
+
+let dir: string;
+let storage: HistoryStorage;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tessera-history-'));
+  storage = new HistoryStorage({ path: join(dir, 'history.db') });
+});
+afterEach(async () => {
+  await storage.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('HistoryStorage', () => {
+  it('creates the schema in WAL mode with a trigger-fed FTS5 index', async () => {
+    storage.add('hello world', '/p');
+    await storage.flush();
+    const db = new Database(join(dir, 'history.db'), { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    const names = (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table','trigger')").all() as { name: string }[]).map((row) => row.name);
+    expect(names).toEqual(expect.arrayContaining(['history', 'history_fts']));
+    expect(names.some((name) => name.startsWith('history_ai'))).toBe(true);
+    expect(db.prepare('SELECT prompt, cwd, typeof(created_at) AS t FROM history').get()).toEqual({ prompt: 'hello world', cwd: '/p', t: 'integer' });
+    db.close();
+  });
+
+  it('does not insert synchronously, and trims and skips empty and consecutive duplicate prompts', async () => {
+    storage.add('  first  ');
+    expect(storage.getRecent()).toEqual([]);
+    storage.add('first');
+    storage.add('   ');
+    storage.add('second');
+    storage.add('first');
+    await storage.flush();
+    expect(storage.getRecent().map((entry) => entry.prompt)).toEqual(['first', 'second', 'first']);
+  });
+
+  it('remembers the last prompt across reopen', async () => {
+    storage.add('same');
+    await storage.close();
+    storage = new HistoryStorage({ path: join(dir, 'history.db') });
+    storage.add('same');
+    await storage.flush();
+    expect(storage.getRecent()).toHaveLength(1);
+  });
+
+  it('returns recent prompts newest first with clamped limits', async () => {
+    for (let index = 0; index < 5; index += 1) storage.add(`p${index}`);
+    await storage.flush();
+    expect(storage.getRecent(2).map((entry) => entry.prompt)).toEqual(['p4', 'p3']);
+    expect(storage.getRecent(-5)).toEqual([]);
+    expect(storage.getRecent(1e9)).toHaveLength(5);
+    expect(storage.getRecent(Number.NaN)).toEqual([]);
+  });
+
+  it('searches with quoted prefix tokens ANDed together', async () => {
+    storage.add('refactor the session manager');
+    storage.add('write session tests');
+    storage.add('unrelated');
+    await storage.flush();
+    expect(storage.search('sess').map((entry) => entry.prompt)).toEqual(['write session tests', 'refactor the session manager']);
+    expect(storage.search('sess refac').map((entry) => entry.prompt)).toEqual(['refactor the session manager']);
+    expect(storage.search('sess', 1)).toHaveLength(1);
+    expect(toFtsQuery('a "b')).toBe('"a"* """b"*');
+  });
+
+  it('returns [] for bad queries instead of throwing', async () => {
+    storage.add('text');
+    await storage.flush();
+    for (const query of ['', '   ', '"', 'AND OR NOT', '(*)', 'col:val', '\u0000', 'NEAR(', undefined as unknown as string]) {
+      expect(() => storage.search(query)).not.toThrow();
+      expect(Array.isArray(storage.search(query))).toBe(true);
+    }
+    expect(storage.search('"')).toEqual([]);
+  });
+
+  it('rebuilds the index for rows that existed before it', async () => {
+    await storage.close();
+    const path = join(dir, 'old.db');
+    const db = new Database(path);
+    db.exec("CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL DEFAULT (unixepoch()), cwd TEXT); INSERT INTO history(prompt) VALUES ('legacy prompt');");
+    db.close();
+    storage = new HistoryStorage({ path });
+    expect(storage.search('legacy').map((entry) => entry.prompt)).toEqual(['legacy prompt']);
+  });
+});
+
+describe('promptHistory plugin', () => {
+  it('records the prompts of kernel sessions', async () => {
+    const history = new HistoryStorage({ path: join(dir, 'plugin.db') });
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'ok' }], plugins: [promptHistory(history)] }) });
+    const session = kernel.createSession({ cwd: '/proj' });
+    await session.run('remember me');
+    await history.flush();
+    expect(history.getRecent()).toEqual([expect.objectContaining({ prompt: 'remember me', cwd: '/proj' })]);
+    await kernel.shutdown();
+  });
+});

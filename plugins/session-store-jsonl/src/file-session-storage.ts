@@ -1,0 +1,240 @@
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { open, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+import {
+  matchesPattern,
+  type SessionStorage,
+  type SessionStorageStat,
+  type SessionStorageWriter,
+  type SessionStorageWriterOptions,
+} from './session-storage.js';
+
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+function isMissing(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** The real file system (node:fs). */
+export class FileSessionStorage implements SessionStorage {
+  ensureDirSync(dir: string): void {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  existsSync(path: string): boolean {
+    return existsSync(path);
+  }
+
+  readTextSync(path: string): string | undefined {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  writeTextSync(path: string, text: string): void {
+    writeFileSync(path, text);
+  }
+
+  statSync(path: string): SessionStorageStat | undefined {
+    try {
+      const info = statSync(path);
+      return { size: info.size, mtimeMs: info.mtimeMs, isFile: info.isFile(), isDirectory: info.isDirectory() };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  listFilesSync(dir: string, pattern: string): string[] {
+    return this.#list(dir, (entry) => entry.isFile() && matchesPattern(entry.name, pattern));
+  }
+
+  listDirsSync(dir: string): string[] {
+    return this.#list(dir, (entry) => entry.isDirectory());
+  }
+
+  #list(dir: string, keep: (entry: import('node:fs').Dirent) => boolean): string[] {
+    try {
+      return readdirSync(dir, { withFileTypes: true }).filter(keep).map((entry) => entry.name);
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+  }
+
+  async exists(path: string): Promise<boolean> {
+    try {
+      await stat(path);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async readText(path: string): Promise<string | undefined> {
+    try {
+      return await readFile(path, 'utf8');
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async *readTextChunks(path: string): AsyncIterable<string> {
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'r');
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    try {
+      const decoder = new StringDecoder('utf8');
+      const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null);
+        if (bytesRead === 0) break;
+        yield decoder.write(buffer.subarray(0, bytesRead));
+      }
+      const rest = decoder.end();
+      if (rest) yield rest;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async readTextPrefix(path: string, maxBytes: number): Promise<string> {
+    return this.#readRange(path, maxBytes, 'head');
+  }
+
+  async readTextTail(path: string, maxBytes: number): Promise<string> {
+    return this.#readRange(path, maxBytes, 'tail');
+  }
+
+  // Synchronous reads: listing touches many small ranges, and the sync calls avoid a
+  // thread-pool round trip per file.
+  async #readRange(path: string, maxBytes: number, where: 'head' | 'tail'): Promise<string> {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (error) {
+      if (isMissing(error)) return '';
+      throw error;
+    }
+    try {
+      const size = where === 'tail' ? statSync(path).size : maxBytes;
+      const length = Math.min(maxBytes, where === 'tail' ? size : maxBytes);
+      const buffer = Buffer.allocUnsafe(length);
+      const position = where === 'tail' ? Math.max(0, size - length) : 0;
+      const bytesRead = readSync(fd, buffer, 0, length, position);
+      let bytes = buffer.subarray(0, bytesRead);
+      if (where === 'tail' && position > 0) {
+        // Skip UTF-8 continuation bytes so decoding starts on a character boundary.
+        let start = 0;
+        while (start < bytes.length && ((bytes[start] ?? 0) & 0xc0) === 0x80) start += 1;
+        bytes = bytes.subarray(start);
+      }
+      const decoder = new StringDecoder('utf8');
+      return decoder.write(bytes);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  async writeText(path: string, text: string): Promise<void> {
+    await writeFile(path, text);
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    await rename(from, to);
+  }
+
+  async unlink(path: string): Promise<void> {
+    await unlink(path);
+  }
+
+  async fsyncDir(dir: string): Promise<void> {
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(dir, 'r');
+      await handle.sync();
+    } catch {
+      // Some platforms (Windows) cannot open or sync a directory; the rename itself still happened.
+    } finally {
+      await handle?.close().catch(() => undefined);
+    }
+  }
+
+  openWriter(path: string, options: SessionStorageWriterOptions): SessionStorageWriter {
+    return new FileSessionWriter(path, options.flags);
+  }
+}
+
+/** Batches queued lines into one write per event-loop turn; operations run strictly in order. */
+class FileSessionWriter implements SessionStorageWriter {
+  readonly #handle: Promise<FileHandle>;
+  #pending: string[] = [];
+  #chain: Promise<void> = Promise.resolve();
+  #scheduled = false;
+  #error: Error | undefined;
+
+  constructor(path: string, flags: 'a' | 'w') {
+    this.#handle = open(path, flags);
+    // Surface an open failure through getError()/flush(), never as an unhandled rejection.
+    this.#handle.catch((error: unknown) => this.#fail(error));
+  }
+
+  getError(): Error | undefined {
+    return this.#error;
+  }
+
+  writeLine(line: string): void {
+    if (this.#error) throw this.#error;
+    this.#pending.push(line, '\n');
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      this.#enqueue(() => this.#drain());
+    }
+  }
+
+  async flush(): Promise<void> {
+    await this.#chain;
+    if (this.#error) throw this.#error;
+  }
+
+  async fsync(): Promise<void> {
+    this.#enqueue(async () => (await this.#handle).datasync());
+    await this.flush();
+  }
+
+  async close(): Promise<void> {
+    this.#enqueue(async () => (await this.#handle).close());
+    await this.flush();
+  }
+
+  #enqueue(operation: () => Promise<void>): void {
+    this.#chain = this.#chain.then(async () => {
+      if (this.#error) return;
+      try {
+        await operation();
+      } catch (error) {
+        this.#fail(error);
+      }
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#scheduled = false;
+    const data = this.#pending.join('');
+    this.#pending = [];
+    await (await this.#handle).writeFile(data);
+  }
+
+  #fail(error: unknown): void {
+    this.#error ??= error instanceof Error ? error : new Error(String(error));
+  }
+}

@@ -1,0 +1,230 @@
+import type {
+  AssistantMessage,
+  ImageBlock,
+  Message,
+  ProviderUsage,
+  StopReason,
+  TextBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+} from '@tessera/contracts';
+import type { AgentMessage } from './entries.js';
+
+// Session files hold pi's message shapes (`toolCall` blocks, `toolResult` messages,
+// `mimeType` images, pi usage and stop reasons), so pi and oh-my-pi can read what Tessera
+// writes. These functions convert between those shapes and the kernel's message model.
+// Reading also accepts kernel-shaped messages, which early Tessera files contain.
+
+/** customType of a `custom` message that carries a kernel `system` message. */
+export const SYSTEM_MESSAGE_TYPE = 'tessera.system';
+
+type Block = Record<string, unknown>;
+
+const UNKNOWN = 'unknown';
+
+const PI_STOP_REASON: Partial<Record<StopReason, string>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  refusal: 'stop',
+  tool_use: 'toolUse',
+  max_tokens: 'length',
+  error: 'error',
+  aborted: 'aborted',
+};
+
+const KERNEL_STOP_REASON: Record<string, StopReason> = {
+  stop: 'end_turn',
+  toolUse: 'tool_use',
+  length: 'max_tokens',
+  error: 'error',
+  aborted: 'aborted',
+};
+
+function toPiContent(content: string | Array<TextBlock | ImageBlock>): string | Block[] {
+  if (typeof content === 'string') return content;
+  return content.map((block) => (block.type === 'image' ? { type: 'image', data: block.data, mimeType: block.mediaType } : { type: 'text', text: block.text }));
+}
+
+function fromPiContent(content: unknown): string | Array<TextBlock | ImageBlock> {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const blocks: Array<TextBlock | ImageBlock> = [];
+  for (const block of content as Block[]) {
+    if (block?.type === 'text') blocks.push({ type: 'text', text: String(block.text ?? '') });
+    else if (block?.type === 'image') blocks.push({ type: 'image', data: String(block.data ?? ''), mediaType: String(block.mimeType ?? block.mediaType ?? 'image/png') });
+  }
+  return blocks;
+}
+
+function piUsage(usage: ProviderUsage | undefined): Block {
+  const input = usage?.inputTokens ?? 0;
+  const output = usage?.outputTokens ?? 0;
+  const cacheRead = usage?.cacheReadTokens ?? 0;
+  const cacheWrite = usage?.cacheWriteTokens ?? 0;
+  return {
+    input,
+    output,
+    cacheRead,
+    cacheWrite,
+    totalTokens: input + output + cacheRead + cacheWrite,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+function kernelUsage(usage: unknown): ProviderUsage | undefined {
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  const value = usage as Record<string, unknown>;
+  const number = (key: string): number | undefined => (typeof value[key] === 'number' ? (value[key] as number) : undefined);
+  if (number('inputTokens') !== undefined) return value as unknown as ProviderUsage;
+  const result: ProviderUsage = { inputTokens: number('input') ?? 0, outputTokens: number('output') ?? 0 };
+  if (number('cacheRead')) result.cacheReadTokens = number('cacheRead');
+  if (number('cacheWrite')) result.cacheWriteTokens = number('cacheWrite');
+  return result;
+}
+
+/** One kernel message as the pi messages stored for it (a tool batch becomes one `toolResult` each). */
+export function toPiMessages(message: Message, timestamp: number): AgentMessage[] {
+  switch (message.role) {
+    case 'user':
+      return [{ role: 'user', content: toPiContent(message.content), timestamp }];
+    case 'system':
+      return [{ role: 'custom', customType: SYSTEM_MESSAGE_TYPE, content: message.content, display: false, timestamp }];
+    case 'tool':
+      return message.content.map((result) => ({
+        role: 'toolResult',
+        toolCallId: result.toolUseId,
+        toolName: result.toolName,
+        content: typeof result.content === 'string' ? [{ type: 'text', text: result.content }] : toPiContent(result.content),
+        isError: result.isError,
+        timestamp,
+      }));
+    case 'assistant': {
+      const content: Block[] = message.content.map((block) => {
+        if (block.type === 'tool_use') return { type: 'toolCall', id: block.id, name: block.name, arguments: block.input ?? {} };
+        if (block.type === 'thinking') {
+          return {
+            type: 'thinking',
+            thinking: block.thinking,
+            ...(block.signature === undefined ? {} : { thinkingSignature: block.signature }),
+            ...(block.redacted ? { redacted: true } : {}),
+          };
+        }
+        return { type: 'text', text: block.text };
+      });
+      const stopReason = message.state === 'interrupted' ? 'aborted' : (PI_STOP_REASON[message.stopReason ?? 'end_turn'] ?? 'stop');
+      const piMessage: AgentMessage = {
+        role: 'assistant',
+        content,
+        provider: message.provider ?? UNKNOWN,
+        model: message.model ?? UNKNOWN,
+        usage: piUsage(message.usage),
+        stopReason,
+        timestamp,
+      };
+      // Kernel detail pi has no field for, kept so a reload gives back the same message.
+      if (message.stopReason !== undefined && KERNEL_STOP_REASON[stopReason] !== message.stopReason) piMessage.tesseraStopReason = message.stopReason;
+      return [piMessage];
+    }
+  }
+}
+
+function assistantFromPi(message: AgentMessage): AssistantMessage {
+  const blocks = Array.isArray(message.content) ? (message.content as Block[]) : [];
+  const content: Array<TextBlock | ThinkingBlock | ToolUseBlock> = [];
+  for (const block of blocks) {
+    switch (block?.type) {
+      case 'text':
+        content.push({ type: 'text', text: String(block.text ?? '') });
+        break;
+      case 'thinking': {
+        const thinking: ThinkingBlock = { type: 'thinking', thinking: String(block.thinking ?? '') };
+        const signature = block.thinkingSignature ?? block.signature;
+        if (typeof signature === 'string') thinking.signature = signature;
+        if (block.redacted === true) thinking.redacted = true;
+        content.push(thinking);
+        break;
+      }
+      case 'toolCall':
+        content.push({ type: 'tool_use', id: String(block.id ?? ''), name: String(block.name ?? ''), input: block.arguments ?? {} });
+        break;
+      case 'tool_use':
+        content.push({ type: 'tool_use', id: String(block.id ?? ''), name: String(block.name ?? ''), input: block.input ?? {} });
+        break;
+    }
+  }
+  const rawStop = String(message.stopReason ?? '');
+  const stopReason = (message.tesseraStopReason as StopReason | undefined) ?? KERNEL_STOP_REASON[rawStop] ?? (rawStop as StopReason);
+  const state = message.state === 'interrupted' || rawStop === 'aborted' ? 'interrupted' : 'complete';
+  const result: AssistantMessage = { role: 'assistant', content, state };
+  if (rawStop !== '') result.stopReason = stopReason;
+  // Tessera writes zero usage and `unknown` provider/model where a message had none (pi
+  // expects the fields); read those back as absent so a save/load round trip is lossless.
+  const usage = kernelUsage(message.usage);
+  if (usage && (usage.inputTokens || usage.outputTokens || usage.cacheReadTokens || usage.cacheWriteTokens)) result.usage = usage;
+  if (typeof message.provider === 'string' && message.provider !== UNKNOWN) result.provider = message.provider;
+  if (typeof message.model === 'string' && message.model !== UNKNOWN) result.model = message.model;
+  return result;
+}
+
+function toolResultFromPi(message: AgentMessage): ToolResultBlock {
+  const blocks = fromPiContent(message.content);
+  // pi stores text results as one-element arrays; text-only results read back as a string.
+  const content = typeof blocks === 'string' || blocks.some((block) => block.type !== 'text') ? blocks : blocks.map((block) => (block as TextBlock).text).join('');
+  return {
+    type: 'tool_result',
+    toolUseId: String(message.toolCallId ?? ''),
+    toolName: String(message.toolName ?? ''),
+    content,
+    isError: message.isError === true,
+  };
+}
+
+function textOf(content: unknown): string {
+  const converted = fromPiContent(content);
+  if (typeof converted === 'string') return converted;
+  return converted.map((block) => (block.type === 'text' ? block.text : '')).join('');
+}
+
+/**
+ * A pi (or kernel-shaped) message as a kernel message. `toolResult` messages become a tool
+ * message of one result; `appendKernelMessage` merges consecutive ones into one batch.
+ */
+export function fromPiMessage(message: AgentMessage): Message | undefined {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', content: fromPiContent(message.content) };
+    case 'assistant':
+      return assistantFromPi(message);
+    case 'toolResult':
+      return { role: 'tool', content: [toolResultFromPi(message)] };
+    case 'tool':
+    case 'system':
+      return message as unknown as Message;
+    case 'custom':
+      if (message.customType === SYSTEM_MESSAGE_TYPE) return { role: 'system', content: textOf(message.content) };
+      return { role: 'user', content: textOf(message.content) };
+    case 'compactionSummary':
+      return { role: 'user', content: `<summary>\n${String(message.summary ?? '')}\n</summary>` };
+    case 'branchSummary':
+      return { role: 'user', content: `<branch_summary>\n${String(message.summary ?? '')}\n</branch_summary>` };
+    case 'bashExecution':
+      return { role: 'user', content: `Ran \`${String(message.command ?? '')}\`\n\`\`\`\n${String(message.output ?? '')}\n\`\`\`` };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Adds a converted message to `messages`, merging a one-result tool message into a tool
+ * message that directly precedes it. Returns true when it merged.
+ */
+export function appendKernelMessage(messages: Message[], message: Message, fromToolResult: boolean): boolean {
+  const last = messages[messages.length - 1];
+  if (fromToolResult && last?.role === 'tool' && message.role === 'tool') {
+    messages[messages.length - 1] = { ...last, content: [...last.content, ...message.content] };
+    return true;
+  }
+  messages.push(message);
+  return false;
+}

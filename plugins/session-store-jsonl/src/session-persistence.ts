@@ -1,0 +1,165 @@
+import { basename, dirname, join } from 'node:path';
+import type { BlobStore } from './blob-store.js';
+import type { SessionEntry, SessionHeader } from './entries.js';
+import { SessionPersistenceError } from './errors.js';
+import { serializeEntry } from './persist-transform.js';
+import type { SessionStorage, SessionStorageWriter } from './session-storage.js';
+
+export type WarningSink = (message: string, details?: Record<string, unknown>) => void;
+
+/**
+ * The write pipeline of one session file. Every operation runs in order on one promise
+ * chain; appends are batched into the file writer; full rewrites go through a temp file,
+ * fsync, rename and a directory fsync. The first failure is latched: it is reported once
+ * and re-thrown by every later call, because writing past a gap would corrupt the tree.
+ */
+export class SessionPersistence {
+  #file: string | undefined;
+  #writer: SessionStorageWriter | undefined;
+  #chain: Promise<void> = Promise.resolve();
+  #error: SessionPersistenceError | undefined;
+  /** Lines queued for the next append step; the step owns the array once it has started. */
+  #batch: { file: string | undefined; lines: string[] } | undefined;
+  /** The file ends without a newline (torn or hand-edited); the next append must start a new line. */
+  #needsNewline = false;
+  /** The file holds the header and every entry so far, so entries can be appended one by one. */
+  onDisk = false;
+
+  constructor(
+    private readonly storage: SessionStorage,
+    private readonly blobs: BlobStore | undefined,
+    private readonly warn: WarningSink,
+  ) {}
+
+  get file(): string | undefined {
+    return this.#file;
+  }
+
+  get error(): SessionPersistenceError | undefined {
+    return this.#error;
+  }
+
+  /** Points at another file. Pending work for the old file still completes in order. */
+  retarget(file: string | undefined, state: { onDisk: boolean; needsNewline?: boolean }): void {
+    this.#batch = undefined;
+    this.#file = file;
+    this.onDisk = state.onDisk;
+    const needsNewline = state.needsNewline ?? false;
+    this.#enqueue('close', async () => {
+      await this.#closeWriter();
+      this.#needsNewline = needsNewline;
+    });
+  }
+
+  assertHealthy(): void {
+    if (this.#error) throw this.#error;
+  }
+
+  append(entry: SessionEntry): void {
+    const line = serializeEntry(entry, this.blobs);
+    if (this.#batch) {
+      this.#batch.lines.push(line);
+      return;
+    }
+    const batch = { file: this.#file, lines: [line] };
+    this.#batch = batch;
+    this.#enqueue('append to', async () => {
+      if (this.#batch === batch) this.#batch = undefined;
+      if (!batch.file) return;
+      this.#writer ??= this.storage.openWriter(batch.file, { flags: 'a' });
+      if (this.#needsNewline) {
+        this.#writer.writeLine('');
+        this.#needsNewline = false;
+      }
+      for (const item of batch.lines) this.#writer.writeLine(item);
+      const failure = this.#writer.getError();
+      if (failure) throw failure;
+    });
+  }
+
+  async #closeWriter(): Promise<void> {
+    const writer = this.#writer;
+    this.#writer = undefined;
+    await writer?.close();
+  }
+
+  /** Atomically replaces the file with header + entries. */
+  rewrite(header: SessionHeader, entries: readonly SessionEntry[]): Promise<void> {
+    // Serialize now: the entries may change before the chain reaches this step.
+    const lines = [JSON.stringify(header), ...entries.map((entry) => serializeEntry(entry, this.blobs))];
+    this.onDisk = true;
+    this.#batch = undefined;
+    const file = this.#file;
+    return this.#enqueue('rewrite', async () => {
+      if (!file) return;
+      await this.#closeWriter();
+      await writeAtomically(this.storage, file, lines);
+      this.#needsNewline = false;
+    });
+  }
+
+  /** Waits for every queued write, then forces the file to disk. */
+  async flush(): Promise<void> {
+    await this.#chain;
+    this.assertHealthy();
+    const writer = this.#writer;
+    if (!writer) return;
+    try {
+      await writer.fsync();
+    } catch (error) {
+      this.#latch('fsync', error);
+    }
+    this.assertHealthy();
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    const writer = this.#writer;
+    this.#writer = undefined;
+    if (!writer) return;
+    try {
+      await writer.close();
+    } catch (error) {
+      this.#latch('close', error);
+    }
+    this.assertHealthy();
+  }
+
+  #enqueue(operation: string, step: () => Promise<void>): Promise<void> {
+    const run = this.#chain.then(async () => {
+      if (this.#error) return;
+      try {
+        await step();
+      } catch (error) {
+        this.#latch(operation, error);
+      }
+    });
+    this.#chain = run;
+    return run;
+  }
+
+  #latch(operation: string, error: unknown): void {
+    if (this.#error) return;
+    this.#error = error instanceof SessionPersistenceError ? error : new SessionPersistenceError(this.#file, operation, error);
+    this.warn(this.#error.message, { file: this.#file, operation });
+  }
+}
+
+/** temp file → write → fsync → close → rename over the target → fsync the directory. */
+export async function writeAtomically(storage: SessionStorage, file: string, lines: readonly string[]): Promise<void> {
+  const dir = dirname(file);
+  storage.ensureDirSync(dir);
+  const temp = join(dir, `.${basename(file)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`);
+  const writer = storage.openWriter(temp, { flags: 'w' });
+  try {
+    for (const line of lines) writer.writeLine(line);
+    await writer.fsync();
+    await writer.close();
+  } catch (error) {
+    await writer.close().catch(() => undefined);
+    await storage.unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await storage.rename(temp, file);
+  await storage.fsyncDir(dir);
+}

@@ -1,0 +1,64 @@
+/** What `statSync` reports; `undefined` from `statSync` means the path does not exist. */
+export interface SessionStorageStat {
+  size: number;
+  mtimeMs: number;
+  isFile: boolean;
+  isDirectory: boolean;
+}
+
+export interface SessionStorageWriterOptions {
+  /** `a` appends to an existing file (created if missing); `w` truncates. */
+  flags: 'a' | 'w';
+}
+
+/**
+ * An ordered line sink. `writeLine` queues; `flush` resolves when every queued line was
+ * handed to the operating system; `fsync` additionally forces it to the device. After a
+ * failure every call rejects with the first error (see `getError`).
+ */
+export interface SessionStorageWriter {
+  writeLine(line: string): void;
+  flush(): Promise<void>;
+  fsync(): Promise<void>;
+  close(): Promise<void>;
+  getError(): Error | undefined;
+}
+
+/**
+ * Every file-system operation the session manager uses, so tests and in-memory sessions can
+ * swap the disk for a map. Read methods return `undefined` (or `[]`) for missing paths
+ * instead of throwing; write methods throw.
+ */
+export interface SessionStorage {
+  ensureDirSync(dir: string): void;
+  existsSync(path: string): boolean;
+  readTextSync(path: string): string | undefined;
+  writeTextSync(path: string, text: string): void;
+  statSync(path: string): SessionStorageStat | undefined;
+  /** File names (not paths) in `dir` matching `*`, `*.ext` or an exact name; not recursive. */
+  listFilesSync(dir: string, pattern: string): string[];
+  /** Sub-directory names of `dir`. */
+  listDirsSync(dir: string): string[];
+
+  exists(path: string): Promise<boolean>;
+  readText(path: string): Promise<string | undefined>;
+  /** The whole file as successive decoded chunks (never splitting a character), or nothing when missing. */
+  readTextChunks(path: string): AsyncIterable<string>;
+  /** At most the first `maxBytes` bytes, decoded (a trailing partial character is dropped). */
+  readTextPrefix(path: string, maxBytes: number): Promise<string>;
+  /** At most the last `maxBytes` bytes, decoded (a leading partial character is dropped). */
+  readTextTail(path: string, maxBytes: number): Promise<string>;
+  writeText(path: string, text: string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  /** Makes a rename inside `dir` durable. Best effort where the platform cannot. */
+  fsyncDir(dir: string): Promise<void>;
+  openWriter(path: string, options: SessionStorageWriterOptions): SessionStorageWriter;
+}
+
+/** Matches a file name against `*`, `*.ext` or an exact name. */
+export function matchesPattern(name: string, pattern: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.startsWith('*.')) return name.endsWith(pattern.slice(1));
+  return name === pattern;
+}

@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { SessionManager } from './session-manager.js';
+
+const user = (text: string) => ({ role: 'user', content: text, timestamp: 1 });
+const assistant = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], provider: 'anthropic', model: 'claude-test', stopReason: 'stop', timestamp: 1 });
+
+describe('SessionManager tree (in memory)', () => {
+  it('chains every append type to the previous entry and advances the leaf', () => {
+    const session = SessionManager.inMemory('/work');
+    const ids = [
+      session.appendMessage(user('a')),
+      session.appendThinkingLevelChange('high'),
+      session.appendModelChange('openai/gpt-4'),
+      session.appendCompaction('sum', undefined, 10),
+      session.appendCustomEntry('ext', { x: 1 }),
+      session.appendCustomMessageEntry('ext', 'text', true),
+      session.appendTtsrInjection(['r']),
+      session.appendSessionInit({ systemPrompt: 'p', tools: ['read'] }),
+      session.appendModeChange('plan'),
+    ];
+    const entries = session.getEntries();
+    expect(entries.map((entry) => entry.parentId)).toEqual([null, ...ids.slice(0, -1)]);
+    expect(session.getLeafId()).toBe(ids.at(-1));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toHaveLength(8);
+    expect(entries[2]).toMatchObject({ model: 'openai/gpt-4', provider: 'openai', modelId: 'gpt-4' });
+  });
+
+  it('getBranch returns [], the full path or the path to an id', () => {
+    const session = SessionManager.inMemory('/work');
+    expect(session.getBranch()).toEqual([]);
+    const a = session.appendMessage(user('a'));
+    const b = session.appendMessage(assistant('b'));
+    session.appendMessage(user('c'));
+    expect(session.getBranch()).toHaveLength(3);
+    expect(session.getBranch(b).map((entry) => entry.id)).toEqual([a, b]);
+  });
+
+  it('builds trees: empty, linear, forks and nesting', () => {
+    const session = SessionManager.inMemory('/work');
+    expect(session.getTree()).toEqual([]);
+    const id1 = session.appendMessage(user('1'));
+    const id2 = session.appendMessage(assistant('2'));
+    const id3 = session.appendMessage(user('3'));
+    const id4 = session.appendMessage(assistant('4'));
+    let tree = session.getTree();
+    expect(tree).toHaveLength(1);
+    expect(tree[0]?.children[0]?.children[0]?.children[0]?.entry.id).toBe(id4);
+
+    session.branch(id2);
+    const id5 = session.appendMessage(user('5'));
+    const id6 = session.appendMessage(assistant('6'));
+    session.branch(id5);
+    const id7 = session.appendMessage(assistant('7'));
+    tree = session.getTree();
+    const node2 = tree[0]?.children[0];
+    expect(node2?.entry.id).toBe(id2);
+    expect(node2?.children.map((child) => child.entry.id)).toEqual([id3, id5]);
+    expect(node2?.children[0]?.children.map((child) => child.entry.id)).toEqual([id4]);
+    expect(node2?.children[1]?.children.map((child) => child.entry.id)).toEqual([id6, id7]);
+    expect(session.getChildren(id2).map((entry) => entry.id)).toEqual([id3, id5]);
+    expect(id1).toBeTypeOf('string');
+  });
+
+  it('gives a node three children after three branches', () => {
+    const session = SessionManager.inMemory('/work');
+    const root = session.appendMessage(user('root'));
+    for (const text of ['a', 'b', 'c']) {
+      session.branch(root);
+      session.appendMessage(assistant(text));
+    }
+    expect(session.getTree()[0]?.children).toHaveLength(3);
+  });
+
+  it('branch() rejects unknown ids and makes the next append a child', () => {
+    const session = SessionManager.inMemory('/work');
+    const id1 = session.appendMessage(user('1'));
+    session.appendMessage(assistant('2'));
+    expect(() => session.branch('nonexistent')).toThrow('Entry nonexistent not found');
+    session.branch(id1);
+    const id3 = session.appendMessage(assistant('3'));
+    expect(session.getEntry(id3)?.parentId).toBe(id1);
+  });
+
+  it('resetLeaf() makes the next append a new root', () => {
+    const session = SessionManager.inMemory('/work');
+    session.appendMessage(user('1'));
+    session.resetLeaf();
+    expect(session.getLeafId()).toBeNull();
+    expect(session.buildSessionContext().messages).toEqual([]);
+    const root = session.appendMessage(user('2'));
+    expect(session.getEntry(root)?.parentId).toBeNull();
+    expect(session.getTree()).toHaveLength(2);
+  });
+
+  it('branchWithSummary leaves the leaf on the summary and drops the abandoned message from context', () => {
+    const session = SessionManager.inMemory('/work');
+    const id1 = session.appendMessage(user('1'));
+    session.appendMessage(assistant('abandoned'));
+    const summaryId = session.branchWithSummary(id1, 'tried something');
+    expect(session.getLeafId()).toBe(summaryId);
+    expect(session.getEntry(summaryId)).toMatchObject({ parentId: id1, fromId: id1, type: 'branch_summary' });
+    const roles = session.buildSessionContext().messages.map((message) => message.role);
+    expect(roles).toEqual(['user', 'branchSummary']);
+    expect(session.getEntry(session.branchWithSummary(null, 'from root'))).toMatchObject({ parentId: null, fromId: 'root' });
+  });
+
+  it('createBranchedSession in memory keeps only the path and returns undefined', async () => {
+    const session = SessionManager.inMemory('/work');
+    const id1 = session.appendMessage(user('1'));
+    const id2 = session.appendMessage(assistant('2'));
+    const id3 = session.appendMessage(user('3'));
+    session.appendMessage(assistant('4'));
+    session.branch(id3);
+    session.appendMessage(assistant('5'));
+    await expect(session.createBranchedSession('nope')).rejects.toThrow('Entry nope not found');
+    const oldId = session.getSessionId();
+    expect(await session.createBranchedSession(id2)).toBeUndefined();
+    expect(session.getEntries().map((entry) => entry.id)).toEqual([id1, id2]);
+    expect(session.getSessionId()).not.toBe(oldId);
+    expect(session.getHeader().parentSession).toBe(oldId);
+  });
+
+  it('createBranchedSession at a later entry keeps the branch path', async () => {
+    const session = SessionManager.inMemory('/work');
+    const id1 = session.appendMessage(user('1'));
+    const id2 = session.appendMessage(assistant('2'));
+    session.appendMessage(user('3'));
+    const id4 = session.appendMessage(user('4'));
+    session.branch(id2);
+    const id5 = session.appendMessage(user('5'));
+    session.branch(id4);
+    await session.createBranchedSession(id5);
+    expect(session.getEntries().map((entry) => entry.id)).toEqual([id1, id2, id5]);
+    expect(session.getEntry(id5)?.parentId).toBe(id2);
+  });
+
+  it('custom entries are on the path but not in the context', () => {
+    const session = SessionManager.inMemory('/work');
+    session.appendMessage(user('1'));
+    session.appendCustomEntry('state', { n: 1 });
+    session.appendMessage(assistant('2'));
+    expect(session.getBranch()).toHaveLength(3);
+    expect(session.buildSessionContext().messages).toHaveLength(2);
+  });
+
+  it('newSession({ id }) puts the id in the header; parentSession is kept', () => {
+    const session = SessionManager.inMemory('/work');
+    session.newSession({ id: 'my-custom-id', parentSession: 'other' });
+    expect(session.getHeader()).toMatchObject({ id: 'my-custom-id', parentSession: 'other', version: 3, cwd: '/work' });
+    expect(() => session.newSession({ id: '../evil' })).toThrow(/Invalid session id/);
+  });
+});
+
+describe('labels', () => {
+  it('sets, gets and clears labels; the last one wins', () => {
+    const session = SessionManager.inMemory('/work');
+    const id = session.appendMessage(user('1'));
+    session.appendLabelChange(id, 'first');
+    session.appendLabelChange(id, 'checkpoint');
+    expect(session.getLabel(id)).toBe('checkpoint');
+    session.appendLabelChange(id, undefined);
+    expect(session.getLabel(id)).toBeUndefined();
+    const cleared = session.getEntries().at(-1) as Record<string, unknown>;
+    expect('label' in cleared).toBe(false);
+  });
+
+  it('shows labels on tree nodes and keeps them out of the context', () => {
+    const session = SessionManager.inMemory('/work');
+    const id = session.appendMessage(user('1'));
+    session.appendMessage(assistant('2'));
+    session.appendLabelChange(id, 'start');
+    expect(session.getTree()[0]?.label).toBe('start');
+    expect(session.buildSessionContext().messages).toHaveLength(2);
+  });
+
+  it('rejects labels for unknown entries', () => {
+    const session = SessionManager.inMemory('/work');
+    expect(() => session.appendLabelChange('non-existent', 'x')).toThrow('Entry non-existent not found');
+  });
+
+  it('createBranchedSession re-creates on-path labels and drops off-path ones', async () => {
+    const session = SessionManager.inMemory('/work');
+    const id1 = session.appendMessage(user('1'));
+    const id2 = session.appendMessage(assistant('2'));
+    const id3 = session.appendMessage(user('3'));
+    session.appendLabelChange(id1, 'one');
+    session.appendLabelChange(id2, 'two');
+    session.appendLabelChange(id3, 'three');
+    await session.createBranchedSession(id2);
+    const labels = session.getEntries().filter((entry) => entry.type === 'label');
+    expect(labels).toHaveLength(2);
+    expect(session.getLabel(id1)).toBe('one');
+    expect(session.getLabel(id2)).toBe('two');
+    expect(session.getLabel(id3)).toBeUndefined();
+    const entries = session.getEntries();
+    for (let index = 1; index < entries.length; index += 1) expect(entries[index]?.parentId).toBe(entries[index - 1]?.id);
+  });
+});

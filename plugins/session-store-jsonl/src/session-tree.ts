@@ -1,0 +1,104 @@
+import { getPath } from './context.js';
+import type { SessionEntry } from './entries.js';
+import { SessionEntryNotFoundError } from './errors.js';
+import { generateEntryId } from './migrations.js';
+
+/** One node of `getTree()`: an entry, its children (oldest first) and its label. */
+export interface SessionTreeNode {
+  entry: SessionEntry;
+  children: SessionTreeNode[];
+  label?: string;
+}
+
+/**
+ * The in-memory index of a session: entries in insertion order, by id, by parent, labels
+ * and the leaf pointer. Appending is the only mutation of the entry set.
+ */
+export class SessionTree {
+  entries: SessionEntry[] = [];
+  readonly byId = new Map<string, SessionEntry>();
+  readonly #children = new Map<string | null, SessionEntry[]>();
+  /** How many entries `#children` covers; it is caught up lazily, so appends stay cheap. */
+  #childrenIndexed = 0;
+  readonly #labels = new Map<string, string>();
+  leafId: string | null = null;
+  #hasAssistant = false;
+
+  /** Replaces everything with `entries`; the leaf becomes the last entry (the leaf is not persisted). */
+  reset(entries: SessionEntry[]): void {
+    this.entries = [];
+    this.byId.clear();
+    this.#children.clear();
+    this.#childrenIndexed = 0;
+    this.#labels.clear();
+    this.#hasAssistant = false;
+    this.leafId = null;
+    for (const entry of entries) this.add(entry);
+  }
+
+  add(entry: SessionEntry): void {
+    this.entries.push(entry);
+    this.byId.set(entry.id, entry);
+    if (entry.type === 'label') {
+      if (typeof entry.label === 'string') this.#labels.set(entry.targetId, entry.label);
+      else this.#labels.delete(entry.targetId);
+    } else if (entry.type === 'message' && entry.message.role === 'assistant') {
+      this.#hasAssistant = true;
+    }
+    this.leafId = entry.id;
+  }
+
+  get hasAssistant(): boolean {
+    return this.#hasAssistant;
+  }
+
+  newId(): string {
+    return generateEntryId(this.byId);
+  }
+
+  require(id: string): SessionEntry {
+    const entry = this.byId.get(id);
+    if (!entry) throw new SessionEntryNotFoundError(id);
+    return entry;
+  }
+
+  getLabel(id: string): string | undefined {
+    return this.#labels.get(id);
+  }
+
+  getChildren(id: string): SessionEntry[] {
+    for (; this.#childrenIndexed < this.entries.length; this.#childrenIndexed += 1) {
+      const entry = this.entries[this.#childrenIndexed] as SessionEntry;
+      let siblings = this.#children.get(entry.parentId);
+      if (!siblings) this.#children.set(entry.parentId, (siblings = []));
+      siblings.push(entry);
+    }
+    return [...(this.#children.get(id) ?? [])];
+  }
+
+  /** Root→`fromId` (default: the leaf); `[]` when the leaf is null. */
+  getBranch(fromId?: string): SessionEntry[] {
+    const target = fromId ?? this.leafId;
+    if (target === null) return [];
+    return getPath(this.require(target), this.byId);
+  }
+
+  /** Roots are entries whose parent is null, themselves or missing; children are sorted by timestamp. */
+  getTree(): SessionTreeNode[] {
+    const nodes = new Map<string, SessionTreeNode>();
+    for (const entry of this.entries) {
+      const label = this.#labels.get(entry.id);
+      nodes.set(entry.id, label === undefined ? { entry, children: [] } : { entry, children: [], label });
+    }
+    const roots: SessionTreeNode[] = [];
+    for (const entry of this.entries) {
+      const node = nodes.get(entry.id) as SessionTreeNode;
+      const parent = entry.parentId === null || entry.parentId === entry.id ? undefined : nodes.get(entry.parentId);
+      (parent ? parent.children : roots).push(node);
+    }
+    const byTime = (a: SessionTreeNode, b: SessionTreeNode): number =>
+      a.entry.timestamp < b.entry.timestamp ? -1 : a.entry.timestamp > b.entry.timestamp ? 1 : 0;
+    for (const node of nodes.values()) if (node.children.length > 1) node.children.sort(byTime);
+    return roots;
+  }
+}

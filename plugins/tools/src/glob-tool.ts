@@ -1,0 +1,103 @@
+import type { Tool } from '@tessera/contracts';
+import { defineTool } from '@tessera/kernel';
+import fg from 'fast-glob';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { isAbsolute, relative, sep } from 'node:path';
+import { z } from 'zod';
+import { IgnoreRules, type SearchFilterOptions } from './ignore-rules.js';
+import { errorText, fail, succeed } from './result.js';
+import { resolveSearchRoot } from './search-root.js';
+import { isInside, type WorkspaceOptions } from './workspace.js';
+
+export interface GlobToolOptions extends WorkspaceOptions, SearchFilterOptions {
+  /** Paths returned at most; a notice says when more matched. Default 100. */
+  maxResults?: number;
+}
+
+export interface GlobToolData {
+  filenames: string[];
+  numFiles: number;
+  truncated: boolean;
+}
+
+export const globInputSchema = z.object({
+  pattern: z.string().min(1).describe('The glob pattern to match files against, e.g. "**/*.ts" or "src/**/*.{ts,tsx}"'),
+  path: z.string().optional().describe('The directory to search in. Defaults to the current working directory'),
+});
+
+export type GlobInput = z.infer<typeof globInputSchema>;
+
+/**
+ * fast-glob reads directories through this adapter, which drops ignored entries as each
+ * directory is read. That applies nested `.gitignore` files and prunes heavy folders in the
+ * same single walk, instead of listing everything and filtering afterwards.
+ */
+function filteringFs(rules: IgnoreRules) {
+  return {
+    readdirSync(path: string, options?: { withFileTypes?: boolean }): Dirent[] | string[] {
+      const kept = rules.filter(path, readdirSync(path, { withFileTypes: true }));
+      return options?.withFileTypes ? kept : kept.map((entry) => entry.name);
+    },
+  };
+}
+
+/** Makes an absolute pattern relative to the search root; refuses ones that climb out of it. */
+function relativePattern(pattern: string, root: string): { ok: true; pattern: string } | { ok: false; message: string } {
+  let candidate = pattern;
+  if (isAbsolute(candidate)) {
+    if (!isInside(candidate, root) && !candidate.startsWith(root + sep)) {
+      return { ok: false, message: `Absolute pattern "${pattern}" is outside the search path ${root}. Pass the directory as path and a relative pattern.` };
+    }
+    candidate = relative(root, candidate) || '.';
+  }
+  if (candidate.split(/[\\/]/).includes('..')) {
+    return { ok: false, message: `Pattern "${pattern}" climbs out of the search path with "..". Set path to the directory instead.` };
+  }
+  return { ok: true, pattern: candidate.split(sep).join('/') };
+}
+
+/**
+ * Glob: fast-glob over the search path, newest files first, `.gitignore` and heavy folders
+ * respected, symbolic links not followed, at most `maxResults` paths.
+ */
+export function globTool(options: GlobToolOptions = {}): Tool<GlobInput, GlobToolData> {
+  const maxResults = options.maxResults ?? 100;
+  return defineTool<GlobInput, GlobToolData>({
+    name: 'Glob',
+    description:
+      'Fast file pattern matching, e.g. "**/*.js" or "src/**/*.ts". Returns matching file paths, most recently modified first ' +
+      `(at most ${maxResults}). Respects .gitignore and skips folders such as node_modules and .git. Use Grep to search file contents.`,
+    inputSchema: globInputSchema,
+    async execute(input, context) {
+      const root = await resolveSearchRoot(input.path, context.cwd, options);
+      if (!root.ok) return fail(root.message, root.code);
+      const pattern = relativePattern(input.pattern, root.path);
+      if (!pattern.ok) return fail(pattern.message, 'invalid_pattern');
+      try {
+        const rules = IgnoreRules.create(root.path, root.workspaceRoot, options);
+        // The synchronous walk is markedly faster (no thread-pool round trip per directory); it
+        // blocks the event loop for the walk, about 20 ms per 20,000 files.
+        const matches = fg.sync(pattern.pattern, {
+          cwd: root.path,
+          absolute: true,
+          dot: true,
+          onlyFiles: true,
+          followSymbolicLinks: false,
+          suppressErrors: true,
+          fs: filteringFs(rules) as never,
+        });
+        const inside = matches.filter((path) => isInside(path, root.path));
+        // Synchronous stats: one thread-pool round trip per match would cost more than the stat.
+        const timed = inside.map((path) => ({ path, mtimeMs: statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0 }));
+        timed.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.path < b.path ? -1 : 1));
+        const truncated = timed.length > maxResults;
+        const filenames = timed.slice(0, maxResults).map((entry) => entry.path);
+        let output = filenames.length === 0 ? 'No files found' : filenames.join('\n');
+        if (truncated) output += `\n(Results are truncated: showing ${maxResults} of ${timed.length}. Use a more specific path or pattern.)`;
+        return succeed(output, { filenames, numFiles: timed.length, truncated });
+      } catch (error) {
+        return fail(`Glob failed: ${errorText(error)}`, 'io_error');
+      }
+    },
+  });
+}

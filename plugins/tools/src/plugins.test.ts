@@ -1,0 +1,134 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { BackgroundTasks, type ToolExecutionEvent, type ToolMessage } from '@tessera/contracts';
+import { createKernel, definePlugin } from '@tessera/kernel';
+import { testPreset } from '@tessera/preset-test';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { builtinTools, bashToolPlugin } from './plugins.js';
+import { ToolSessionState } from './session-state.js';
+import { tempDir } from './test-support.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+afterEach(async () => cleanup());
+
+function toolResults(history: readonly unknown[]): Array<{ toolName: string; content: unknown; isError: boolean }> {
+  return (history as ToolMessage[])
+    .filter((message) => message.role === 'tool')
+    .flatMap((message) => message.content.map((block) => ({ toolName: block.toolName, content: block.content, isError: block.isError })));
+}
+
+describe('builtinTools in a session', () => {
+  it('offers all eight tools with Claude Code input shapes', async () => {
+    const kernel = await createKernel({ plugins: [...testPreset({ turns: [{ text: 'hi' }] }), ...builtinTools()] });
+    const session = kernel.createSession({ cwd: dir });
+    const names = [...session.toolsByName.keys()];
+    expect(names).toEqual(['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch']);
+    const grep = session.toolsByName.get('Grep')!.parameters as { properties: Record<string, unknown> };
+    expect(Object.keys(grep.properties)).toEqual(['pattern', 'path', 'glob', 'type', 'output_mode', '-i', '-n', '-A', '-B', '-C', 'multiline', 'head_limit']);
+    await kernel.shutdown();
+  });
+
+  it('runs a Read → Edit → Bash → Grep turn end to end', async () => {
+    const file = join(dir, 'greet.ts');
+    await writeFile(file, 'export const greeting = "hello";\n');
+    const state = new ToolSessionState();
+    const events: ToolExecutionEvent[] = [];
+    const kernel = await createKernel({
+      plugins: [
+        ...testPreset({
+          turns: [
+            { toolCalls: [{ name: 'Read', input: { file_path: file } }] },
+            { toolCalls: [{ name: 'Edit', input: { file_path: file, old_string: '"hello"', new_string: '"hi"' } }] },
+            { toolCalls: [{ name: 'Bash', input: { command: 'mkdir -p sub && cd sub && pwd' } }, { name: 'Bash', input: { command: 'pwd' } }] },
+            { toolCalls: [{ name: 'Grep', input: { pattern: 'greeting', output_mode: 'content' } }] },
+            { text: 'Done.' },
+          ],
+        }),
+        ...builtinTools({ state }),
+      ],
+    });
+    const session = kernel.createSession({ cwd: dir, onToolExecution: (event) => void events.push(event) });
+    expect(await session.run('Rename the greeting')).toBe('Done.');
+    expect(await readFile(file, 'utf8')).toBe('export const greeting = "hi";\n');
+    const results = toolResults(session.getHistory());
+    expect(results.map((result) => [result.toolName, result.isError])).toEqual([
+      ['Read', false], ['Edit', false], ['Bash', false], ['Bash', false], ['Grep', false],
+    ]);
+    expect(results[3]?.content).toBe(join(dir, 'sub'));
+    expect(results[4]?.content).toBe(`${file}:1:export const greeting = "hi";`);
+    expect(state.has(session.sessionId)).toBe(true);
+    await session.shutdown();
+    expect(state.has(session.sessionId)).toBe(false);
+    await kernel.shutdown();
+  });
+
+  it('turns a refused path into an error result the model sees', async () => {
+    const kernel = await createKernel({
+      plugins: [...testPreset({ turns: [{ toolCalls: [{ name: 'Read', input: { file_path: '/etc/passwd' } }] }, { text: 'ok' }] }), ...builtinTools()],
+    });
+    const session = kernel.createSession({ cwd: dir });
+    await session.run('read it');
+    const [result] = toolResults(session.getHistory());
+    expect(result).toMatchObject({ toolName: 'Read', isError: true });
+    expect(String(result?.content)).toContain(`Allowed roots: ${dir}`);
+    await kernel.shutdown();
+  });
+
+  it('uses the BackgroundTasks service when another plugin binds it', async () => {
+    const spawned: string[] = [];
+    const background = definePlugin({
+      name: 'fake-background',
+      provides: [BackgroundTasks],
+      register({ bind }) {
+        bind(BackgroundTasks).toConstantValue({ spawn: async (request) => (spawned.push(request.command), { id: 'task-1' }) });
+      },
+    });
+    const kernel = await createKernel({
+      plugins: [
+        ...testPreset({ turns: [{ toolCalls: [{ name: 'Bash', input: { command: 'sleep 100', run_in_background: true } }] }, { text: 'ok' }] }),
+        bashToolPlugin({ state: new ToolSessionState() }),
+        background,
+      ],
+    });
+    const session = kernel.createSession({ cwd: dir });
+    await session.run('start it');
+    expect(spawned).toEqual(['sleep 100']);
+    expect(toolResults(session.getHistory())[0]?.content).toContain('task-1');
+    await kernel.shutdown();
+  });
+
+  it('answers WebFetch prompts with the kernel provider found at boot', async () => {
+    const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<p>The answer is 42.</p>'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const kernel = await createKernel({
+        plugins: [
+          ...testPreset({
+            turns: [
+              { toolCalls: [{ name: 'WebFetch', input: { url, prompt: 'What is the answer?' } }] },
+              ({ messages }) => ({ text: JSON.stringify(messages).includes('The answer is 42.') ? 'Forty-two.' : 'page missing' }),
+              { text: 'ok' },
+            ],
+          }),
+          ...builtinTools({ exclude: ['Bash'] }),
+        ],
+      });
+      const session = kernel.createSession({ cwd: dir });
+      await session.run('look it up');
+      expect(toolResults(session.getHistory())[0]).toMatchObject({ toolName: 'WebFetch', content: 'Forty-two.', isError: false });
+      await kernel.shutdown();
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('can leave tools out', async () => {
+    const plugins = builtinTools({ exclude: ['WebSearch', 'Bash'] });
+    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch']);
+  });
+});

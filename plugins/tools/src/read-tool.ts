@@ -1,0 +1,154 @@
+import type { ImageBlock, TextBlock, Tool } from '@tessera/contracts';
+import { defineTool } from '@tessera/kernel';
+import { extname } from 'node:path';
+import { z } from 'zod';
+import { filesFor, stateFor, type FileToolOptions } from './common-options.js';
+import { errorText, fail, succeed } from './result.js';
+import { hashBytes } from './workspace-files.js';
+
+export interface ReadToolOptions extends FileToolOptions {
+  /** Lines returned when `limit` is not given. Default 2,000. */
+  defaultLimit?: number;
+  /** Longer lines are cut to this many characters. Default 2,000. */
+  maxLineLength?: number;
+  /** Larger text files are refused (use offset/limit on smaller ones, or Grep). Default 50 MB. */
+  maxFileBytes?: number;
+  /** Larger images are refused. Default 5 MB (the usual provider limit). */
+  maxImageBytes?: number;
+}
+
+export interface ReadToolData {
+  filePath: string;
+  type: 'text' | 'image';
+  /** First line shown (1-based) and how many lines were shown, for text. */
+  startLine?: number;
+  numLines?: number;
+  totalLines?: number;
+}
+
+export const readInputSchema = z.object({
+  file_path: z.string().describe('The absolute path to the file to read'),
+  offset: z.number().int().min(1).optional().describe('The line number to start reading from (1-based). Only provide if the file is too large to read at once'),
+  limit: z.number().int().min(1).optional().describe('The number of lines to read. Only provide if the file is too large to read at once'),
+});
+
+export type ReadInput = z.infer<typeof readInputSchema>;
+
+const IMAGE_TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+};
+
+/** Extensions that are binary whatever their first bytes say. */
+const BINARY_EXTENSIONS = new Set([
+  '.zip', '.gz', '.tgz', '.bz2', '.xz', '.7z', '.rar', '.tar', '.jar', '.exe', '.dll', '.so', '.dylib', '.o', '.a',
+  '.class', '.pyc', '.wasm', '.bin', '.dat', '.db', '.sqlite', '.pdf', '.ico', '.bmp', '.tiff', '.mp3', '.mp4',
+  '.mov', '.avi', '.wav', '.flac', '.ogg', '.woff', '.woff2', '.ttf', '.otf', '.eot', '.psd',
+]);
+
+/** A NUL byte in the first 8 KB marks a file as binary (the heuristic git and ripgrep use). */
+export function looksBinary(bytes: Uint8Array): boolean {
+  const end = Math.min(bytes.length, 8192);
+  for (let index = 0; index < end; index += 1) if (bytes[index] === 0) return true;
+  return false;
+}
+
+/** `cat -n` layout: the line number right-aligned in six columns, then a tab. */
+export function numberLines(lines: readonly string[], firstLine: number, maxLineLength: number): string {
+  return lines
+    .map((line, index) => {
+      const shown = line.length > maxLineLength ? `${line.slice(0, maxLineLength)}… [line truncated]` : line;
+      return `${String(firstLine + index).padStart(6)}\t${shown}`;
+    })
+    .join('\n');
+}
+
+/**
+ * Read: numbered lines of a text file (`offset` / `limit`), images as image blocks, binary
+ * files refused. Every successful read is recorded for the session so Write and Edit can
+ * refuse to overwrite a file the model has not seen, or that changed since it looked.
+ */
+export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToolData> {
+  const files = filesFor(options);
+  const state = stateFor(options);
+  const defaultLimit = options.defaultLimit ?? 2_000;
+  const maxLineLength = options.maxLineLength ?? 2_000;
+  const maxFileBytes = options.maxFileBytes ?? 50 * 1024 * 1024;
+  const maxImageBytes = options.maxImageBytes ?? 5 * 1024 * 1024;
+
+  return defineTool<ReadInput, ReadToolData>({
+    name: 'Read',
+    description:
+      'Reads a file from the local filesystem. file_path must be absolute. By default reads up to ' +
+      `${defaultLimit} lines from the start; use offset and limit for long files. Output is numbered like cat -n. ` +
+      'Images (PNG, JPEG, GIF, WebP) are returned as images. A file must be read before it is edited or overwritten.',
+    inputSchema: readInputSchema,
+    async execute(input, context) {
+      const resolved = await files.resolve(input.file_path, context);
+      if (!resolved.ok) return fail(resolved.message, resolved.code);
+      const path = resolved.path;
+      try {
+        const found = await files.stat(path);
+        if (!found) return fail(`File does not exist: ${input.file_path}. Check the path, or use Glob to find the file.`, 'not_found');
+        if (found.isDirectory) return fail(`${input.file_path} is a directory, not a file. Use Glob or Bash (ls) to list it.`, 'is_directory');
+        const extension = extname(path).toLowerCase();
+        const mediaType = IMAGE_TYPES[extension];
+        if (mediaType) {
+          if (found.size > maxImageBytes) {
+            return fail(`Image ${input.file_path} is ${found.size} bytes; the limit is ${maxImageBytes}.`, 'too_large');
+          }
+          const bytes = await files.read(path);
+          state.recordRead(context.sessionId, path, { mtimeMs: found.mtimeMs, size: bytes.length, hash: hashBytes(bytes) });
+          const blocks: Array<TextBlock | ImageBlock> = [
+            { type: 'text', text: `Image ${input.file_path} (${mediaType}, ${bytes.length} bytes):` },
+            { type: 'image', mediaType, data: bytes.toString('base64') },
+          ];
+          return succeed(blocks, { filePath: path, type: 'image' });
+        }
+        if (found.size > maxFileBytes) {
+          return fail(
+            `${input.file_path} is ${found.size} bytes, over the ${maxFileBytes}-byte read limit. Use Grep to find the part you need, or Bash (head, tail, sed -n) to read a slice.`,
+            'too_large',
+          );
+        }
+        const bytes = await files.read(path);
+        if (BINARY_EXTENSIONS.has(extension) || looksBinary(bytes)) {
+          return fail(`${input.file_path} is a binary file and cannot be read as text. Use Bash with a suitable tool (file, xxd, unzip -l) to inspect it.`, 'binary_file');
+        }
+        state.recordRead(context.sessionId, path, { mtimeMs: found.mtimeMs, size: bytes.length, hash: hashBytes(bytes) });
+        if (bytes.length === 0) {
+          return succeed('<system-reminder>Warning: the file exists but its contents are empty.</system-reminder>', {
+            filePath: path,
+            type: 'text',
+            startLine: 1,
+            numLines: 0,
+            totalLines: 0,
+          });
+        }
+        const text = bytes.toString('utf8');
+        const lines = text.split(/\r?\n/);
+        if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+        const start = input.offset ?? 1;
+        const limit = input.limit ?? defaultLimit;
+        if (start > lines.length) {
+          return succeed(
+            `<system-reminder>Warning: the file has only ${lines.length} lines, fewer than offset ${start}.</system-reminder>`,
+            { filePath: path, type: 'text', startLine: start, numLines: 0, totalLines: lines.length },
+          );
+        }
+        const shown = lines.slice(start - 1, start - 1 + limit);
+        let output = numberLines(shown, start, maxLineLength);
+        const last = start - 1 + shown.length;
+        if (last < lines.length) {
+          output += `\n\n[Showing lines ${start}-${last} of ${lines.length}. Use offset=${last + 1} to read more.]`;
+        }
+        return succeed(output, { filePath: path, type: 'text', startLine: start, numLines: shown.length, totalLines: lines.length });
+      } catch (error) {
+        return fail(`Could not read ${input.file_path}: ${errorText(error)}`, 'io_error');
+      }
+    },
+  });
+}

@@ -1,0 +1,88 @@
+/** What Read recorded about a file, so Write and Edit can tell whether it changed since. */
+export interface FileReadRecord {
+  /** Modification time seen by Read (ms); `undefined` where the backend has none (sandbox). */
+  mtimeMs: number | undefined;
+  size: number;
+  /** sha256 of the bytes Read saw; decides when mtime alone is inconclusive. */
+  hash: string;
+}
+
+/** Per-session state of the built-in tools. */
+export interface SessionToolState {
+  /** Bash working directory after the last call; `undefined` until a call changes it. */
+  cwd: string | undefined;
+  /** Real path → what Read (or our own Write/Edit) last saw. Insertion order = age. */
+  readonly reads: Map<string, FileReadRecord>;
+}
+
+export interface ToolSessionStateOptions {
+  /** Sessions kept at once; the least recently used one is dropped beyond this. Default 256. */
+  maxSessions?: number;
+  /** Read records kept per session; the oldest is dropped beyond this. Default 2,000. */
+  maxFilesPerSession?: number;
+}
+
+/**
+ * State the tools keep between calls, keyed by `ToolContext.sessionId`: the Bash working
+ * directory and the read-file registry behind stale-edit protection. Bounded on both axes so
+ * a long-running host cannot grow it without limit, and released on `sessionEnd` by the
+ * tool plugins. Tools that must agree (Read and Edit) have to share one instance.
+ */
+export class ToolSessionState {
+  private readonly sessions = new Map<string, SessionToolState>();
+  private readonly maxSessions: number;
+  private readonly maxFiles: number;
+
+  constructor(options: ToolSessionStateOptions = {}) {
+    this.maxSessions = Math.max(1, options.maxSessions ?? 256);
+    this.maxFiles = Math.max(1, options.maxFilesPerSession ?? 2_000);
+  }
+
+  /** The session's state, created on first use; touching it makes it the most recent. */
+  get(sessionId: string): SessionToolState {
+    let state = this.sessions.get(sessionId);
+    if (state) {
+      this.sessions.delete(sessionId);
+    } else {
+      state = { cwd: undefined, reads: new Map() };
+      if (this.sessions.size >= this.maxSessions) {
+        const oldest = this.sessions.keys().next().value;
+        if (oldest !== undefined) this.sessions.delete(oldest);
+      }
+    }
+    this.sessions.set(sessionId, state);
+    return state;
+  }
+
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  recordRead(sessionId: string, path: string, record: FileReadRecord): void {
+    const { reads } = this.get(sessionId);
+    reads.delete(path);
+    if (reads.size >= this.maxFiles) {
+      const oldest = reads.keys().next().value;
+      if (oldest !== undefined) reads.delete(oldest);
+    }
+    reads.set(path, record);
+  }
+
+  lastRead(sessionId: string, path: string): FileReadRecord | undefined {
+    return this.sessions.get(sessionId)?.reads.get(path);
+  }
+
+  release(sessionId: string): void {
+    this.sessions.delete(sessionId);
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+}
+
+/**
+ * Shared by tool factories called without a `state` option, so separately composed Read and
+ * Edit plugins still agree. `builtinTools()` makes its own instance instead.
+ */
+export const defaultToolSessionState = new ToolSessionState();
