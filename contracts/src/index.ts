@@ -16,3 +16,5 @@ export * from './hooks-config.js';
 export * from './agent-definition.js';
 export * from './provider-profile.js';
 export * from './background.js';
+export * from './provider-error.js';
+export * from './provider-retry.js';

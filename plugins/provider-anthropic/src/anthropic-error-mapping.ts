@@ -1,6 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
-import { AnthropicProviderError, type ProviderErrorCode } from './anthropic-provider-error.js';
-import { retryAfterMs } from './retry-policy.js';
+import type { ProviderErrorCode } from '@tessera/contracts';
+import { AnthropicProviderError } from './anthropic-provider-error.js';
+import { retryAfterMs } from '@tessera/contracts';
 
 /** What the mapper needs to word an actionable message. */
 export interface ErrorContext {

@@ -5,7 +5,7 @@ import { lookupAnthropicModel, type ModelCatalogue } from './anthropic-model-cat
 import { AnthropicProviderError } from './anthropic-provider-error.js';
 import { buildAnthropicRequest, type RequestShape } from './anthropic-request.js';
 import { AnthropicStreamReader } from './anthropic-stream-reader.js';
-import { DEFAULT_RETRY_POLICY, defaultSleep, retryDelay, type RetryPolicy, type Sleep } from './retry-policy.js';
+import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, retryDelay, type RetryPolicy, type Sleep } from '@tessera/contracts';
 
 export interface AnthropicWebSearchOptions {
   maxUses?: number;
@@ -194,14 +194,14 @@ export class AnthropicProvider implements Provider {
         reader.handle(event);
       }
     } catch (error) {
-      if (watchdog?.fired) throw watchdog.error();
+      if (watchdog?.fired) throw idleTimeoutError(watchdog.timeoutMs);
       throw error;
     } finally {
       watchdog?.stop();
       request.signal.removeEventListener('abort', forward);
     }
     // The SDK ends iteration quietly when its signal aborts, so the cause is checked here.
-    if (watchdog?.fired) throw watchdog.error();
+    if (watchdog?.fired) throw idleTimeoutError(watchdog.timeoutMs);
     if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
     if (!reader.finished) {
       throw new AnthropicProviderError(
@@ -211,44 +211,6 @@ export class AnthropicProvider implements Provider {
     }
     onRaw?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'response', payload: reader.nativeResponse() });
     return reader.toMessage('complete', requestId);
-  }
-}
-
-/**
- * Idle timer for one attempt: events only stamp `lastActivity`; the timer re-arms itself for
- * the remaining time, so the streaming path never touches timers.
- */
-class IdleWatchdog {
-  lastActivity = Date.now();
-  fired = false;
-  private timer: ReturnType<typeof setTimeout>;
-
-  constructor(
-    private readonly timeoutMs: number,
-    private readonly controller: AbortController,
-  ) {
-    this.timer = setTimeout(this.check, timeoutMs);
-  }
-
-  private readonly check = (): void => {
-    const idle = Date.now() - this.lastActivity;
-    if (idle >= this.timeoutMs) {
-      this.fired = true;
-      this.controller.abort();
-    } else {
-      this.timer = setTimeout(this.check, this.timeoutMs - idle);
-    }
-  };
-
-  stop(): void {
-    clearTimeout(this.timer);
-  }
-
-  error(): AnthropicProviderError {
-    return new AnthropicProviderError(
-      `Anthropic sent nothing for ${this.timeoutMs} ms and the attempt was stopped. Retry, or raise the provider timeout.`,
-      { code: 'timeout' },
-    );
   }
 }
 
@@ -267,4 +229,11 @@ function withRequestId(error: AnthropicProviderError, requestId: string | undefi
 
 function invalidOption(field: string, problem: string): AnthropicProviderError {
   return new AnthropicProviderError(`Invalid Anthropic provider option "${field}": ${problem}.`, { code: 'invalid_request' });
+}
+
+function idleTimeoutError(timeoutMs: number): AnthropicProviderError {
+  return new AnthropicProviderError(
+    `Anthropic sent nothing for ${timeoutMs} ms and the attempt was stopped. Retry, or raise the provider timeout.`,
+    { code: 'timeout' },
+  );
 }

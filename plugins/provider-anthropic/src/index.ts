@@ -6,12 +6,13 @@ import { AnthropicProviderFactory } from './anthropic-provider-factory.js';
 export { AnthropicProvider } from './anthropic-provider.js';
 export type { AnthropicProviderOptions, AnthropicWebSearchOptions } from './anthropic-provider.js';
 export { AnthropicProviderFactory } from './anthropic-provider-factory.js';
-export { AnthropicProviderError, RETRYABLE_CODES } from './anthropic-provider-error.js';
-export type { ProviderErrorCode } from './anthropic-provider-error.js';
+export { AnthropicProviderError } from './anthropic-provider-error.js';
+export { ProviderError, RETRYABLE_CODES } from '@tessera/contracts';
+export type { ProviderErrorCode } from '@tessera/contracts';
 export { ANTHROPIC_MODELS, lookupAnthropicModel } from './anthropic-model-catalogue.js';
 export type { ModelCatalogue } from './anthropic-model-catalogue.js';
 export { buildAnthropicRequest } from './anthropic-request.js';
-export type { Sleep } from './retry-policy.js';
+export type { RetryPolicy, Sleep } from '@tessera/contracts';
 
 /**
  * Provides `Provider` with an `AnthropicProvider` and contributes the `anthropic`

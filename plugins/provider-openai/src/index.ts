@@ -6,12 +6,13 @@ import { OpenAIProviderFactory } from './openai-provider-factory.js';
 export { OpenAIProvider } from './openai-provider.js';
 export type { OpenAIProviderOptions } from './openai-provider.js';
 export { OpenAIProviderFactory } from './openai-provider-factory.js';
-export { OpenAIProviderError, RETRYABLE_CODES } from './openai-provider-error.js';
-export type { ProviderErrorCode } from './openai-provider-error.js';
+export { OpenAIProviderError } from './openai-provider-error.js';
+export { ProviderError, RETRYABLE_CODES } from '@tessera/contracts';
+export type { ProviderErrorCode } from '@tessera/contracts';
 export { OPENAI_MODELS, lookupOpenAIModel } from './openai-model-catalogue.js';
 export type { ModelCatalogue } from './openai-model-catalogue.js';
 export { buildOpenAIRequest } from './openai-request.js';
-export type { Sleep } from './retry-policy.js';
+export type { RetryPolicy, Sleep } from '@tessera/contracts';
 export { createProviderFromProfile, providerFromProfile, ProviderProfileError } from './provider-from-profile.js';
 export type { ProviderSelectionOptions } from './provider-from-profile.js';
 

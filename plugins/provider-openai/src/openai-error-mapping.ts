@@ -1,6 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { OpenAIProviderError, type ProviderErrorCode } from './openai-provider-error.js';
-import { retryAfterMs } from './retry-policy.js';
+import type { ProviderErrorCode } from '@tessera/contracts';
+import { OpenAIProviderError } from './openai-provider-error.js';
+import { retryAfterMs } from '@tessera/contracts';
 
 export interface ErrorContext {
   provider: string;

@@ -5,7 +5,7 @@ import { lookupOpenAIModel, type ModelCatalogue } from './openai-model-catalogue
 import { OpenAIProviderError } from './openai-provider-error.js';
 import { buildOpenAIRequest, type RequestShape } from './openai-request.js';
 import { OpenAIStreamReader } from './openai-stream-reader.js';
-import { DEFAULT_RETRY_POLICY, defaultSleep, retryDelay, type RetryPolicy, type Sleep } from './retry-policy.js';
+import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, retryDelay, type RetryPolicy, type Sleep } from '@tessera/contracts';
 
 export interface OpenAIProviderOptions {
   /**
@@ -166,14 +166,14 @@ export class OpenAIProvider implements Provider {
         reader.handle(chunk);
       }
     } catch (error) {
-      if (watchdog?.fired) throw watchdog.error(provider);
+      if (watchdog?.fired) throw idleTimeoutError(watchdog.timeoutMs, provider);
       throw error;
     } finally {
       watchdog?.stop();
       request.signal.removeEventListener('abort', forward);
     }
     // The SDK ends iteration quietly when its signal aborts, so the cause is checked here.
-    if (watchdog?.fired) throw watchdog.error(provider);
+    if (watchdog?.fired) throw idleTimeoutError(watchdog.timeoutMs, provider);
     if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
     if (!reader.finished) {
       throw new OpenAIProviderError(`The ${provider} stream ended before a finish_reason (connection closed early). Retry the turn.`, {
@@ -184,41 +184,6 @@ export class OpenAIProvider implements Provider {
     }
     onRaw?.({ provider, apiSurface: 'chat.completions', payloadKind: 'response', payload: reader.nativeResponse() });
     return reader.toMessage('complete', requestId);
-  }
-}
-
-/** Idle timer for one attempt: chunks only stamp `lastActivity`; the timer re-arms for the rest. */
-class IdleWatchdog {
-  lastActivity = Date.now();
-  fired = false;
-  private timer: ReturnType<typeof setTimeout>;
-
-  constructor(
-    private readonly timeoutMs: number,
-    private readonly controller: AbortController,
-  ) {
-    this.timer = setTimeout(this.check, timeoutMs);
-  }
-
-  private readonly check = (): void => {
-    const idle = Date.now() - this.lastActivity;
-    if (idle >= this.timeoutMs) {
-      this.fired = true;
-      this.controller.abort();
-    } else {
-      this.timer = setTimeout(this.check, this.timeoutMs - idle);
-    }
-  };
-
-  stop(): void {
-    clearTimeout(this.timer);
-  }
-
-  error(provider: string): OpenAIProviderError {
-    return new OpenAIProviderError(
-      `${provider} sent nothing for ${this.timeoutMs} ms and the attempt was stopped. Retry, or raise the provider timeout.`,
-      { code: 'timeout', provider },
-    );
   }
 }
 
@@ -233,4 +198,11 @@ function withRequestId(error: OpenAIProviderError, requestId: string | undefined
     ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
     cause: error.cause,
   });
+}
+
+function idleTimeoutError(timeoutMs: number, provider: string): OpenAIProviderError {
+  return new OpenAIProviderError(
+    `${provider} sent nothing for ${timeoutMs} ms and the attempt was stopped. Retry, or raise the provider timeout.`,
+    { code: 'timeout', provider },
+  );
 }

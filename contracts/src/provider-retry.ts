@@ -1,4 +1,4 @@
-/** How this provider retries transient failures that happen before anything reached the caller. */
+/** How a provider retries transient failures that happen before anything reached the caller. */
 export interface RetryPolicy {
   /** Retries after the first attempt (default 2). */
   maxRetries: number;
@@ -52,4 +52,36 @@ export function retryDelay(policy: RetryPolicy, retry: number, serverAskedMs: nu
   const backoff = policy.baseDelayMs * 2 ** (retry - 1);
   const jitter = 1 - Math.random() * 0.25;
   return Math.min(backoff * jitter, policy.maxDelayMs);
+}
+
+/**
+ * Idle timer for one provider attempt: stream events only stamp `lastActivity`; the timer
+ * re-arms itself for the remaining time, so the streaming path never touches timers. When
+ * it fires it aborts `controller` and sets `fired`; the caller raises its own timeout error.
+ */
+export class IdleWatchdog {
+  lastActivity = Date.now();
+  fired = false;
+  private timer: ReturnType<typeof setTimeout>;
+
+  constructor(
+    readonly timeoutMs: number,
+    private readonly controller: AbortController,
+  ) {
+    this.timer = setTimeout(this.check, timeoutMs);
+  }
+
+  private readonly check = (): void => {
+    const idle = Date.now() - this.lastActivity;
+    if (idle >= this.timeoutMs) {
+      this.fired = true;
+      this.controller.abort();
+    } else {
+      this.timer = setTimeout(this.check, this.timeoutMs - idle);
+    }
+  };
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
 }
