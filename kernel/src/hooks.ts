@@ -54,7 +54,10 @@ export interface TesseraHooks {
   readonly beforeProviderRequest: Waterfall<BeforeProviderRequestContext>;
   /** After each model call, once the reply is in history. */
   readonly afterProviderResponse: AsyncSeriesHook<[AfterProviderResponseContext]>;
-  /** Each streamed text chunk. Keep taps cheap: this is the hottest hook. */
+  /**
+   * Each streamed text chunk. Keep taps cheap: this is the hottest hook. The context object is
+   * reused for every chunk of a run: copy `delta` out if you keep it, never the object.
+   */
   readonly textDelta: SyncHook<[TextDeltaContext]>;
   /** Each provider-native payload a provider reports (requests, stream events, responses). */
   readonly providerRawPayload: SyncHook<[ProviderRawPayloadContext]>;

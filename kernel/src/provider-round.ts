@@ -37,10 +37,16 @@ export class ProviderRound {
     const sessionDelta = options.onTextDelta;
     const runDelta = runOptions.onTextDelta;
     const textDelta = hooks.textDelta;
+    // One context object per run, updated in place: the hottest hook allocates nothing per chunk.
+    const deltaContext = { session, round: 0, delta: '' };
     this.onTextDelta = (delta: string) => {
       if (timed) this.lastActivity = clock.now();
       this.streamed += delta;
-      if (textDelta.taps.length > 0) textDelta.call({ session, round: this.round, delta });
+      if (textDelta.taps.length > 0) {
+        deltaContext.round = this.round;
+        deltaContext.delta = delta;
+        textDelta.call(deltaContext);
+      }
       sessionDelta?.(delta);
       runDelta?.(delta);
     };

@@ -1,0 +1,45 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BackgroundTasks } from '@tessera/contracts';
+import { createKernel } from '@tessera/kernel';
+import { FakeClock, fakeClock } from '@tessera/kernel/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { backgroundRuntime, BackgroundTaskManagerToken } from './background-runtime.js';
+import { liveGroupMembers } from './managed-shell-process-runner.js';
+import { ManualBackgroundTaskRunner } from './manual-background-task-runner.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tessera-bg-plugin-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe.runIf(process.platform !== 'win32')('backgroundRuntime plugin', () => {
+  it('binds BackgroundTasks for Bash run_in_background and cancels everything on kernel shutdown', async () => {
+    const kernel = await createKernel({ plugins: [backgroundRuntime({ shell: { logDir: dir, killGraceMs: 200 } })] });
+    const tasks = kernel.get(BackgroundTasks);
+    const ticket = await tasks.spawn({ kind: 'process', command: 'echo started; sleep 30', cwd: dir, description: 'dev server', sessionId: 's1' });
+    expect(ticket).toEqual({ id: 'task_1', logPath: join(dir, 'task_1.log') });
+    const manager = kernel.get(BackgroundTaskManagerToken);
+    const state = manager.get('task_1')!;
+    expect(state).toMatchObject({ status: 'running', kind: 'process', label: 'dev server', parentSessionId: 's1', mode: 'background' });
+    await kernel.shutdown();
+    expect(manager.get('task_1')?.status).toBe('cancelled');
+    expect(liveGroupMembers(state.pid!)).toBe(0);
+    await expect(manager.spawn({ kind: 'process', command: 'true', cwd: dir })).rejects.toMatchObject({ code: 'background_manager_shut_down' });
+  });
+
+  it('uses the kernel Clock for watchdogs and accepts extra runners', async () => {
+    const clock = new FakeClock();
+    const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });
+    const kernel = await createKernel({ plugins: [fakeClock(clock), backgroundRuntime({ runners: [agents], watchdog: { idleTimeoutMs: 100 } })] });
+    const manager = kernel.get(BackgroundTaskManagerToken);
+    await manager.spawn({ kind: 'agent', agentType: 'general-purpose', prompt: 'p', cwd: dir });
+    clock.advance(100);
+    expect(manager.get('task_1')).toMatchObject({ status: 'failed', timeoutReason: 'idle' });
+    await kernel.shutdown();
+  });
+});

@@ -1,0 +1,154 @@
+import {
+  Clock,
+  describeError,
+  Provider,
+  ToolContribution,
+  type ISession,
+  type PermissionMode,
+  type SessionLogData,
+  type SessionLogger,
+  type Tool,
+} from '@tessera/contracts';
+import { Session, type Kernel, type TesseraHooks } from '@tessera/kernel';
+import { BackgroundTaskError } from '@tessera/plugin-background';
+import { AgentDefinitionRegistry, AGENT_SPAWNING_TOOLS, filterSubagentTools } from './agent-definitions.js';
+import { SubagentTranscriptLogger } from './subagent-transcript-logger.js';
+import type { ISubagentJobHandle, ISubagentJobResult, ISubagentJobStart, ISubagentRunner } from './types.js';
+
+export interface IInProcessSubagentRunnerDeps {
+  /** Supplies provider, contributed tools, hooks and clock when those are not given. */
+  kernel?: Kernel;
+  provider?: Provider;
+  /** The parent's tools, before filtering (default: the kernel's contributed tools). */
+  tools?: readonly Tool[] | (() => readonly Tool[]);
+  definitions?: AgentDefinitionRegistry;
+  hooks?: TesseraHooks;
+  clock?: Clock;
+  /** When set, transcripts go to `{logsDir}/{parentSessionId}/subagents/{agentId}.jsonl`. */
+  logsDir?: string;
+  /** Model used when neither the request nor the definition picks one. */
+  parentModel?: string;
+  /** `sonnet` → a full model id, for the provider in use. Unmapped shortcuts inherit the parent model. */
+  modelAliases?: Readonly<Record<string, string>>;
+  permissionMode?: PermissionMode;
+  /** The parent session, for `subagentStart` / `subagentStop` contexts. */
+  getParentSession?: (parentSessionId: string) => ISession | undefined;
+  /** Tool names removed from every subagent (default `Agent`, `Task`). */
+  agentTools?: readonly string[];
+  /** Appended to every agent's system prompt. */
+  systemPromptSuffix?: string;
+  /** Also receives the child session's log events (next to the transcript). */
+  sessionLogger?: SessionLogger;
+}
+
+const MODEL_SHORTCUTS = new Set(['sonnet', 'opus', 'haiku', 'fable']);
+
+/** A stand-in for hook contexts when the parent session object is not reachable. */
+function parentView(parentSessionId: string, cwd: string): ISession {
+  return { sessionId: parentSessionId, cwd, getPermissionMode: () => 'default', getHistory: () => [] };
+}
+
+/** Logs to the transcript and to an extra logger; one failing never silences the other. */
+function fanOut(loggers: SessionLogger[]): SessionLogger | undefined {
+  if (loggers.length <= 1) return loggers[0];
+  return {
+    log: (sessionId: string, event: string, data: SessionLogData) => {
+      for (const logger of loggers) logger.log(sessionId, event, data);
+    },
+    flush: async () => {
+      await Promise.all(loggers.map((logger) => logger.flush?.()));
+    },
+  };
+}
+
+/**
+ * Runs each job as an isolated child `Session` in this process: the agent definition's
+ * system prompt and model, the parent's tools filtered by the definition (never an
+ * agent-spawning tool), the kernel's hooks (so permissions and hook plugins still apply),
+ * and a JSONL transcript. Fires `subagentStart` / `subagentStop`.
+ */
+export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps): ISubagentRunner {
+  const definitions = deps.definitions ?? new AgentDefinitionRegistry();
+  const hooks = deps.hooks ?? deps.kernel?.hooks;
+  const resolveTools = (): readonly Tool[] => {
+    if (typeof deps.tools === 'function') return deps.tools();
+    return deps.tools ?? deps.kernel?.getAll(ToolContribution) ?? [];
+  };
+  const resolveModel = (requested: string | undefined, defined: string | undefined): string | undefined => {
+    const model = requested ?? (defined === 'inherit' ? undefined : defined);
+    if (model === undefined) return deps.parentModel;
+    if (deps.modelAliases?.[model]) return deps.modelAliases[model];
+    return MODEL_SHORTCUTS.has(model) ? deps.parentModel : model;
+  };
+
+  return {
+    start({ jobId, request, emit }: ISubagentJobStart): ISubagentJobHandle {
+      const definition = definitions.require(request.type);
+      const provider = deps.provider ?? deps.kernel?.getOptional(Provider);
+      if (!provider) {
+        throw new BackgroundTaskError('validation', 'createInProcessSubagentRunner needs a provider: pass `provider` or a `kernel` with a provider plugin.', { code: 'subagent_no_provider' });
+      }
+      const transcript = deps.logsDir ? new SubagentTranscriptLogger(deps.logsDir, request.parentSessionId, jobId) : undefined;
+      const logger = fanOut([transcript, deps.sessionLogger].filter((item): item is SessionLogger => item !== undefined));
+      const cwd = request.worktreePath ?? request.cwd;
+      const model = resolveModel(request.model, definition.model);
+      const systemMessage = deps.systemPromptSuffix ? `${definition.systemPrompt}\n\n${deps.systemPromptSuffix}` : definition.systemPrompt;
+      const session = new Session({
+        provider,
+        tools: filterSubagentTools(resolveTools(), definition, deps.agentTools ?? AGENT_SPAWNING_TOOLS),
+        systemMessage,
+        sessionId: jobId,
+        cwd,
+        ...(model ? { model } : {}),
+        ...(definition.maxTurns ? { maxTurns: definition.maxTurns } : {}),
+        ...(hooks ? { hooks } : {}),
+        ...(deps.clock ?? deps.kernel?.getOptional(Clock) ? { clock: deps.clock ?? deps.kernel!.getOptional(Clock)! } : {}),
+        ...(logger ? { sessionLogger: logger } : {}),
+        permissionMode: definition.permissionMode ?? deps.permissionMode ?? 'default',
+        onTextDelta: (delta) => {
+          transcript?.log(jobId, 'text_delta', { delta });
+          emit?.({ type: 'text_delta', delta });
+        },
+        onToolExecution: (event) => {
+          transcript?.log(jobId, event.type === 'start' ? 'tool_start' : 'tool_end', { ...event } as SessionLogData);
+          if (event.type === 'start') emit?.({ type: 'tool_start', toolName: event.toolName, toolCallId: event.toolCallId, action: event.toolName });
+          else emit?.({ type: 'tool_end', toolName: event.toolName, toolCallId: event.toolCallId, success: event.success, ...(event.errorCode ? { error: event.errorCode } : {}) });
+        },
+      });
+      const parent = deps.getParentSession?.(request.parentSessionId) ?? parentView(request.parentSessionId, request.cwd);
+      const controller = new AbortController();
+      const hookContext = { session: parent, agentId: jobId, agentType: definition.name };
+
+      const result = (async (): Promise<ISubagentJobResult> => {
+        let output: string | undefined;
+        try {
+          await hooks?.subagentStart.promise(hookContext);
+          transcript?.log(jobId, 'prompt', { agentType: definition.name, prompt: request.prompt, model: model ?? null });
+          output = await session.run(request.prompt, { signal: controller.signal });
+          transcript?.log(jobId, 'final_output', { output });
+          return { output, metadata: { agentType: definition.name, ...(model ? { model } : {}) } };
+        } catch (error) {
+          transcript?.log(jobId, 'error', { error: describeError(error) });
+          throw error;
+        } finally {
+          await hooks?.subagentStop
+            .promise({ ...hookContext, ...(output === undefined ? {} : { result: output }) })
+            .catch((error: unknown) => transcript?.log(jobId, 'error', { phase: 'subagentStop', error: describeError(error) }));
+          await session.shutdown({ reason: 'other' });
+          await transcript?.flush().catch(() => undefined);
+        }
+      })();
+      result.catch(() => undefined);
+
+      return {
+        jobId,
+        ...(transcript ? { transcriptPath: transcript.path } : {}),
+        result,
+        cancel: async () => {
+          controller.abort();
+          await result.catch(() => undefined);
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import {
+  BackgroundTaskError,
+  BackgroundTaskManager,
+  type BackgroundTaskManagerOptions,
+  type IBackgroundAgentTaskRequest,
+  type IBackgroundTaskHandle,
+  type IBackgroundTaskLogCursor,
+  type IBackgroundTaskLogPage,
+  type IBackgroundTaskRunner,
+  type IBackgroundTaskState,
+} from '@tessera/plugin-background';
+import type {
+  ISubagentJobState,
+  ISubagentListFilter,
+  ISubagentManager,
+  ISubagentRunner,
+  ISubagentSpawnRequest,
+} from './types.js';
+
+const WATCHDOG_FIELDS = ['idleTimeoutMs', 'maxRuntimeMs', 'outputLimitBytes', 'maxTextDeltas', 'repetitionWindow', 'repetitionThreshold', 'staleWorkerCheckMs'] as const;
+
+export function toAgentTaskRequest(request: ISubagentSpawnRequest): IBackgroundAgentTaskRequest {
+  const task: IBackgroundAgentTaskRequest = {
+    kind: 'agent',
+    agentType: request.type,
+    prompt: request.prompt,
+    cwd: request.cwd,
+    parentSessionId: request.parentSessionId,
+    mode: request.mode ?? 'foreground',
+    depth: request.depth ?? 1,
+    label: request.label ?? request.type,
+  };
+  for (const field of ['model', 'isolation', 'worktreePath', 'branchName', 'metadata', ...WATCHDOG_FIELDS] as const) {
+    if (request[field] !== undefined) (task as unknown as Record<string, unknown>)[field] = request[field];
+  }
+  return task;
+}
+
+export function toSubagentSpawnRequest(task: IBackgroundAgentTaskRequest): ISubagentSpawnRequest {
+  const request: ISubagentSpawnRequest = {
+    type: task.agentType,
+    prompt: task.prompt,
+    cwd: task.cwd,
+    parentSessionId: task.parentSessionId ?? '',
+  };
+  for (const field of ['label', 'mode', 'depth', 'model', 'isolation', 'worktreePath', 'branchName', 'metadata', ...WATCHDOG_FIELDS] as const) {
+    if (task[field] !== undefined) (request as unknown as Record<string, unknown>)[field] = task[field];
+  }
+  return request;
+}
+
+/** Adapts an `ISubagentRunner` to the background layer's `agent` runner port. */
+export function createSubagentTaskRunner(runner: ISubagentRunner): IBackgroundTaskRunner<IBackgroundAgentTaskRequest> {
+  return {
+    kind: 'agent',
+    start({ taskId, request, emit }): IBackgroundTaskHandle {
+      const handle = runner.start({ jobId: taskId, request: toSubagentSpawnRequest(request), emit });
+      return {
+        taskId,
+        // Getters: a decorator may learn its paths after start() returned.
+        get pid() {
+          return handle.pid;
+        },
+        get logPath() {
+          return handle.logPath;
+        },
+        get transcriptPath() {
+          return handle.transcriptPath;
+        },
+        result: handle.result,
+        cancel: (reason) => handle.cancel(reason),
+        ...(handle.send ? { send: (input: string) => handle.send!(input) } : {}),
+        ...(handle.readLog ? { readLog: (cursor?: IBackgroundTaskLogCursor) => handle.readLog!(cursor) } : {}),
+      };
+    },
+  };
+}
+
+export interface SubagentManagerOptions
+  extends Pick<BackgroundTaskManagerOptions, 'maxConcurrent' | 'maxDepth' | 'maxQueued' | 'clock' | 'eventSink' | 'watchdog' | 'onError' | 'idFactory'> {
+  /** Runs the jobs; the manager builds its own `BackgroundTaskManager` around it. */
+  runner?: ISubagentRunner;
+  /** Or share an existing manager that already has an `agent` runner. */
+  backgroundTaskManager?: BackgroundTaskManager;
+}
+
+const toJobState = (state: IBackgroundTaskState): ISubagentJobState => ({ ...state, type: state.agentType ?? '' });
+
+/**
+ * Subagent jobs as `agent` tasks of a `BackgroundTaskManager`: the lifecycle, queue and
+ * watchdogs are the background layer's; this class only maps requests and states.
+ */
+export class SubagentManager implements ISubagentManager {
+  private readonly manager: BackgroundTaskManager;
+
+  constructor(options: SubagentManagerOptions) {
+    if (options.backgroundTaskManager) {
+      this.manager = options.backgroundTaskManager;
+    } else if (options.runner) {
+      const { runner, backgroundTaskManager: _unused, ...rest } = options;
+      this.manager = new BackgroundTaskManager({
+        // Unique per manager, so transcripts of two managers under one parent never collide.
+        idFactory: (_request, sequence) => `agent_${sequence}_${randomBytes(3).toString('hex')}`,
+        ...rest,
+        runners: [createSubagentTaskRunner(runner)],
+      });
+    } else {
+      throw new BackgroundTaskError('validation', 'SubagentManager needs a runner (e.g. createInProcessSubagentRunner(...)) or a backgroundTaskManager with an agent runner.', {
+        code: 'subagent_manager_misconfigured',
+      });
+    }
+  }
+
+  getBackgroundTaskManager(): BackgroundTaskManager {
+    return this.manager;
+  }
+
+  async spawn(request: ISubagentSpawnRequest): Promise<ISubagentJobState> {
+    for (const field of ['type', 'prompt', 'cwd', 'parentSessionId'] as const) {
+      if (typeof request?.[field] !== 'string' || request[field] === '') {
+        throw new BackgroundTaskError('validation', `Subagent spawn request needs a non-empty ${field}.`, {
+          code: 'subagent_invalid_request',
+          details: { field },
+        });
+      }
+    }
+    return toJobState(await this.manager.spawn(toAgentTaskRequest(request)));
+  }
+
+  async wait(jobId: string): Promise<ISubagentJobState> {
+    return toJobState(await this.manager.wait(this.agentId(jobId)));
+  }
+
+  list(filter: ISubagentListFilter = {}): ISubagentJobState[] {
+    return this.manager.list({ ...filter, kind: 'agent' }).map(toJobState);
+  }
+
+  get(jobId: string): ISubagentJobState | undefined {
+    const state = this.manager.get(jobId);
+    return state && state.kind === 'agent' ? toJobState(state) : undefined;
+  }
+
+  async cancel(jobId: string, reason?: string): Promise<ISubagentJobState> {
+    return toJobState(await this.manager.cancel(this.agentId(jobId), reason));
+  }
+
+  close(jobId: string): ISubagentJobState {
+    return toJobState(this.manager.close(this.agentId(jobId)));
+  }
+
+  send(jobId: string, prompt: string): Promise<void> {
+    return this.manager.send(this.agentId(jobId), prompt);
+  }
+
+  readLog(jobId: string, cursor?: IBackgroundTaskLogCursor): Promise<IBackgroundTaskLogPage> {
+    return this.manager.readLog(this.agentId(jobId), cursor);
+  }
+
+  /** Ids of other task kinds in a shared manager are not subagent jobs. */
+  private agentId(jobId: string): string {
+    const state = this.manager.get(jobId);
+    if (state && state.kind !== 'agent') {
+      throw new BackgroundTaskError('validation', `Task ${jobId} is a ${state.kind} task, not a subagent job.`, { code: 'subagent_not_an_agent_task', taskId: jobId });
+    }
+    return jobId;
+  }
+}
