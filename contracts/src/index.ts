@@ -18,3 +18,4 @@ export * from './provider-profile.js';
 export * from './background.js';
 export * from './provider-error.js';
 export * from './provider-retry.js';
+export * from './subagent-launcher.js';

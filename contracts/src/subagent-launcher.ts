@@ -1,0 +1,28 @@
+import { createToken } from './token.js';
+
+export interface SubagentLaunchRequest {
+  /** The task for the subagent. */
+  prompt: string;
+  /** Agent definition name (`general-purpose`, `Explore`, a custom agent…); default general-purpose. */
+  agentType?: string;
+  model?: string;
+  parentSessionId: string;
+  cwd: string;
+  signal: AbortSignal;
+}
+
+export interface SubagentLaunchResult {
+  /** The subagent's final answer. */
+  text: string;
+  agentId: string;
+}
+
+/**
+ * Runs one subagent to completion and returns its answer. The subagents plugin binds it;
+ * other plugins (the hook runner's `agent` hooks, an Agent tool) use it when it is bound.
+ */
+export interface SubagentLauncher {
+  launch(request: SubagentLaunchRequest): Promise<SubagentLaunchResult>;
+}
+
+export const SubagentLauncher = createToken<SubagentLauncher>('SubagentLauncher');
