@@ -59,10 +59,12 @@ export class Kernel {
   readonly hooks: TesseraHooks;
   readonly plugins: readonly Plugin[];
   private readonly replaced: ReadonlyMap<string, string>;
-  /** Open sessions, held weakly: a session the caller dropped must not live on in the kernel. */
-  private readonly sessions = new Set<WeakRef<Session>>();
-  private readonly sessionRefs = new WeakMap<Session, WeakRef<Session>>();
-  private readonly forget = new FinalizationRegistry<WeakRef<Session>>((ref) => this.sessions.delete(ref));
+  /**
+   * Open sessions, so `shutdown()` can end them. A session leaves this set when it shuts down.
+   * Held strongly on purpose: a WeakRef keeps its target alive until the current job ends,
+   * which in a tight async loop (a server, a benchmark) retains every session ever created.
+   */
+  private readonly sessions = new Set<Session>();
   private readonly booted: Plugin[] = [];
   private closing: Promise<void> | undefined;
 
@@ -73,8 +75,7 @@ export class Kernel {
     this.container = container;
     this.hooks = hooks;
     hooks.sessionEnd.tap({ name: 'kernel:session-registry', stage: Stage.Observe }, ({ session }) => {
-      const ref = this.sessionRefs.get(session as Session);
-      if (ref) this.sessions.delete(ref);
+      this.sessions.delete(session as Session);
     });
   }
 
@@ -109,7 +110,11 @@ export class Kernel {
     };
   }
 
-  /** A Session wired to this kernel: its provider, contributed tools, store, logger, clock and hooks. */
+  /**
+   * A Session wired to this kernel: its provider, contributed tools, store, logger, clock and
+   * hooks. The kernel keeps it until `session.shutdown()` (or `kernel.shutdown()`): shut down
+   * sessions you are done with.
+   */
   createSession(options: KernelSessionOptions = {}): Session {
     if (this.closing) {
       throw new TesseraError('The kernel has been shut down; create a new kernel to start sessions.', {
@@ -138,10 +143,7 @@ export class Kernel {
         options.contextWindow ??
         createContextWindow?.({ sessionId, model: options.model ?? provider.model }),
     });
-    const ref = new WeakRef(session);
-    this.sessions.add(ref);
-    this.sessionRefs.set(session, ref);
-    this.forget.register(session, ref);
+    this.sessions.add(session);
     return session;
   }
 
@@ -152,8 +154,7 @@ export class Kernel {
   shutdown(reason = 'other'): Promise<void> {
     this.closing ??= (async () => {
       const failures: string[] = [];
-      const open = [...this.sessions].flatMap((ref) => ref.deref() ?? []);
-      await Promise.all(open.map((session) => session.shutdown({ reason: 'other' })));
+      await Promise.all([...this.sessions].map((session) => session.shutdown({ reason: 'other' })));
       this.sessions.clear();
       await this.hooks.shutdown.promise({ reason }).catch((error: unknown) => failures.push(`shutdown hook: ${describeError(error)}`));
       const context = this.runtimeContext();
