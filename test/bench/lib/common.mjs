@@ -78,7 +78,9 @@ export function target(name, value, limit) {
 
 export function targetLine(t) {
   const value = typeof t.value === 'number' ? fmtRatio(t.value) : String(t.value ?? '');
-  const limit = t.limit === undefined ? '' : ` (target ${typeof t.limit === 'number' ? `<= ${t.limit}` : t.limit})`;
+  // A met target is on its limit's good side; that tells which way the limit points.
+  const atMost = typeof t.value !== 'number' || typeof t.limit !== 'number' || t.met === t.value <= t.limit;
+  const limit = t.limit === undefined ? '' : ` (target ${typeof t.limit === 'number' ? `${atMost ? '<=' : '>='} ${t.limit}` : t.limit})`;
   return `${t.met ? 'MET   ' : 'MISSED'}  ${t.name}: ${value}${limit}`;
 }
 
