@@ -21,6 +21,15 @@ export class ProviderRound {
   private streamed = '';
   private lastActivity = 0;
   private readonly timeoutMs: number;
+  private readonly deltaContext: { session: Session; round: number; delta: string };
+  private readonly sessionDelta: ((delta: string) => void) | undefined;
+  private readonly runDelta: ((delta: string) => void) | undefined;
+  /**
+   * The callbacks handed to the provider reach this round only through `link`. `release()`
+   * empties it when the run ends, so a callback something still holds (an SDK, V8's feedback
+   * for a hot call site) keeps a two-field object alive instead of the whole session.
+   */
+  private readonly link: { round: ProviderRound | undefined };
   readonly onTextDelta: (delta: string) => void;
   private readonly onThinkingDelta: (delta: string) => void;
   private readonly onRawPayload: (payload: ProviderRawPayload) => void;
@@ -31,34 +40,52 @@ export class ProviderRound {
     runOptions: RunOptions,
     private readonly signal: AbortSignal,
   ) {
-    const { hooks, clock, options } = session;
+    const { options } = session;
     this.timeoutMs = options.providerTimeout && options.providerTimeout > 0 ? options.providerTimeout : 0;
-    const timed = this.timeoutMs > 0;
-    const sessionDelta = options.onTextDelta;
-    const runDelta = runOptions.onTextDelta;
-    const textDelta = hooks.textDelta;
+    this.sessionDelta = options.onTextDelta;
+    this.runDelta = runOptions.onTextDelta;
     // One context object per run, updated in place: the hottest hook allocates nothing per chunk.
-    const deltaContext = { session, round: 0, delta: '' };
-    this.onTextDelta = (delta: string) => {
-      if (timed) this.lastActivity = clock.now();
-      this.streamed += delta;
-      if (textDelta.taps.length > 0) {
-        deltaContext.round = this.round;
-        deltaContext.delta = delta;
-        textDelta.call(deltaContext);
-      }
-      sessionDelta?.(delta);
-      runDelta?.(delta);
-    };
-    // Thinking streams count as activity for the idle timeout; their text is in the final message.
-    this.onThinkingDelta = () => {
-      if (timed) this.lastActivity = clock.now();
-    };
-    this.onRawPayload = (payload: ProviderRawPayload) => {
-      if (timed) this.lastActivity = clock.now();
-      if (isTapped(hooks.providerRawPayload)) hooks.providerRawPayload.call({ session, round: this.round, payload });
-    };
-    this.onServerToolUse = (use: ServerToolUse) => session.log('server_tool', { name: use.name, input: use.input as object });
+    this.deltaContext = { session, round: 0, delta: '' };
+    const link: { round: ProviderRound | undefined } = { round: this };
+    this.link = link;
+    this.onTextDelta = (delta: string) => link.round?.textDelta(delta);
+    this.onThinkingDelta = () => link.round?.activity();
+    this.onRawPayload = (payload: ProviderRawPayload) => link.round?.rawPayload(payload);
+    this.onServerToolUse = (use: ServerToolUse) => link.round?.serverToolUse(use);
+  }
+
+  /** Detaches the provider callbacks from this round; call when the run is over. */
+  release(): void {
+    this.link.round = undefined;
+  }
+
+  private textDelta(delta: string): void {
+    if (this.timeoutMs > 0) this.lastActivity = this.session.clock.now();
+    this.streamed += delta;
+    const hook = this.session.hooks.textDelta;
+    if (hook.taps.length > 0) {
+      const context = this.deltaContext;
+      context.round = this.round;
+      context.delta = delta;
+      hook.call(context);
+    }
+    this.sessionDelta?.(delta);
+    this.runDelta?.(delta);
+  }
+
+  /** Thinking streams count as activity for the idle timeout; their text is in the final message. */
+  private activity(): void {
+    if (this.timeoutMs > 0) this.lastActivity = this.session.clock.now();
+  }
+
+  private rawPayload(payload: ProviderRawPayload): void {
+    this.activity();
+    const hook = this.session.hooks.providerRawPayload;
+    if (isTapped(hook)) hook.call({ session: this.session, round: this.round, payload });
+  }
+
+  private serverToolUse(use: ServerToolUse): void {
+    this.session.log('server_tool', { name: use.name, input: use.input as object });
   }
 
   /**

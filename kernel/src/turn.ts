@@ -62,69 +62,72 @@ export async function runTurn(
   let continuations = 0;
   let lastText = '';
 
-  for (;;) {
-    if (provider.round >= maxTurns) {
-      session.log('max_turns_reached', { maxTurns, rounds: provider.round });
-      return lastText;
-    }
-    provider.round += 1;
-    if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
-
-    const startedAt = session.clock.now();
-    let reply: AssistantMessage;
-    try {
-      reply = await provider.stream();
-    } catch (error) {
-      const partial = provider.partialMessage();
-      if (partial.content.length > 0) session.appendMessage(partial);
-      throw error;
-    }
-    const calls = toolUses(reply);
-    session.appendMessage(reply);
-    if (reply.state === 'interrupted' || signal.aborted) {
-      // An interrupted reply may still carry tool calls; each gets its result.
-      if (calls.length > 0) {
-        session.appendMessage({ role: 'tool', content: calls.map((call) => skippedResult(call, 'the turn was aborted')) });
+  try {
+    for (;;) {
+      if (provider.round >= maxTurns) {
+        session.log('max_turns_reached', { maxTurns, rounds: provider.round });
+        return lastText;
       }
-      return messageText(reply);
-    }
-    if (isTapped(hooks.afterProviderResponse)) {
+      provider.round += 1;
+      if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
+
+      const startedAt = session.clock.now();
+      let reply: AssistantMessage;
       try {
-        await hooks.afterProviderResponse.promise({
-          session,
-          round: provider.round,
-          message: reply,
-          durationMs: session.clock.now() - startedAt,
-        });
+        reply = await provider.stream();
       } catch (error) {
-        // The reply is in history: its tool calls still get results before the turn fails.
-        const reason = `the afterProviderResponse hook failed: ${describeError(error)}`;
-        if (calls.length > 0) session.appendMessage({ role: 'tool', content: calls.map((call) => skippedResult(call, reason)) });
+        const partial = provider.partialMessage();
+        if (partial.content.length > 0) session.appendMessage(partial);
         throw error;
       }
-    }
-    if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
-    lastText = messageText(reply);
+      const calls = toolUses(reply);
+      session.appendMessage(reply);
+      if (reply.state === 'interrupted' || signal.aborted) {
+        // An interrupted reply may still carry tool calls; each gets its result.
+        if (calls.length > 0) {
+          session.appendMessage({ role: 'tool', content: calls.map((call) => skippedResult(call, 'the turn was aborted')) });
+        }
+        return messageText(reply);
+      }
+      if (isTapped(hooks.afterProviderResponse)) {
+        try {
+          await hooks.afterProviderResponse.promise({
+            session,
+            round: provider.round,
+            message: reply,
+            durationMs: session.clock.now() - startedAt,
+          });
+        } catch (error) {
+          // The reply is in history: its tool calls still get results before the turn fails.
+          const reason = `the afterProviderResponse hook failed: ${describeError(error)}`;
+          if (calls.length > 0) session.appendMessage({ role: 'tool', content: calls.map((call) => skippedResult(call, reason)) });
+          throw error;
+        }
+      }
+      if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
+      lastText = messageText(reply);
 
-    if (calls.length === 0) {
-      if (!isTapped(hooks.stop)) return finish(session, lastText);
-      const decision = await hooks.stop.promise({
-        session,
-        response: lastText,
-        lastAssistantMessage: reply,
-        stopHookActive: continuations > 0,
-      });
-      if (!decision || continuations >= maxContinuations) return finish(session, lastText);
-      continuations += 1;
-      session.appendMessage({ role: 'user', content: decision.reason });
-      continue;
-    }
+      if (calls.length === 0) {
+        if (!isTapped(hooks.stop)) return finish(session, lastText);
+        const decision = await hooks.stop.promise({
+          session,
+          response: lastText,
+          lastAssistantMessage: reply,
+          stopHookActive: continuations > 0,
+        });
+        if (!decision || continuations >= maxContinuations) return finish(session, lastText);
+        continuations += 1;
+        session.appendMessage({ role: 'user', content: decision.reason });
+        continue;
+      }
 
-    await executeToolBatch(session, calls, provider.round, runOptions, signal);
-    if (signal.aborted) return lastText;
+      await executeToolBatch(session, calls, provider.round, runOptions, signal);
+      if (signal.aborted) return lastText;
+    }
+  } finally {
+    provider.release();
   }
 }
-
 function finish(session: Session, text: string): string {
   if (session.options.sessionLogger) session.log('assistant', { content: text, historyLength: session.getHistory().length });
   return text;
