@@ -185,6 +185,15 @@ describe('kernel lifecycle', () => {
     warn.mockRestore();
   });
 
+  it('lets a plugin decorate what another binds, whatever the plugin order', async () => {
+    const wrap = (tag: string): Plugin =>
+      definePlugin({ name: `wrap-${tag}`, register: ({ decorate }) => decorate(Widget, (widget) => ({ id: `${tag}(${widget.id})` })) });
+    const kernel = await createKernel({ plugins: [wrap('a'), provides('base'), wrap('b')] });
+    expect(kernel.get(Widget)).toEqual({ id: 'b(a(base))' });
+    expect(kernel.get(Widget)).toBe(kernel.get(Widget));
+    expect(kernel.describe().decorated).toEqual({ 'test/Widget': ['wrap-a', 'wrap-b'] });
+  });
+
   it('describes plugins and hook taps', async () => {
     const kernel = await createKernel({
       plugins: [

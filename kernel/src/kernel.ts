@@ -38,6 +38,8 @@ export interface KernelDescription {
   plugins: PluginDescription[];
   /** Plugins dropped by `replaces`: name → replacing plugin. */
   replaced: Record<string, string>;
+  /** Token → plugins that decorate it, in order. */
+  decorated: Record<string, string[]>;
   /** Taps per hook, in call order. */
   hooks: Record<string, Array<{ name: string; stage: number }>>;
 }
@@ -69,7 +71,16 @@ export class Kernel {
   private closing: Promise<void> | undefined;
 
   /** @internal — use `createKernel`. */
-  constructor(plugins: readonly Plugin[], replaced: ReadonlyMap<string, string>, container: Container, hooks: TesseraHooks) {
+  private readonly decorated: ReadonlyMap<symbol, readonly string[]>;
+
+  constructor(
+    plugins: readonly Plugin[],
+    replaced: ReadonlyMap<string, string>,
+    container: Container,
+    hooks: TesseraHooks,
+    decorated: ReadonlyMap<symbol, readonly string[]> = new Map(),
+  ) {
+    this.decorated = decorated;
     this.plugins = plugins;
     this.replaced = replaced;
     this.container = container;
@@ -106,6 +117,7 @@ export class Kernel {
         replaces: plugin.replaces === undefined ? [] : typeof plugin.replaces === 'string' ? [plugin.replaces] : [...plugin.replaces],
       })),
       replaced: Object.fromEntries(this.replaced),
+      decorated: Object.fromEntries([...this.decorated].map(([token, names]) => [tokenName(token), [...names]])),
       hooks,
     };
   }
@@ -223,12 +235,19 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
 
   const container = new Container();
   const hooks = createHooks();
+  const decorated = new Map<symbol, string[]>();
   const problems: CompositionProblem[] = [];
   for (const plugin of graph.plugins) {
     const declared = new Set<symbol>([...(plugin.provides ?? []), ...(plugin.contributes ?? [])]);
     try {
       plugin.register?.({
         hooks,
+        decorate: (token, decorator) => {
+          container.onActivation(token, (_context, service) => decorator(service as Parameters<typeof decorator>[0]));
+          const names = decorated.get(token) ?? [];
+          names.push(plugin.name);
+          decorated.set(token, names);
+        },
         bind: (token) => {
           if (!declared.has(token)) {
             throw new KernelCompositionError([
@@ -255,7 +274,7 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
   }
   if (problems.length > 0) throw new KernelCompositionError(problems);
 
-  const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks);
+  const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks, decorated);
   await kernel.boot();
   return kernel;
 }

@@ -8,6 +8,11 @@ export interface PluginRegisterContext {
    * Binding anything else is a composition error.
    */
   bind<T>(token: Token<T>): BindToFluentSyntax<T>;
+  /**
+   * Wraps whatever another plugin binds to `token`, whenever it is resolved (plugin order does
+   * not matter). Decorators run in plugin order; each receives the previous one's result.
+   */
+  decorate<T>(token: Token<T>, decorator: (service: T) => T): void;
   readonly hooks: TesseraHooks;
 }
 

@@ -8,6 +8,7 @@ import {
   type HooksSource,
   type ISession,
   type Provider,
+  type SubagentLauncher,
 } from '@tessera/contracts';
 import { runCommandHook, type ProcessOutcome } from './command-executor.js';
 import { combineOutcomes, interpretOutcome, type HandlerOutcome, type HookRunResult } from './hook-outcome.js';
@@ -39,8 +40,13 @@ export interface HookRunnerOptions {
   projectDir?: string;
   /** Used by `prompt` hooks. */
   provider?: Provider;
-  /** Runs `agent` hooks through a subagent; without it they report a configuration error. */
+  /** Runs `agent` hooks; overrides `subagentLauncher`. */
   runAgentHook?: (request: AgentHookRequest) => Promise<{ ok: boolean; reason?: string }>;
+  /**
+   * Runs `agent` hooks as subagents (the hooks plugin resolves the bound `SubagentLauncher`).
+   * With neither this nor `runAgentHook`, an agent hook reports a configuration error.
+   */
+  subagentLauncher?: SubagentLauncher;
   /** `transcript_path` sent to hooks. */
   transcriptPath?: (session: ISession | undefined) => string;
   /** Extra environment for command hooks. */
@@ -57,6 +63,22 @@ export interface HookCall {
   signal?: AbortSignal;
   /** Tool events: for `if` conditions. */
   tool?: { name: string; input: unknown };
+}
+
+const VERDICT_INSTRUCTION = 'Reply with only a JSON object: {"ok": true} to let the action proceed, or {"ok": false, "reason": "why"} to block it.';
+
+/** The `{ ok, reason }` object in a model's or subagent's reply; `undefined` when there is none. */
+function parseVerdict(text: string): { ok: boolean; reason?: string } | undefined {
+  const match = /\{[\s\S]*\}/.exec(text);
+  let parsed: unknown;
+  try {
+    parsed = match ? JSON.parse(match[0]) : undefined;
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { ok?: unknown }).ok !== 'boolean') return undefined;
+  const { ok, reason } = parsed as { ok: boolean; reason?: unknown };
+  return typeof reason === 'string' ? { ok, reason } : { ok };
 }
 
 // Seconds, as current Claude Code defaults them.
@@ -172,34 +194,43 @@ export class HookRunner {
     const prompt = handler.prompt.includes('$ARGUMENTS') ? handler.prompt.replaceAll('$ARGUMENTS', json) : `${handler.prompt}\n\n${json}`;
     const signal = AbortSignal.any([outer, AbortSignal.timeout(timeoutMs)]);
     let verdict: { ok: boolean; reason?: string };
-    if (handler.type === 'agent') {
-      if (!this.options.runAgentHook) {
+    if (handler.type === 'agent' && this.options.runAgentHook) {
+      verdict = await this.options.runAgentHook({ handler: handler as HookHandlerConfig & { type: 'agent' }, prompt, input, session: call.session, signal });
+    } else if (handler.type === 'agent') {
+      const launcher = this.options.subagentLauncher;
+      if (!launcher) {
         throw new HookConfigurationError(
-          `${name} is an "agent" hook, but no subagent runner is available: add the subagents plugin (pass runAgentHook to hooksPlugin) or change the hook to "type": "prompt" or "command".`,
+          `${name} is an "agent" hook, but no subagent runner is available: add the subagents plugin (it binds SubagentLauncher), pass runAgentHook to hooksPlugin, or change the hook to "type": "prompt" or "command".`,
           { file: entry.source.file, path: entry.location, event: entry.event },
         );
       }
-      verdict = await this.options.runAgentHook({ handler: handler as HookHandlerConfig & { type: 'agent' }, prompt, input, session: call.session, signal });
+      const { text } = await launcher.launch({
+        prompt: `${prompt}\n\n${VERDICT_INSTRUCTION}`,
+        ...(handler.model ? { model: handler.model } : {}),
+        parentSessionId: call.session?.sessionId ?? 'hooks',
+        cwd: call.session?.cwd ?? this.options.projectDir ?? process.cwd(),
+        signal,
+      });
+      const parsed = parseVerdict(text);
+      if (!parsed) return { exitCode: 1, stdout: '', stderr: `the subagent did not answer with {"ok": boolean}: ${text.slice(0, 200)}` };
+      verdict = parsed;
     } else {
       if (!this.options.provider) throw new HookConfigurationError(`${name} is a "prompt" hook, but no Provider is bound.`, { file: entry.source.file, path: entry.location });
       const reply = await this.options.provider.stream({
         messages: [{ role: 'user', content: prompt }],
-        system: 'You evaluate a hook condition for a coding agent. Reply with only a JSON object: {"ok": true} to let the action proceed, or {"ok": false, "reason": "why"} to block it.',
+        system: `You evaluate a hook condition for a coding agent. ${VERDICT_INSTRUCTION}`,
         tools: [],
         signal,
         ...(handler.model ? { model: handler.model } : {}),
       });
       const text = messageText(reply);
-      const match = /\{[\s\S]*\}/.exec(text);
-      const parsed: unknown = match ? JSON.parse(match[0]) : undefined;
-      if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { ok?: unknown }).ok !== 'boolean') {
-        return { exitCode: 1, stdout: '', stderr: `the model did not answer with {"ok": boolean}: ${text.slice(0, 200)}` };
-      }
-      verdict = parsed as { ok: boolean; reason?: string };
+      const parsed = parseVerdict(text);
+      if (!parsed) return { exitCode: 1, stdout: '', stderr: `the model did not answer with {"ok": boolean}: ${text.slice(0, 200)}` };
+      verdict = parsed;
     }
     if (signal.aborted) return { exitCode: 1, stdout: '', stderr: '', timedOut: !outer.aborted, aborted: outer.aborted };
     return verdict.ok
       ? { exitCode: 0, stdout: '', stderr: '' }
-      : { exitCode: 2, stdout: '', stderr: verdict.reason ?? 'blocked by a prompt hook' };
+      : { exitCode: 2, stdout: '', stderr: verdict.reason ?? `blocked by a${handler.type === 'agent' ? 'n' : ''} ${handler.type} hook` };
   }
 }

@@ -1,6 +1,7 @@
 import {
   ApprovalHandler,
   Provider,
+  SubagentLauncher,
   TesseraError,
   describeError,
   type Diagnostic,
@@ -161,6 +162,8 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
     async boot({ getOptional }) {
       approval.approvalHandler = options.approvalHandler ?? getOptional(ApprovalHandler);
       const provider = options.provider ?? getOptional(Provider);
+      // Optional: without the subagents plugin an `agent` hook reports a configuration error.
+      const subagentLauncher = options.subagentLauncher ?? getOptional(SubagentLauncher);
       const loaded: HookEntry[] = [];
       const diagnostics: Diagnostic[] = [];
       for (const file of options.files ?? []) {
@@ -173,7 +176,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         if (options.onDiagnostics) options.onDiagnostics(diagnostics);
         else for (const d of diagnostics) process.emitWarning(`${d.file}${d.path ? ` ${d.path}` : ''}: ${d.message}`, { code: 'TESSERA_HOOKS_CONFIG' });
       }
-      runner = new HookRunner([...entries, ...loaded], { ...options, ...(provider ? { provider } : {}) });
+      runner = new HookRunner([...entries, ...loaded], { ...options, ...(provider ? { provider } : {}), ...(subagentLauncher ? { subagentLauncher } : {}) });
     },
   });
 }

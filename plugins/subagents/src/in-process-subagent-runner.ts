@@ -9,9 +9,10 @@ import {
   type SessionLogger,
   type Tool,
 } from '@tessera/contracts';
-import { Session, type Kernel, type TesseraHooks } from '@tessera/kernel';
+import { createHooks, Session, type Kernel, type TesseraHooks } from '@tessera/kernel';
 import { BackgroundTaskError } from '@tessera/plugin-background';
 import { AgentDefinitionRegistry, AGENT_SPAWNING_TOOLS, filterSubagentTools } from './agent-definitions.js';
+import type { SubagentApprovalRouter } from './subagent-approval-router.js';
 import { SubagentTranscriptLogger } from './subagent-transcript-logger.js';
 import type { ISubagentJobHandle, ISubagentJobResult, ISubagentJobStart, ISubagentRunner } from './types.js';
 
@@ -39,6 +40,12 @@ export interface IInProcessSubagentRunnerDeps {
   systemPromptSuffix?: string;
   /** Also receives the child session's log events (next to the transcript). */
   sessionLogger?: SessionLogger;
+  /**
+   * Where the child's approval requests are recognised (the subagents plugin binds
+   * `approvals.wrap(...)` as the `ApprovalHandler`), so they move the job through
+   * `waiting_permission`.
+   */
+  approvals?: SubagentApprovalRouter;
 }
 
 const MODEL_SHORTCUTS = new Set(['sonnet', 'opus', 'haiku', 'fable']);
@@ -70,6 +77,9 @@ function fanOut(loggers: SessionLogger[]): SessionLogger | undefined {
 export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps): ISubagentRunner {
   const definitions = deps.definitions ?? new AgentDefinitionRegistry();
   const hooks = deps.hooks ?? deps.kernel?.hooks;
+  // As in Claude Code, a subagent's end is SubagentStop, not Stop: the child gets an untapped
+  // `stop` hook, so the parent's Stop taps (hook runner, an agent Stop hook) never run for it.
+  const childHooks = hooks ? Object.freeze({ ...hooks, stop: createHooks().stop }) : undefined;
   const resolveTools = (): readonly Tool[] => {
     if (typeof deps.tools === 'function') return deps.tools();
     return deps.tools ?? deps.kernel?.getAll(ToolContribution) ?? [];
@@ -101,7 +111,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
         cwd,
         ...(model ? { model } : {}),
         ...(definition.maxTurns ? { maxTurns: definition.maxTurns } : {}),
-        ...(hooks ? { hooks } : {}),
+        ...(childHooks ? { hooks: childHooks } : {}),
         ...(deps.clock ?? deps.kernel?.getOptional(Clock) ? { clock: deps.clock ?? deps.kernel!.getOptional(Clock)! } : {}),
         ...(logger ? { sessionLogger: logger } : {}),
         permissionMode: definition.permissionMode ?? deps.permissionMode ?? 'default',
@@ -118,6 +128,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
       const parent = deps.getParentSession?.(request.parentSessionId) ?? parentView(request.parentSessionId, request.cwd);
       const controller = new AbortController();
       const hookContext = { session: parent, agentId: jobId, agentType: definition.name };
+      const unregister = emit && deps.approvals ? deps.approvals.register(jobId, emit) : undefined;
 
       const result = (async (): Promise<ISubagentJobResult> => {
         let output: string | undefined;
@@ -134,6 +145,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
           await hooks?.subagentStop
             .promise({ ...hookContext, ...(output === undefined ? {} : { result: output }) })
             .catch((error: unknown) => transcript?.log(jobId, 'error', { phase: 'subagentStop', error: describeError(error) }));
+          unregister?.();
           await session.shutdown({ reason: 'other' });
           await transcript?.flush().catch(() => undefined);
         }

@@ -31,3 +31,5 @@ export { ManualSubagentRunner } from './manual-subagent-runner.js';
 export type { ManualSubagentJob, ManualSubagentRunnerOptions } from './manual-subagent-runner.js';
 export { AgentDefinitions, SubagentManagerToken, subagents } from './subagents-plugin.js';
 export type { SubagentsPluginOptions } from './subagents-plugin.js';
+export { SubagentApprovalRouter } from './subagent-approval-router.js';
+export { createSubagentLauncher, SubagentLaunchError } from './subagent-launcher.js';

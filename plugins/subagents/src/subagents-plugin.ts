@@ -1,9 +1,21 @@
-import { Clock, createToken, Provider, ToolContribution, type AgentDefinition, type Diagnostic, type Tool } from '@tessera/contracts';
+import {
+  ApprovalHandler,
+  Clock,
+  createToken,
+  Provider,
+  SubagentLauncher,
+  ToolContribution,
+  type AgentDefinition,
+  type Diagnostic,
+  type Tool,
+} from '@tessera/contracts';
 import { definePlugin, type Plugin, type TesseraHooks } from '@tessera/kernel';
 import { discoverAgentDefinitions, type TAgentDefinitionReader } from './agent-definition-discovery.js';
 import { AgentDefinitionRegistry } from './agent-definitions.js';
 import { GitWorktreeIsolationAdapter } from './git-worktree-isolation-adapter.js';
 import { createInProcessSubagentRunner, type IInProcessSubagentRunnerDeps } from './in-process-subagent-runner.js';
+import { SubagentApprovalRouter } from './subagent-approval-router.js';
+import { createSubagentLauncher } from './subagent-launcher.js';
 import { SubagentManager, type SubagentManagerOptions } from './subagent-manager.js';
 import { createWorktreeSubagentRunner, type ISubagentWorktreeAdapter } from './worktree-subagent-runner.js';
 
@@ -25,6 +37,13 @@ export interface SubagentsPluginOptions
   worktree?: ISubagentWorktreeAdapter | false;
   /** Receives discovery diagnostics (bad agent files). Default: a process warning per error. */
   onDiagnostics?: (diagnostics: Diagnostic[]) => void;
+  /**
+   * The parent's approver. When given, this plugin PROVIDES `ApprovalHandler` (so no other
+   * plugin may) and binds a router that sends subagent approvals through their job. Without
+   * it, an `ApprovalHandler` bound by another plugin is wrapped at boot (see the docs for the
+   * plugin order this needs).
+   */
+  approvalHandler?: ApprovalHandler;
 }
 
 /**
@@ -34,6 +53,7 @@ export interface SubagentsPluginOptions
  */
 export function subagents(options: SubagentsPluginOptions = {}): Plugin {
   const registry = new AgentDefinitionRegistry();
+  const approvals = new SubagentApprovalRouter();
   let manager: SubagentManager | undefined;
   let hooks: TesseraHooks | undefined;
 
@@ -46,6 +66,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
       ...(hooks ? { hooks } : {}),
       tools: tools ?? [],
       definitions: registry,
+      approvals,
     });
     const runner =
       options.worktree === false
@@ -57,10 +78,17 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
 
   return definePlugin({
     name: 'subagents',
-    provides: [SubagentManagerToken, AgentDefinitions],
-    register({ bind, hooks: kernelHooks }) {
+    provides: [SubagentManagerToken, AgentDefinitions, SubagentLauncher, ...(options.approvalHandler ? [ApprovalHandler] : [])],
+    register({ bind, decorate, hooks: kernelHooks }) {
       hooks = kernelHooks;
       bind(AgentDefinitions).toConstantValue(registry);
+      if (options.approvalHandler) bind(ApprovalHandler).toConstantValue(approvals.wrap(options.approvalHandler));
+      // Another plugin's approver: wrapped wherever it is resolved (any plugin order), so
+      // plugins that ask it (permissions, hooks) route subagent approvals through the job.
+      else decorate(ApprovalHandler, (handler) => approvals.wrap(handler));
+      bind(SubagentLauncher)
+        .toResolvedValue((resolved: SubagentManager) => createSubagentLauncher(() => resolved, (sessionId) => approvals.isChildSession(sessionId)), [SubagentManagerToken])
+        .inSingletonScope();
       bind(SubagentManagerToken)
         .toResolvedValue(
           (provider: Provider | undefined, clock: Clock | undefined, tools: Tool[] | undefined) => build(provider, clock, tools),
