@@ -1,3 +1,6 @@
+import type { AssistantMessage } from './message.js';
+import type { ProviderError } from './provider-error.js';
+
 /** How a provider retries transient failures that happen before anything reached the caller. */
 export interface RetryPolicy {
   /** Retries after the first attempt (default 2). */
@@ -83,5 +86,58 @@ export class IdleWatchdog {
 
   stop(): void {
     clearTimeout(this.timer);
+  }
+}
+
+/** What one attempt of a streamed provider call exposes to `streamWithRetries`. */
+export interface StreamAttemptReader {
+  /** True once any text, thinking or server-tool output reached the caller. */
+  readonly delivered: boolean;
+  toMessage(state: 'interrupted', requestId?: string): AssistantMessage;
+}
+
+export interface StreamWithRetriesOptions<R extends StreamAttemptReader> {
+  policy: RetryPolicy;
+  sleep: Sleep;
+  signal: AbortSignal;
+  /** A fresh reader for each attempt. */
+  newReader(): R;
+  /** Runs one HTTP attempt; `setRequestId` records the response's request id as soon as known. */
+  attempt(reader: R, setRequestId: (id: string) => void): Promise<AssistantMessage>;
+  /** Turns whatever an attempt threw into the provider's typed error, tagged with the request id. */
+  toError(thrown: unknown, requestId: string | undefined): ProviderError;
+  /** Called before each attempt (e.g. to report the native request payload). */
+  beforeAttempt?(): void;
+}
+
+/**
+ * The retry loop every streaming provider shares: retry a retryable failure with backoff (the
+ * server's `retry-after` wins) only while nothing has been delivered; once output reached the
+ * caller, fail at once with `partialMessage` set. Abort at any point resolves with the
+ * interrupted reply, as the Provider contract requires.
+ */
+export async function streamWithRetries<R extends StreamAttemptReader>(options: StreamWithRetriesOptions<R>): Promise<AssistantMessage> {
+  const { policy, signal } = options;
+  for (let attempt = 1; ; attempt += 1) {
+    const reader = options.newReader();
+    if (signal.aborted) return reader.toMessage('interrupted');
+    options.beforeAttempt?.();
+    let requestId: string | undefined;
+    try {
+      return await options.attempt(reader, (id) => (requestId = id));
+    } catch (thrown) {
+      if (signal.aborted) return reader.toMessage('interrupted', requestId);
+      const error = options.toError(thrown, requestId);
+      if (reader.delivered || !error.retryable || attempt > policy.maxRetries) {
+        if (reader.delivered) error.partialMessage = reader.toMessage('interrupted', requestId);
+        (error.details as Record<string, unknown>).attempts = attempt;
+        throw error;
+      }
+      try {
+        await options.sleep(retryDelay(policy, attempt, error.retryAfterMs), signal);
+      } catch {
+        return reader.toMessage('interrupted');
+      }
+    }
   }
 }

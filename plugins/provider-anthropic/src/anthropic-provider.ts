@@ -5,7 +5,7 @@ import { lookupAnthropicModel, type ModelCatalogue } from './anthropic-model-cat
 import { AnthropicProviderError } from './anthropic-provider-error.js';
 import { buildAnthropicRequest, type RequestShape } from './anthropic-request.js';
 import { AnthropicStreamReader } from './anthropic-stream-reader.js';
-import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, retryDelay, type RetryPolicy, type Sleep } from '@tessera/contracts';
+import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, streamWithRetries, type RetryPolicy, type Sleep } from '@tessera/contracts';
 
 export interface AnthropicWebSearchOptions {
   maxUses?: number;
@@ -144,28 +144,16 @@ export class AnthropicProvider implements Provider {
     const model = request.model ?? this.model;
     const params = buildAnthropicRequest(request, { ...this.shape, model, webSearch: this.webSearch });
     const context: ErrorContext = { ...this.errorContext, model };
-    for (let attempt = 1; ; attempt += 1) {
-      const reader = new AnthropicStreamReader(request);
-      if (request.signal.aborted) return reader.toMessage('interrupted');
-      request.onProviderNativeRawPayload?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'request', payload: params });
-      let requestId: string | undefined;
-      try {
-        return await this.attempt(params, request, reader, (id) => (requestId = id));
-      } catch (thrown) {
-        if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
-        const error = withRequestId(toAnthropicProviderError(thrown, context), requestId);
-        if (reader.delivered || !error.retryable || attempt > this.retry.maxRetries) {
-          if (reader.delivered) error.partialMessage = reader.toMessage('interrupted', requestId);
-          (error.details as Record<string, unknown>).attempts = attempt;
-          throw error;
-        }
-        try {
-          await this.sleep(retryDelay(this.retry, attempt, error.retryAfterMs), request.signal);
-        } catch {
-          return reader.toMessage('interrupted');
-        }
-      }
-    }
+    return streamWithRetries({
+      policy: this.retry,
+      sleep: this.sleep,
+      signal: request.signal,
+      newReader: () => new AnthropicStreamReader(request),
+      beforeAttempt: () =>
+        request.onProviderNativeRawPayload?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'request', payload: params }),
+      attempt: (reader, setRequestId) => this.attempt(params, request, reader, setRequestId),
+      toError: (thrown, requestId) => withRequestId(toAnthropicProviderError(thrown, context), requestId),
+    });
   }
 
   /** One HTTP attempt: resolves with the reply (interrupted on abort), rejects with what failed. */

@@ -5,7 +5,7 @@ import { lookupOpenAIModel, type ModelCatalogue } from './openai-model-catalogue
 import { OpenAIProviderError } from './openai-provider-error.js';
 import { buildOpenAIRequest, type RequestShape } from './openai-request.js';
 import { OpenAIStreamReader } from './openai-stream-reader.js';
-import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, retryDelay, type RetryPolicy, type Sleep } from '@tessera/contracts';
+import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, streamWithRetries, type RetryPolicy, type Sleep } from '@tessera/contracts';
 
 export interface OpenAIProviderOptions {
   /**
@@ -116,28 +116,16 @@ export class OpenAIProvider implements Provider {
     const model = request.model ?? this.model;
     const params = buildOpenAIRequest(request, { ...this.shape, model });
     const context: ErrorContext = { ...this.errorContext, model };
-    for (let attempt = 1; ; attempt += 1) {
-      const reader = new OpenAIStreamReader(request, this.name);
-      if (request.signal.aborted) return reader.toMessage('interrupted');
-      request.onProviderNativeRawPayload?.({ provider: this.name, apiSurface: 'chat.completions', payloadKind: 'request', payload: params });
-      let requestId: string | undefined;
-      try {
-        return await this.attempt(params, request, reader, (id) => (requestId = id));
-      } catch (thrown) {
-        if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
-        const error = withRequestId(toOpenAIProviderError(thrown, context), requestId, this.name);
-        if (reader.delivered || !error.retryable || attempt > this.retry.maxRetries) {
-          if (reader.delivered) error.partialMessage = reader.toMessage('interrupted', requestId);
-          (error.details as Record<string, unknown>).attempts = attempt;
-          throw error;
-        }
-        try {
-          await this.sleep(retryDelay(this.retry, attempt, error.retryAfterMs), request.signal);
-        } catch {
-          return reader.toMessage('interrupted');
-        }
-      }
-    }
+    return streamWithRetries({
+      policy: this.retry,
+      sleep: this.sleep,
+      signal: request.signal,
+      newReader: () => new OpenAIStreamReader(request, this.name),
+      beforeAttempt: () =>
+        request.onProviderNativeRawPayload?.({ provider: this.name, apiSurface: 'chat.completions', payloadKind: 'request', payload: params }),
+      attempt: (reader, setRequestId) => this.attempt(params, request, reader, setRequestId),
+      toError: (thrown, requestId) => withRequestId(toOpenAIProviderError(thrown, context), requestId, this.name),
+    });
   }
 
   private async attempt(
