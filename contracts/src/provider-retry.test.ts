@@ -31,7 +31,7 @@ describe('streamWithRetries', () => {
 
   it('never retries once output was delivered, and keeps the partial reply on the error', async () => {
     let calls = 0;
-    const failure = await streamWithRetries({
+    const failure = (await streamWithRetries({
       policy: { maxRetries: 5, baseDelayMs: 1, maxDelayMs: 1 },
       sleep: async () => {},
       signal: new AbortController().signal,
@@ -42,7 +42,7 @@ describe('streamWithRetries', () => {
         throw error('rate_limit');
       },
       toError: (thrown) => thrown as ProviderError,
-    }).catch((caught: unknown) => caught as ProviderError);
+    }).catch((caught: unknown) => caught)) as ProviderError;
     expect(calls).toBe(1);
     expect(failure.partialMessage).toMatchObject({ state: 'interrupted', content: [{ text: 'part' }] });
     expect(failure.details).toMatchObject({ attempts: 1 });
