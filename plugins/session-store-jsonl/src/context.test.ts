@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildSessionContext } from './context.js';
+import { buildSessionContext, getPath } from './context.js';
 import type { SessionEntry } from './entries.js';
 
 let clock = 0;
@@ -163,6 +163,22 @@ describe('buildSessionContext', () => {
     const cycle = [msg('a', 'b', 'user', 'x'), msg('b', 'a', 'assistant', 'y')];
     expect(buildSessionContext(cycle, 'b').messages).toHaveLength(2);
     expect(buildSessionContext([msg('s', 's', 'user', 'self')]).messages).toHaveLength(1);
+  });
+
+  it('getPath ends a cycle that does not pass through the leaf at the first repeated id', () => {
+    // leaf → a → b → c → a … : the walk must stop before visiting a again.
+    const entries = [msg('a', 'c', 'user', '1'), msg('b', 'a', 'user', '2'), msg('c', 'b', 'user', '3'), msg('leaf', 'a', 'user', '4')];
+    const byId = new Map(entries.map((entry) => [entry.id, entry]));
+    expect(getPath(byId.get('leaf') as SessionEntry, byId).map((entry) => entry.id)).toEqual(['b', 'c', 'a', 'leaf']);
+    expect(getPath(byId.get('b') as SessionEntry, byId).map((entry) => entry.id)).toEqual(['c', 'a', 'b']);
+  });
+
+  it('getPath stops before an entry that shares the leaf id (leaf not the indexed one)', () => {
+    const stale = msg('x', 'p', 'user', 'stale');
+    const entries = [msg('r', null, 'user', 'root'), msg('x', 'r', 'user', 'indexed'), msg('p', 'x', 'user', 'p')];
+    const byId = new Map(entries.map((entry) => [entry.id, entry]));
+    expect(getPath(stale, byId).map((entry) => entry.id)).toEqual(['p', 'x']);
+    expect(getPath(stale, byId)[1]).toBe(stale);
   });
 
   it('handles a 100,000-deep chain without quadratic path building', () => {

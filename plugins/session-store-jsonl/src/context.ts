@@ -44,10 +44,33 @@ function emptyContext(): SessionContext {
 }
 
 /**
- * The root→leaf path. Walks `parentId` links with a visited set, so a missing parent or a
- * cycle ends the walk; built with push + reverse (linear, unlike repeated unshift).
+ * The root→leaf path. Walks `parentId` links; a missing parent ends the walk, and so does an
+ * id seen before (a cycle). Every step after the first lands on the entry `byId` holds for
+ * that id, so in a cycle-free walk only the leaf's own id can repeat; more steps than `byId`
+ * has entries therefore means a cycle, and only then is the walk redone with a visited set.
+ * The path is filled back to front into an array of its exact length (no set, no reverse).
  */
 export function getPath(leaf: SessionEntry, byId: ReadonlyMap<string, SessionEntry>): SessionEntry[] {
+  const limit = byId.size + 1;
+  let length = 0;
+  let current: SessionEntry | undefined = leaf;
+  while (current) {
+    length += 1;
+    if (length > limit) return getPathWithVisitedSet(leaf, byId);
+    const parentId: string | null = current.parentId;
+    current = parentId === null || parentId === leaf.id ? undefined : byId.get(parentId);
+  }
+  const path = new Array<SessionEntry>(length);
+  current = leaf;
+  for (let position = length - 1; position >= 0; position -= 1) {
+    path[position] = current as SessionEntry;
+    const parentId: string | null = (current as SessionEntry).parentId;
+    current = parentId === null ? undefined : byId.get(parentId);
+  }
+  return path;
+}
+
+function getPathWithVisitedSet(leaf: SessionEntry, byId: ReadonlyMap<string, SessionEntry>): SessionEntry[] {
   const path: SessionEntry[] = [];
   const seen = new Set<string>();
   let current: SessionEntry | undefined = leaf;

@@ -138,6 +138,16 @@ describe('persistence', () => {
     expect(again.getEntries().map((entry) => entry.type === 'message' && entry.message.content)).toEqual(['a', [{ type: 'text', text: 'b' }], 'c']);
   });
 
+  it('ignores entries without an id (with a warning) and keeps the rest in order', async () => {
+    const file = join(dir, 'idless.jsonl');
+    const entry = (id: string | undefined, parentId: string | null, text: string) => JSON.stringify({ type: 'message', id, parentId, timestamp: 't', message: user(text) });
+    await writeFile(file, ['{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}', entry('a', null, 'a'), entry(undefined, 'a', 'lost'), entry('b', 'a', 'b'), ''].join('\n'));
+    const session = await SessionManager.open(file, options);
+    expect(session.getEntries().map((item) => item.id)).toEqual(['a', 'b']);
+    expect(session.getLeafId()).toBe('b');
+    expect(warnings.some((warning) => warning.includes('1 entries without an id were ignored'))).toBe(true);
+  });
+
   it('refuses a newer version and leaves the file untouched', async () => {
     const file = join(dir, 'future.jsonl');
     const text = '{"type":"session","version":9,"id":"f","timestamp":"t","cwd":"/"}\n{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}\n';

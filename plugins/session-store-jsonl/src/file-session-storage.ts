@@ -9,7 +9,8 @@ import {
   type SessionStorageWriterOptions,
 } from './session-storage.js';
 
-const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Read size for streaming loads: a few hundred lines per read, one reused buffer. */
+const CHUNK_BYTES = 256 * 1024;
 
 function isMissing(error: unknown): boolean {
   const code = (error as { code?: string }).code;
@@ -85,6 +86,15 @@ export class FileSessionStorage implements SessionStorage {
   }
 
   async *readTextChunks(path: string): AsyncIterable<string> {
+    const decoder = new StringDecoder('utf8');
+    for await (const bytes of this.readByteChunks(path)) yield decoder.write(bytes as Buffer);
+    const rest = decoder.end();
+    if (rest) yield rest;
+  }
+
+  // One buffer, refilled per chunk; the loader decodes it line by line, so no chunk-sized
+  // string is built and the buffer never outlives the load.
+  async *readByteChunks(path: string): AsyncIterable<Uint8Array> {
     let handle: FileHandle;
     try {
       handle = await open(path, 'r');
@@ -93,15 +103,12 @@ export class FileSessionStorage implements SessionStorage {
       throw error;
     }
     try {
-      const decoder = new StringDecoder('utf8');
       const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
       for (;;) {
         const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null);
         if (bytesRead === 0) break;
-        yield decoder.write(buffer.subarray(0, bytesRead));
+        yield buffer.subarray(0, bytesRead);
       }
-      const rest = decoder.end();
-      if (rest) yield rest;
     } finally {
       await handle.close();
     }

@@ -17,13 +17,22 @@ export interface JsonlParseResult {
   marked: number[];
 }
 
+const NEWLINE = 0x0a;
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /**
  * Incremental lenient JSONL parser: blank lines are skipped, malformed lines are reported
- * and skipped, every complete valid line is kept. Feed chunks with `push`, then `end`.
+ * and skipped, every complete valid line is kept. Feed text with `push` or raw UTF-8 with
+ * `pushBytes` (one or the other per parser), then call `end`.
  */
 export class JsonlParser {
   readonly #result: JsonlParseResult = { values: [], lines: [], problems: [], tornTail: false, endsWithoutNewline: false, marked: [] };
   #carry = '';
+  /** Bytes of an unfinished line, copied out of the (reusable) chunks they came from. */
+  #byteCarry: Buffer[] = [];
   #lineNumber = 0;
 
   /** @param marker lines containing it are listed in `marked` (a cheap pre-filter for later passes). */
@@ -41,14 +50,40 @@ export class JsonlParser {
     this.#carry = text.slice(start);
   }
 
+  /**
+   * Parses the complete lines of a UTF-8 chunk. Each line is decoded on its own, so no string
+   * larger than one line is ever built; the chunk may be reused by the caller afterwards.
+   */
+  pushBytes(chunk: Uint8Array): void {
+    const bytes = asBuffer(chunk);
+    let start = 0;
+    let end = bytes.indexOf(NEWLINE, start);
+    if (end !== -1 && this.#byteCarry.length > 0) {
+      this.#byteCarry.push(bytes.subarray(0, end));
+      this.#line(Buffer.concat(this.#byteCarry).toString('utf8'), false);
+      this.#byteCarry = [];
+      start = end + 1;
+      end = bytes.indexOf(NEWLINE, start);
+    }
+    while (end !== -1) {
+      this.#line(bytes.toString('utf8', start, end), false);
+      start = end + 1;
+      end = bytes.indexOf(NEWLINE, start);
+    }
+    // Copy: the caller may refill `chunk` before the next call.
+    if (start < bytes.length) this.#byteCarry.push(Buffer.from(bytes.subarray(start)));
+  }
+
   end(): JsonlParseResult {
-    if (this.#carry.trim() !== '') {
+    const rest = this.#byteCarry.length > 0 ? Buffer.concat(this.#byteCarry).toString('utf8') : this.#carry;
+    if (rest.trim() !== '') {
       this.#result.endsWithoutNewline = true;
-      this.#line(this.#carry, true);
-    } else if (this.#carry !== '') {
+      this.#line(rest, true);
+    } else if (rest !== '') {
       this.#result.endsWithoutNewline = true;
     }
     this.#carry = '';
+    this.#byteCarry = [];
     return this.#result;
   }
 

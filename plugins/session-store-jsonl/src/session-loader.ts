@@ -25,9 +25,18 @@ export type SessionFileLoad =
 export async function readSessionFile(storage: SessionStorage, path: string): Promise<SessionFileLoad> {
   const parser = new JsonlParser(BLOB_REF_PREFIX);
   let sawText = false;
-  for await (const chunk of storage.readTextChunks(path)) {
-    if (chunk !== '') sawText = true;
-    parser.push(chunk);
+  // Raw bytes when the storage offers them: each line is decoded and parsed as it arrives,
+  // so neither the file text nor a chunk-sized string is ever held.
+  if (storage.readByteChunks) {
+    for await (const chunk of storage.readByteChunks(path)) {
+      if (chunk.length > 0) sawText = true;
+      parser.pushBytes(chunk);
+    }
+  } else {
+    for await (const chunk of storage.readTextChunks(path)) {
+      if (chunk !== '') sawText = true;
+      parser.push(chunk);
+    }
   }
   if (!sawText) return (await storage.exists(path)) ? { status: 'empty' } : { status: 'missing' };
   const result = parser.end();
@@ -62,6 +71,8 @@ export async function loadEntriesFromFile(path: string, storage: SessionStorage 
   return load.status === 'ok' ? load.fileEntries : [];
 }
 
+/** Header and entries; takes `fileEntries` apart in place (no copy of a large array), so it must not be used afterwards. */
 export function splitFileEntries(fileEntries: FileEntry[]): { header: SessionHeader; entries: SessionEntry[] } {
-  return { header: fileEntries[0] as SessionHeader, entries: fileEntries.slice(1) as SessionEntry[] };
+  const header = fileEntries.shift() as SessionHeader;
+  return { header, entries: fileEntries as SessionEntry[] };
 }

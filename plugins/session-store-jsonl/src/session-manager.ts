@@ -254,7 +254,8 @@ export class SessionManager extends AppendMethods {
 
   /** Indexes loaded entries (skipping id-less ones) and resolves blob refs on the flagged lines. */
   #adopt(entries: SessionEntry[], blobIndexes: number[], file: string): void {
-    const usable = entries.filter((entry) => typeof entry.id === 'string');
+    // Copy only when something must be dropped: the common case hands the loaded array over as is.
+    const usable = entries.every((entry) => typeof entry.id === 'string') ? entries : entries.filter((entry) => typeof entry.id === 'string');
     if (usable.length !== entries.length) this.#env.warn(`${file}: ${entries.length - usable.length} entries without an id were ignored.`, { file });
     const resolution: BlobResolution = { missing: [], invalid: [] };
     for (const index of blobIndexes) {
@@ -263,7 +264,7 @@ export class SessionManager extends AppendMethods {
     }
     for (const ref of resolution.missing) this.#env.warn(`${file}: blob ${ref} is missing; the reference was kept.`, { file, ref });
     for (const ref of resolution.invalid) this.#env.warn(`${file}: invalid blob reference ${JSON.stringify(ref.slice(0, 80))} was not resolved.`, { file });
-    this.#tree.reset(usable);
+    this.#tree.adopt(usable);
   }
 
   // ------------------------------------------------------------------ appends and navigation

@@ -44,6 +44,12 @@ export interface SessionStorage {
   readText(path: string): Promise<string | undefined>;
   /** The whole file as successive decoded chunks (never splitting a character), or nothing when missing. */
   readTextChunks(path: string): AsyncIterable<string>;
+  /**
+   * The whole file as successive raw byte chunks, or nothing when missing. A chunk is only
+   * valid until the next one is requested (implementations may reuse one buffer). Optional:
+   * loaders fall back to `readTextChunks`.
+   */
+  readByteChunks?(path: string): AsyncIterable<Uint8Array>;
   /** At most the first `maxBytes` bytes, decoded (a trailing partial character is dropped). */
   readTextPrefix(path: string, maxBytes: number): Promise<string>;
   /** At most the last `maxBytes` bytes, decoded (a leading partial character is dropped). */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionManager } from './session-manager.js';
+import type { SessionEntry } from './entries.js';
+import { SessionTree } from './session-tree.js';
 
 const user = (text: string) => ({ role: 'user', content: text, timestamp: 1 });
 const assistant = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], provider: 'anthropic', model: 'claude-test', stopReason: 'stop', timestamp: 1 });
@@ -195,5 +197,25 @@ describe('labels', () => {
     expect(session.getLabel(id3)).toBeUndefined();
     const entries = session.getEntries();
     for (let index = 1; index < entries.length; index += 1) expect(entries[index]?.parentId).toBe(entries[index - 1]?.id);
+  });
+});
+
+describe('SessionTree.adopt', () => {
+  it('takes the array over without copying and indexes ids, labels, the assistant flag and the leaf', () => {
+    const tree = new SessionTree();
+    const entries = [
+      { type: 'message', id: 'a', parentId: null, timestamp: 't1', message: user('q') },
+      { type: 'message', id: 'b', parentId: 'a', timestamp: 't2', message: assistant('r') },
+      { type: 'label', id: 'c', parentId: 'b', timestamp: 't3', targetId: 'a', label: 'start' },
+    ] as SessionEntry[];
+    tree.adopt(entries);
+    expect(tree.entries).toBe(entries);
+    expect(tree.byId.get('b')).toBe(entries[1]);
+    expect(tree.getLabel('a')).toBe('start');
+    expect(tree.hasAssistant).toBe(true);
+    expect(tree.leafId).toBe('c');
+    expect(tree.getChildren('a').map((entry) => entry.id)).toEqual(['b']);
+    tree.add({ type: 'message', id: 'd', parentId: 'c', timestamp: 't4', message: user('next') } as SessionEntry);
+    expect(tree.getBranch().map((entry) => entry.id)).toEqual(['a', 'b', 'c', 'd']);
   });
 });

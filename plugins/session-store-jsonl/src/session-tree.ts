@@ -36,8 +36,19 @@ export class SessionTree {
     for (const entry of entries) this.add(entry);
   }
 
+  /** Like `reset`, but takes ownership of `entries` instead of copying it (large loads). */
+  adopt(entries: SessionEntry[]): void {
+    this.reset([]);
+    for (const entry of entries) this.#index(entry);
+    this.entries = entries;
+  }
+
   add(entry: SessionEntry): void {
     this.entries.push(entry);
+    this.#index(entry);
+  }
+
+  #index(entry: SessionEntry): void {
     this.byId.set(entry.id, entry);
     if (entry.type === 'label') {
       if (typeof entry.label === 'string') this.#labels.set(entry.targetId, entry.label);

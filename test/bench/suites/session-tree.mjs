@@ -34,8 +34,10 @@ if (args.child) {
   globalThis.gc?.();
   const rssBefore = process.memoryUsage().rss;
   const heapBefore = process.memoryUsage().heapUsed;
-  // Heap is sampled whenever the event loop turns (between the chunks of an async load);
-  // a fully synchronous load is only seen at its end, so its figure is a lower bound.
+  // Heap (heapUsed, so garbage not yet collected counts too: no GC is forced) is sampled
+  // whenever the event loop turns (between the chunks of an async load), once more between
+  // open and buildSessionContext (the end of a load is synchronous) and at the end.
+  // A fully synchronous load is only seen at its end, so its figure is a lower bound.
   let peakHeap = 0;
   const sample = () => {
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed - heapBefore);
@@ -45,9 +47,11 @@ if (args.child) {
   let messages;
   if (tessera) {
     const session = await tessera.SessionManager.open(file, { agentDir: args.agent, terminalId: null, onWarning() {} });
+    sample();
     messages = session.buildSessionContext().messages.length;
   } else {
     const session = pi.SessionManager.open(file, args.agent);
+    sample();
     messages = session.buildSessionContext().messages.length;
   }
   const ms = performance.now() - started;

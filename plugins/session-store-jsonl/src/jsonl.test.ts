@@ -1,0 +1,103 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileSessionStorage } from './file-session-storage.js';
+import { JsonlParser, parseJsonlLenient } from './jsonl.js';
+import { MemorySessionStorage } from './memory-session-storage.js';
+import { readSessionFile } from './session-loader.js';
+
+const TEXT = '{"type":"a","t":"héllo ✓ 😀"}\n\n   \n{"type":"b","n":1}\nnot json\n[1]\n{"type":"c","ref":"MARK"}\n{"type":"d","torn":';
+
+/** Feeds `text` as UTF-8 bytes cut every `size` bytes, reusing (and scribbling over) one buffer like the file reader does. */
+function parseBytes(text: string, size: number, marker?: string) {
+  const bytes = Buffer.from(text, 'utf8');
+  const parser = new JsonlParser(marker);
+  const reused = Buffer.alloc(size);
+  for (let start = 0; start < bytes.length; start += size) {
+    const length = bytes.copy(reused, 0, start, start + size);
+    parser.pushBytes(reused.subarray(0, length));
+    reused.fill(0x7b); // a caller may refill the buffer at once: the parser must have copied what it keeps
+  }
+  return parser.end();
+}
+
+describe('JsonlParser.pushBytes', () => {
+  it('gives the same result as parsing the text, whatever the byte chunking (multi-byte characters split)', () => {
+    const expected = new JsonlParser('MARK');
+    expected.push(TEXT);
+    const reference = expected.end();
+    expect(reference.values).toHaveLength(3);
+    expect(reference.tornTail).toBe(true);
+    for (const size of [1, 2, 3, 5, 7, 16, 31, 64, 4096]) {
+      const result = parseBytes(TEXT, size, 'MARK');
+      expect(result, `chunk size ${size}`).toEqual(reference);
+    }
+  });
+
+  it('keeps every complete line, reports a torn last line and lines longer than a chunk', () => {
+    const long = JSON.stringify({ type: 'long', text: 'x'.repeat(10_000) });
+    const result = parseBytes(`${long}\n{"type":"ok"}\n{"type":"cut`, 100);
+    expect(result.values.map((value) => value.type)).toEqual(['long', 'ok']);
+    expect((result.values[0] as { text: string }).text).toHaveLength(10_000);
+    expect(result.lines).toEqual([1, 2]);
+    expect(result.tornTail).toBe(true);
+    expect(result.endsWithoutNewline).toBe(true);
+    expect(result.problems).toEqual([{ line: 3, reason: 'incomplete last line (torn write), dropped' }]);
+  });
+
+  it('accepts a complete last line without a newline and trailing whitespace', () => {
+    expect(parseBytes('{"type":"a"}\n{"type":"b"}', 4).values).toHaveLength(2);
+    const spaced = parseBytes('{"type":"a"}\n  ', 4);
+    expect(spaced.values).toHaveLength(1);
+    expect(spaced.endsWithoutNewline).toBe(true);
+    expect(spaced.tornTail).toBe(false);
+  });
+
+  it('accepts plain Uint8Array chunks', () => {
+    const parser = new JsonlParser();
+    parser.pushBytes(new TextEncoder().encode('{"type":"a"}\n'));
+    expect(parser.end().values).toEqual([{ type: 'a' }]);
+  });
+
+  it('matches parseJsonlLenient on the text path', () => {
+    expect(parseBytes(TEXT, 8)).toEqual(parseJsonlLenient(TEXT));
+  });
+});
+
+describe('readSessionFile', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tessera-jsonl-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('loads the same entries from disk (byte chunks) and from memory (text chunks)', async () => {
+    const header = JSON.stringify({ type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' });
+    const body: string[] = [header];
+    // Several read chunks' worth of lines, with multi-byte text, then a torn tail.
+    for (let index = 0; index < 3000; index += 1) {
+      body.push(JSON.stringify({ type: 'message', id: `e${index}`, parentId: index ? `e${index - 1}` : null, timestamp: 't', message: { role: 'user', content: `ü ${'x'.repeat(index % 300)}` } }));
+    }
+    const text = `${body.join('\n')}\n{"type":"message","id":"torn`;
+    const file = join(dir, 's.jsonl');
+    await writeFile(file, text);
+    const memory = new MemorySessionStorage();
+    memory.writeTextSync(file, text);
+    const fromDisk = await readSessionFile(new FileSessionStorage(), file);
+    const fromMemory = await readSessionFile(memory, file);
+    expect(fromDisk.status).toBe('ok');
+    expect(fromDisk).toEqual(fromMemory);
+    if (fromDisk.status !== 'ok') return;
+    expect(fromDisk.fileEntries).toHaveLength(3001);
+    expect(fromDisk.tornTail).toBe(true);
+  });
+
+  it('FileSessionStorage.readByteChunks yields nothing for a missing file', async () => {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of new FileSessionStorage().readByteChunks(join(dir, 'missing.jsonl'))) chunks.push(chunk);
+    expect(chunks).toEqual([]);
+  });
+});
