@@ -219,7 +219,11 @@ class FileSessionWriter implements SessionStorageWriter {
   }
 
   async close(): Promise<void> {
-    this.#enqueue(async () => (await this.#handle).close());
+    // Runs even after a latched write error, so a failed writer never leaks its file handle.
+    this.#chain = this.#chain.then(async () => {
+      const handle = await this.#handle.catch(() => undefined);
+      await handle?.close().catch((error: unknown) => this.#fail(error));
+    });
     await this.flush();
   }
 
