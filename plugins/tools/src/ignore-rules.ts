@@ -97,9 +97,18 @@ export class IgnoreRules {
     return ignored;
   }
 
+  /**
+   * The `.gitignore` rules that apply to the entries of `dir` (its own file included). Empty
+   * when none do: then only the excluded-directory names filter, which a walker can check
+   * inline instead of calling `filter`.
+   */
+  chainFor(dir: string, entries: readonly Dirent[]): readonly Rule[] {
+    return this.enter(dir, this.gitignore && entries.some((entry) => entry.name === '.gitignore' && entry.isFile()));
+  }
+
   /** The entries of `dir` a search should see. */
   filter<T extends Dirent>(dir: string, entries: readonly T[]): T[] {
-    const chain = this.enter(dir, this.gitignore && entries.some((entry) => entry.name === '.gitignore' && entry.isFile()));
+    const chain = this.chainFor(dir, entries);
     return entries.filter((entry) => {
       const isDirectory = entry.isDirectory();
       if (isDirectory && this.excluded.has(entry.name)) return false;
