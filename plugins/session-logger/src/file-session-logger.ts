@@ -3,14 +3,12 @@ import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describeError, TesseraError, type SessionLogData, type SessionLogger } from '@tessera/contracts';
-import {
-  assertValidSessionId,
-  DEFAULT_EXTERNAL_PAYLOAD_THRESHOLD_BYTES,
-  payloadRelativePath,
-  type IExternalPayloadReference,
-} from './external-payload.js';
+import { assertValidSessionId, DEFAULT_EXTERNAL_PAYLOAD_THRESHOLD_BYTES, payloadRelativePath, type IExternalPayloadReference } from './external-payload.js';
+import { DeltaLines } from './delta-lines.js';
+import { isFlatRecord } from './flat-record.js';
 import { LineBuffer } from './line-buffer.js';
-import { appendChunks, writePayload } from './log-file-io.js';
+import { appendChunks, started, writePayload } from './log-file-io.js';
+import { SessionLogWriteError } from './session-log-write-error.js';
 import { isSecretKey, REDACTED, redactSecrets } from './redact-secrets.js';
 
 export interface FileSessionLoggerOptions {
@@ -26,18 +24,14 @@ export interface FileSessionLoggerOptions {
   now?: () => number;
 }
 
+export { SessionLogWriteError };
+
 export const DEFAULT_LOG_DIR = join(homedir(), '.tessera', 'logs');
 const MAX_FLUSH_DELAY_MS = 100;
 /** Buffered bytes that trigger a write without waiting for the timer. */
 const EAGER_FLUSH_BYTES = 1024 * 1024;
 /** Kept for retry while the file cannot be written; older lines are dropped (and reported) beyond this. */
 const MAX_RETAINED_BYTES = 32 * 1024 * 1024;
-
-export class SessionLogWriteError extends TesseraError {
-  constructor(message: string, file: string, cause?: unknown) {
-    super(`Session log ${file}: ${message}`, { code: 'session_log_write_failed', category: 'io', recoverable: true, details: { file }, cause });
-  }
-}
 
 interface LogFile {
   readonly sessionId: string;
@@ -46,13 +40,21 @@ interface LogFile {
   readonly path: string;
   readonly payloadDir: string;
   buffer: LineBuffer;
+  /** Fast path for the two per-chunk stream events. */
+  deltas: DeltaLines;
   /** Payload files waiting to be written, by hash. */
   payloads: Map<string, string>;
+  /** The last field externalised and the reference JSON written for it. */
+  lastPayload: { json: string; reference: string } | undefined;
   /** Hashes already on disk. */
   written: Set<string>;
   writing: Promise<void>;
-  dirReady: boolean;
-  payloadDirReady: boolean;
+  /**
+   * The directories' `mkdir`, started as soon as they are known to be needed (first line,
+   * first payload) so the file system works while the turn runs; reset after a failure.
+   */
+  dirMade: Promise<void> | undefined;
+  payloadDirMade: Promise<void> | undefined;
   /** Set while writes fail, so a broken disk is reported once rather than every flush. */
   failing: string | undefined;
 }
@@ -69,6 +71,7 @@ export class FileSessionLogger implements SessionLogger {
   readonly flushDelayMs: number;
   readonly externalPayloadThresholdBytes: number;
   private readonly files = new Map<string, LogFile>();
+  private lastFile: LogFile | undefined;
   private readonly onError: (error: SessionLogWriteError) => void;
   private readonly now: () => number;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -105,46 +108,34 @@ export class FileSessionLogger implements SessionLogger {
 
   /** Buffers one event. Throws only for a session id that is not path-safe. */
   log(sessionId: string, event: string, data: SessionLogData): void {
-    const file = this.file(sessionId);
-    const head = `{"timestamp":"${this.timestamp()}",${file.sessionJson},"event":${this.quoted(event)}`;
-    let line: string;
-    if (this.isFlat(data)) {
-      // Hot path (a streamed delta): nothing to redact or externalise, one native stringify.
-      const json = JSON.stringify(data);
-      line = json.length > 2 ? `${head},${json.slice(1)}\n` : `${head}}\n`;
-    } else {
-      line = head;
-      for (const key in data) {
-        const value = data[key];
-        if (value === undefined || key === 'timestamp' || key === 'sessionId' || key === 'event') continue;
-        line += this.fieldPrefix(key);
-        line += isSecretKey(key) && value !== null ? `"${REDACTED}"` : this.fieldJson(file, redactSecrets(value));
+    const file = this.lastFile?.sessionId === sessionId ? this.lastFile : this.file(sessionId);
+    // A streamed chunk (two events each) is almost every line of a turn: see DeltaLines.
+    const delta = event === 'text_delta' || event === 'provider_stream_raw_delta';
+    if (!(delta && file.deltas.repeat(file.buffer, event, data))) {
+      const timestamp = this.timestamp();
+      if (!(delta && file.deltas.write(file.buffer, event, timestamp, data))) {
+        file.deltas.interrupt();
+        file.buffer.append(this.line(file, timestamp, event, data));
       }
-      line += '}\n';
     }
-    file.buffer.append(line);
     this.schedule(file.buffer.bytes >= EAGER_FLUSH_BYTES);
   }
 
-  /** Only primitives, short strings, no secret-named or reserved keys. */
-  private isFlat(data: SessionLogData): boolean {
+  private line(file: LogFile, timestamp: string, event: string, data: SessionLogData): string {
+    const head = `{"timestamp":"${timestamp}",${file.sessionJson},"event":${this.quoted(event)}`;
+    if (isFlatRecord(data, this.externalPayloadThresholdBytes)) {
+      // Nothing to redact or externalise: one native stringify.
+      const json = JSON.stringify(data);
+      return json.length > 2 ? `${head},${json.slice(1)}\n` : `${head}}\n`;
+    }
+    let line = head;
     for (const key in data) {
       const value = data[key];
-      switch (typeof value) {
-        case 'number':
-        case 'boolean':
-        case 'undefined':
-          break;
-        case 'string':
-          // A JSON string takes at most 6 bytes per UTF-16 unit (\uXXXX) plus quotes.
-          if (value.length * 6 + 2 > this.externalPayloadThresholdBytes) return false;
-          break;
-        default:
-          if (value !== null) return false;
-      }
-      if (isSecretKey(key) || key === 'timestamp' || key === 'sessionId' || key === 'event') return false;
+      if (value === undefined || key === 'timestamp' || key === 'sessionId' || key === 'event') continue;
+      line += this.fieldPrefix(key);
+      line += isSecretKey(key) && value !== null ? `"${REDACTED}"` : this.fieldJson(file, redactSecrets(value));
     }
-    return true;
+    return `${line}}\n`;
   }
 
   private timestamp(): string {
@@ -185,21 +176,25 @@ export class FileSessionLogger implements SessionLogger {
     let file = this.files.get(sessionId);
     if (!file) {
       const path = this.getLogPath(sessionId);
+      const sessionJson = `"sessionId":${JSON.stringify(sessionId)}`;
       file = {
         sessionId,
-        sessionJson: `"sessionId":${JSON.stringify(sessionId)}`,
+        sessionJson,
         path,
         payloadDir: join(this.dir, `${sessionId}.payloads`),
         buffer: new LineBuffer(),
+        deltas: new DeltaLines(sessionJson, Math.floor((this.externalPayloadThresholdBytes - 2) / 6)),
         payloads: new Map(),
+        lastPayload: undefined,
         written: new Set(),
         writing: Promise.resolve(),
-        dirReady: false,
-        payloadDirReady: false,
+        dirMade: started(mkdir(this.dir, { recursive: true, mode: 0o700 })),
+        payloadDirMade: undefined,
         failing: undefined,
       };
       this.files.set(sessionId, file);
     }
+    this.lastFile = file;
     return file;
   }
 
@@ -208,10 +203,16 @@ export class FileSessionLogger implements SessionLogger {
     const json = JSON.stringify(value) ?? 'null';
     // UTF-8 takes at most 3 bytes per UTF-16 unit: short strings skip the exact count.
     if (json.length * 3 <= this.externalPayloadThresholdBytes) return json;
+    // A response is logged whole twice in a row (raw, then normalised): comparing equal
+    // strings is a memcmp, far cheaper than counting and hashing them again.
+    if (json === file.lastPayload?.json) return file.lastPayload.reference;
     const byteLength = Buffer.byteLength(json);
     if (byteLength <= this.externalPayloadThresholdBytes) return json;
     const sha256 = createHash('sha256').update(json).digest('hex');
-    if (!file.written.has(sha256)) file.payloads.set(sha256, json);
+    if (!file.written.has(sha256)) {
+      file.payloads.set(sha256, json);
+      file.payloadDirMade ??= started(mkdir(file.payloadDir, { recursive: true, mode: 0o700 }));
+    }
     const reference: IExternalPayloadReference = {
       kind: 'external-payload',
       encoding: 'json',
@@ -219,7 +220,8 @@ export class FileSessionLogger implements SessionLogger {
       byteLength,
       relativePath: payloadRelativePath(file.sessionId, sha256),
     };
-    return JSON.stringify(reference);
+    file.lastPayload = { json, reference: JSON.stringify(reference) };
+    return file.lastPayload.reference;
   }
 
   private schedule(eager: boolean): void {
@@ -247,17 +249,21 @@ export class FileSessionLogger implements SessionLogger {
   private async drain(file: LogFile): Promise<void> {
     if (file.buffer.lines === 0 && file.payloads.size === 0) return;
     const taken = file.buffer.take();
+    // Only consecutive lines share it; do not keep a large string alive between batches.
+    file.lastPayload = undefined;
     try {
-      if (!file.dirReady) {
-        await mkdir(this.dir, { recursive: true, mode: 0o700 });
-        file.dirReady = true;
-      }
+      file.dirMade ??= started(mkdir(this.dir, { recursive: true, mode: 0o700 }));
+      await file.dirMade.catch((error: unknown) => {
+        file.dirMade = undefined;
+        throw error;
+      });
       // Payloads first: a line must never reference a file that is not there.
       if (file.payloads.size > 0) {
-        if (!file.payloadDirReady) {
-          await mkdir(file.payloadDir, { recursive: true, mode: 0o700 });
-          file.payloadDirReady = true;
-        }
+        file.payloadDirMade ??= started(mkdir(file.payloadDir, { recursive: true, mode: 0o700 }));
+        await file.payloadDirMade.catch((error: unknown) => {
+          file.payloadDirMade = undefined;
+          throw error;
+        });
         await Promise.all(
           [...file.payloads].map(async ([sha256, json]) => {
             await writePayload(file.payloadDir, sha256, json);
@@ -289,10 +295,4 @@ export class FileSessionLogger implements SessionLogger {
       process.emitWarning(error.message, { code: 'TESSERA_LOGGER_ERROR' });
     }
   }
-}
-
-/** Discards every event (spec: SilentSessionLogger). */
-export class SilentSessionLogger implements SessionLogger {
-  log(): void {}
-  async flush(): Promise<void> {}
 }

@@ -3,7 +3,8 @@ import { definePlugin, type Plugin } from '@tessera/kernel';
 import { FileSessionLogger, type FileSessionLoggerOptions } from './file-session-logger.js';
 import { tapSessionLogEvents } from './session-log-taps.js';
 
-export { DEFAULT_LOG_DIR, FileSessionLogger, SessionLogWriteError, SilentSessionLogger } from './file-session-logger.js';
+export { DEFAULT_LOG_DIR, FileSessionLogger, SessionLogWriteError } from './file-session-logger.js';
+export { SilentSessionLogger } from './silent-session-logger.js';
 export type { FileSessionLoggerOptions } from './file-session-logger.js';
 export {
   assertValidSessionId,

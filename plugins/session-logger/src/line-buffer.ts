@@ -1,5 +1,5 @@
-/** Characters gathered as one string before they are encoded into a chunk. */
-const PENDING_CHARS = 64 * 1024;
+/** Size of a fresh chunk; lines are encoded straight into it. */
+const CHUNK_BYTES = 64 * 1024;
 
 /** What `LineBuffer.take()` hands to the writer. */
 export interface BufferedLines {
@@ -9,26 +9,44 @@ export interface BufferedLines {
 }
 
 /**
- * Accumulates JSONL lines as UTF-8 chunks of about 64K characters. Short-lived strings are
- * cheap; tens of thousands of line strings kept alive until the next write made garbage
- * collection the main cost of a fast stream, so lines are concatenated and encoded per
- * chunk instead.
+ * Accumulates JSONL lines as UTF-8 bytes in 64 KiB chunks. Lines are encoded as they
+ * arrive, so no line string outlives its `log()` call: tens of thousands of strings kept
+ * alive until the next write made garbage collection the main cost of a fast stream, and
+ * encoding a few hundred joined line strings at once spent most of its time flattening them.
+ * Hot writers (see `DeltaLines`) fill `chunk` from `offset` directly after `reserve()`, then
+ * `commit()`.
  */
 export class LineBuffer {
   lines = 0;
+  /** The chunk being filled; bytes before `offset` are written and never change again. */
+  chunk: Buffer = Buffer.alloc(0);
+  offset = 0;
   private chunks: Buffer[] = [];
   private chunkBytes = 0;
-  private pending = '';
 
-  /** Bytes buffered, counting pending characters as one byte each (exact once encoded). */
+  /** Bytes buffered. */
   get bytes(): number {
-    return this.chunkBytes + this.pending.length;
+    return this.chunkBytes + this.offset;
+  }
+
+  /** Makes `chunk` hold at least `bytes` free bytes from `offset`. */
+  reserve(bytes: number): void {
+    if (this.offset + bytes <= this.chunk.length) return;
+    this.seal();
+    this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
+  }
+
+  /** Ends a line that a hot writer wrote into `chunk` up to `end`. */
+  commit(end: number): void {
+    this.offset = end;
+    this.lines += 1;
   }
 
   append(line: string): void {
-    this.pending += line;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    this.reserve(line.length * 3);
+    this.offset += this.chunk.write(line, this.offset, 'utf8');
     this.lines += 1;
-    if (this.pending.length >= PENDING_CHARS) this.seal();
   }
 
   /** Everything appended so far; the buffer is empty afterwards. */
@@ -61,11 +79,12 @@ export class LineBuffer {
     return dropped;
   }
 
+  /** Moves the written bytes to `chunks`; the rest of the chunk stays in use for later lines. */
   private seal(): void {
-    if (this.pending === '') return;
-    const chunk = Buffer.from(this.pending, 'utf8');
-    this.chunks.push(chunk);
-    this.chunkBytes += chunk.length;
-    this.pending = '';
+    if (this.offset === 0) return;
+    this.chunks.push(this.chunk.subarray(0, this.offset));
+    this.chunkBytes += this.offset;
+    this.chunk = this.chunk.subarray(this.offset);
+    this.offset = 0;
   }
 }

@@ -24,3 +24,10 @@ export async function appendChunks(path: string, chunks: Buffer[]): Promise<void
     await handle.close();
   }
 }
+
+/** An operation started ahead of being awaited: its failure is observed later, by whoever awaits it. */
+export function started(operation: Promise<unknown>): Promise<void> {
+  const done = operation.then(() => undefined);
+  done.catch(() => undefined);
+  return done;
+}

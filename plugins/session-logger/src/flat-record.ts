@@ -1,0 +1,26 @@
+import type { SessionLogData } from '@tessera/contracts';
+import { isSecretKey } from './redact-secrets.js';
+
+/**
+ * True when `data` can be written with one native `JSON.stringify`: only primitives,
+ * strings too short to ever need an external payload, no secret-named or reserved keys.
+ */
+export function isFlatRecord(data: SessionLogData, thresholdBytes: number): boolean {
+  for (const key in data) {
+    const value = data[key];
+    switch (typeof value) {
+      case 'number':
+      case 'boolean':
+      case 'undefined':
+        break;
+      case 'string':
+        // A JSON string takes at most 6 bytes per UTF-16 unit (\uXXXX) plus quotes.
+        if (value.length * 6 + 2 > thresholdBytes) return false;
+        break;
+      default:
+        if (value !== null) return false;
+    }
+    if (isSecretKey(key) || key === 'timestamp' || key === 'sessionId' || key === 'event') return false;
+  }
+  return true;
+}
