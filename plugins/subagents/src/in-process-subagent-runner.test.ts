@@ -102,6 +102,21 @@ describe('createInProcessSubagentRunner', () => {
     expect(stops).toEqual(['agent_1']);
   });
 
+  it('takes follow-up prompts while it runs, and refuses them once finished', async () => {
+    const provider = new ManualProvider();
+    const handle = createInProcessSubagentRunner({ provider, tools: [] }).start({ jobId: 'agent_1', request: request() });
+    const first = await provider.waitForCall(1);
+    await handle.send!('also check the tests');
+    first.delta('first answer');
+    first.finish();
+    const second = await provider.waitForCall(2);
+    expect(second.request.messages.at(-1)).toEqual({ role: 'user', content: 'also check the tests' });
+    second.delta('tests are fine');
+    second.finish();
+    expect((await handle.result).output).toBe('tests are fine');
+    await expect(handle.send!('more?')).rejects.toMatchObject({ code: 'subagent_finished' });
+  });
+
   it('fails the job when a guard subagentStart tap throws', async () => {
     const hooks = createHooks();
     hooks.subagentStart.tap('guard', () => {

@@ -129,6 +129,9 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
       const controller = new AbortController();
       const hookContext = { session: parent, agentId: jobId, agentType: definition.name };
       const unregister = emit && deps.approvals ? deps.approvals.register(jobId, emit) : undefined;
+      // Follow-up prompts (`send`) queue up and run, in order, once the current turn ends.
+      const followUps: string[] = [];
+      let accepting = true;
 
       const result = (async (): Promise<ISubagentJobResult> => {
         let output: string | undefined;
@@ -136,12 +139,18 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
           await hooks?.subagentStart.promise(hookContext);
           transcript?.log(jobId, 'prompt', { agentType: definition.name, prompt: request.prompt, model: model ?? null });
           output = await session.run(request.prompt, { signal: controller.signal });
+          for (let next = followUps.shift(); next !== undefined; next = followUps.shift()) {
+            transcript?.log(jobId, 'prompt', { followUp: true, prompt: next });
+            output = await session.run(next, { signal: controller.signal });
+          }
+          accepting = false;
           transcript?.log(jobId, 'final_output', { output });
           return { output, metadata: { agentType: definition.name, ...(model ? { model } : {}) } };
         } catch (error) {
           transcript?.log(jobId, 'error', { error: describeError(error) });
           throw error;
         } finally {
+          accepting = false;
           await hooks?.subagentStop
             .promise({ ...hookContext, ...(output === undefined ? {} : { result: output }) })
             .catch((error: unknown) => transcript?.log(jobId, 'error', { phase: 'subagentStop', error: describeError(error) }));
@@ -159,6 +168,14 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
         cancel: async () => {
           controller.abort();
           await result.catch(() => undefined);
+        },
+        send: async (prompt: string) => {
+          if (!accepting) {
+            throw new BackgroundTaskError('validation', `Subagent ${jobId} has finished its work and takes no more input; spawn a new one.`, {
+              code: 'subagent_finished',
+            });
+          }
+          followUps.push(prompt);
         },
       };
     },
