@@ -77,7 +77,9 @@ export function target(name, value, limit) {
 }
 
 export function targetLine(t) {
-  const value = typeof t.value === 'number' ? fmtRatio(t.value) : String(t.value ?? '');
+  // Ratios ("A / B", "A vs B") print as 1.23x; absolute figures (ms, MB, tasks/s) as numbers.
+  const isRatio = / \/ | vs /.test(t.name);
+  const value = typeof t.value !== 'number' ? String(t.value ?? '') : isRatio ? fmtRatio(t.value) : String(Number(t.value.toFixed(2)));
   // A met target is on its limit's good side; that tells which way the limit points.
   const atMost = typeof t.value !== 'number' || typeof t.limit !== 'number' || t.met === t.value <= t.limit;
   const limit = t.limit === undefined ? '' : ` (target ${typeof t.limit === 'number' ? `${atMost ? '<=' : '>='} ${t.limit}` : t.limit})`;
