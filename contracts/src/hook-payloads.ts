@@ -87,6 +87,12 @@ export interface PreToolUseContext {
   /** Undefined for a tool nobody registered. */
   tool: Tool | undefined;
   signal: AbortSignal;
+  /**
+   * Set by a tap that runs before the permission guard (a PreToolUse hook answering `allow`,
+   * or one whose `ask` a person approved): names who approved. The guard then asks no one,
+   * but deny rules still deny.
+   */
+  approvedBy?: string;
 }
 
 /**

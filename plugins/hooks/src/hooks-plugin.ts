@@ -19,6 +19,9 @@ import { readHooksFile } from './parse-hooks-config.js';
 
 export const HOOKS_PLUGIN_NAME = 'claude-hooks';
 
+/** PreToolUse hooks tap just before `Stage.Guard` (the permission enforcer). */
+export const PRE_TOOL_USE_STAGE = Stage.Guard - 10;
+
 export interface HooksPluginOptions extends Omit<HookRunnerOptions, 'provider'>, Omit<HookApprovalOptions, 'approvalHandler'> {
   /** Parsed configurations with their source (settings layer or plugin). */
   configs?: ReadonlyArray<{ config: HooksConfig; source: HooksSource }>;
@@ -48,7 +51,8 @@ function appendFeedback(result: ToolResult, text: string): ToolResult {
 
 /**
  * Runs Claude Code hooks (settings `hooks` and plugin hooks.json) on the kernel's hooks.
- * PreToolUse taps at `Stage.Default`, after a permission guard at `Stage.Guard`.
+ * PreToolUse taps just before the permission guard (`Stage.Guard - 10`); other events at
+ * `Stage.Default`.
  */
 export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
   const entries: HookEntry[] = (options.configs ?? []).flatMap(({ config, source }) => entriesFrom(config, source));
@@ -84,7 +88,9 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         const added = [...pending, ...result.additionalContext];
         return added.length > 0 ? { additionalContext: [...context.additionalContext, ...added] } : undefined;
       });
-      hooks.preToolUse.tapPromise(name('PreToolUse'), async (context) => {
+      // Before the permission guard, as in Claude Code: a hook can block, rewrite the input
+      // (which the guard then checks), or approve (the guard then asks no one but still denies).
+      hooks.preToolUse.tapPromise({ name: `${HOOKS_PLUGIN_NAME}:PreToolUse`, stage: PRE_TOOL_USE_STAGE }, async (context) => {
         if (!runner.has('PreToolUse')) return undefined;
         const { session, toolName, toolCallId, signal } = context;
         const result = await run({
@@ -103,8 +109,10 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         if (result.permissionDecision === 'ask') {
           const answer = await askForApproval(approval, { toolName, input: context.input, sessionId: session.sessionId, toolCallId, signal });
           if (answer !== true) return { decision: 'deny', reason: `${result.permissionDecisionReason ?? 'a hook asked for approval'}; not approved: ${answer}`, source: 'hook' };
+          context.approvedBy = 'PreToolUse hook (approved by the user)';
         }
-        // `allow` and `defer` change nothing: the permission guard has already decided.
+        // `allow` spares the permission guard's prompt; its deny rules still apply. `defer` changes nothing.
+        if (result.permissionDecision === 'allow') context.approvedBy = 'PreToolUse hook';
         return undefined;
       });
       const post = (event: 'PostToolUse' | 'PostToolUseFailure') => async (context: PostToolUseContext) => {

@@ -20,7 +20,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it('runs the permission guard before hooks: a denied call never reaches the hook; a hook still blocks what rules allow', async () => {
+it('runs hooks before the permission guard: a hook blocks, deny rules still deny what a hook allows, and a hook allow spares the prompt', async () => {
   const ran: string[] = [];
   const bash = defineTool({
     name: 'Bash',
@@ -28,28 +28,47 @@ it('runs the permission guard before hooks: a denied call never reaches the hook
     inputSchema: z.object({ command: z.string() }),
     execute: ({ command }) => (ran.push(command), { success: true, output: 'ok' }),
   });
+  // Blocks `git push`; answers `allow` for everything else.
   const hook = join(dir, 'guard.sh');
-  await writeFile(hook, '#!/bin/sh\ninput=$(cat)\necho "$input" >> "$CLAUDE_PROJECT_DIR/seen"\necho "$input" | grep -q "git push" && { echo "no pushing on Fridays" >&2; exit 2; }\nexit 0\n');
+  await writeFile(
+    hook,
+    '#!/bin/sh\ninput=$(cat)\necho "$input" >> "$CLAUDE_PROJECT_DIR/seen"\necho "$input" | grep -q "git push" && { echo "no pushing on Fridays" >&2; exit 2; }\n' +
+      'echo \'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}\'\n',
+  );
   await chmod(hook, 0o755);
   const turns = [
     { toolCalls: [{ id: 'a', name: 'Bash', input: { command: 'rm -rf /' } }] },
     { toolCalls: [{ id: 'b', name: 'Bash', input: { command: 'git push' } }] },
     { toolCalls: [{ id: 'c', name: 'Bash', input: { command: 'git status' } }] },
+    { toolCalls: [{ id: 'd', name: 'Bash', input: { command: 'npm test' } }] },
     { text: 'done' },
   ];
+  const approvals: string[] = [];
   kernel = await createKernel({
     plugins: [
-      ...testPreset({ turns, replace: [permissionsPlugin({ rules: { allow: ['Bash(git *)'], deny: ['Bash(rm *)'] } })], plugins: [toolsPlugin(bash)] }),
+      ...testPreset({
+        turns,
+        replace: [
+          permissionsPlugin({
+            rules: { allow: ['Bash(git *)'], deny: ['Bash(rm *)'], ask: ['Bash(npm *)'] },
+            permissionHandler: async (toolName, input) => (approvals.push(JSON.stringify(input)), false),
+          }),
+        ],
+        plugins: [toolsPlugin(bash)],
+      }),
       hooksPlugin({ configs: [{ config: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] }, source: { file: 'settings.json' } }] }),
     ],
   });
   const session = kernel.createSession({ cwd: dir });
   await session.run('go');
   const results = session.getHistory().flatMap((m: Message) => (m.role === 'tool' ? m.content.map((b) => String(b.content)) : []));
-  expect(results[0]).toMatch(/^Permission denied: /);
+  expect(results[0]).toMatch(/^Permission denied: /); // the hook said allow; the deny rule still wins
   expect(results[1]).toBe('Blocked by hook: no pushing on Fridays');
-  expect(ran).toEqual(['git status']);
+  expect(results[2]).toBe('ok');
+  expect(results[3]).toBe('ok'); // an ask rule, but the hook approved: nobody was asked
+  expect(approvals).toEqual([]);
+  expect(ran).toEqual(['git status', 'npm test']);
   const seen = await readFile(join(dir, 'seen'), 'utf8');
-  expect(seen).not.toContain('rm -rf');
+  expect(seen).toContain('rm -rf'); // hooks see every call first, as in Claude Code
   expect(existsSync(join(dir, 'seen'))).toBe(true);
 });

@@ -42,6 +42,8 @@ export class PermissionEnforcer {
       const verdict = policy instanceof RulesPermissionPolicy ? policy.explain(query, remembered) : await policy.evaluate(query);
       if (verdict.decision === 'auto') return undefined;
       if (verdict.decision === 'deny') return { decision: 'deny', reason: verdict.reason ?? `${toolName} is not allowed`, source: 'permission' };
+      // Approved before the guard (a PreToolUse hook): deny rules were applied above; ask no one.
+      if (context.approvedBy !== undefined) return undefined;
 
       const suggestions = 'suggestions' in verdict ? (verdict.suggestions as SessionRule[]) : [];
       const suggestedRule = suggestions.map((rule) => rule.text).join(', ') || verdict.rule;
