@@ -67,3 +67,24 @@ export class ProviderError extends TesseraError {
     return RETRYABLE_CODES.has(this.code);
   }
 }
+
+/**
+ * True for the errors fetch (undici) raises when a streamed response body is cut off:
+ * `TypeError: terminated` with an `UND_ERR_SOCKET` cause, or a connection reset.
+ */
+export function isStreamTermination(error: unknown): error is Error {
+  if (!(error instanceof Error)) return false;
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return (
+    error.message === 'terminated' ||
+    (error as { code?: string }).code === 'ECONNRESET' ||
+    cause?.code === 'UND_ERR_SOCKET' ||
+    cause?.code === 'ECONNRESET'
+  );
+}
+
+/** `message: cause message`, for network errors whose useful detail sits in `cause`. */
+export function describeErrorWithCause(error: Error): string {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+}

@@ -1,7 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
-import type { ProviderErrorCode } from '@tessera/contracts';
+import { describeErrorWithCause, isStreamTermination, retryAfterMs, type ProviderErrorCode } from '@tessera/contracts';
 import { AnthropicProviderError } from './anthropic-provider-error.js';
-import { retryAfterMs } from '@tessera/contracts';
 
 /** What the mapper needs to word an actionable message. */
 export interface ErrorContext {
@@ -34,7 +33,7 @@ export function toAnthropicProviderError(error: unknown, context: ErrorContext):
   }
   if (error instanceof APIConnectionError) {
     return new AnthropicProviderError(
-      `Could not reach Anthropic at ${context.baseURL}: ${describeCause(error)}. Check the network and baseURL, then retry.`,
+      `Could not reach Anthropic at ${context.baseURL}: ${describeErrorWithCause(error)}. Check the network and baseURL, then retry.`,
       { code: 'network', cause: error },
     );
   }
@@ -47,7 +46,7 @@ export function toAnthropicProviderError(error: unknown, context: ErrorContext):
   }
   if (isStreamTermination(error)) {
     return new AnthropicProviderError(
-      `The connection to Anthropic dropped mid-stream (${describeCause(error)}). Retry the turn.`,
+      `The connection to Anthropic dropped mid-stream (${describeErrorWithCause(error)}). Retry the turn.`,
       { code: 'network', cause: error },
     );
   }
@@ -112,20 +111,4 @@ function messageFor(code: ProviderErrorCode, apiMessage: string, context: ErrorC
   }
 }
 
-/** undici reports a dropped body as `TypeError: terminated` (cause: `SocketError: other side closed`). */
-function isStreamTermination(error: unknown): error is Error {
-  if (!(error instanceof Error)) return false;
-  const cause = (error as { cause?: { code?: string } }).cause;
-  return (
-    error.message === 'terminated' ||
-    (error as { code?: string }).code === 'ECONNRESET' ||
-    cause?.code === 'UND_ERR_SOCKET' ||
-    cause?.code === 'ECONNRESET'
-  );
-}
 
-function describeCause(error: Error): string {
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof Error) return `${error.message}: ${cause.message}`;
-  return error.message;
-}

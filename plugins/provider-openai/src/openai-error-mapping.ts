@@ -1,7 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import type { ProviderErrorCode } from '@tessera/contracts';
+import { describeErrorWithCause, isStreamTermination, retryAfterMs, type ProviderErrorCode } from '@tessera/contracts';
 import { OpenAIProviderError } from './openai-provider-error.js';
-import { retryAfterMs } from '@tessera/contracts';
 
 export interface ErrorContext {
   provider: string;
@@ -23,7 +22,7 @@ export function toOpenAIProviderError(error: unknown, context: ErrorContext): Op
   }
   if (error instanceof APIConnectionError) {
     return new OpenAIProviderError(
-      `Could not reach ${provider} at ${context.baseURL}: ${describeCause(error)}. Check that the server is running and the baseURL is right, then retry.`,
+      `Could not reach ${provider} at ${context.baseURL}: ${describeErrorWithCause(error)}. Check that the server is running and the baseURL is right, then retry.`,
       { code: 'network', provider, cause: error },
     );
   }
@@ -35,7 +34,7 @@ export function toOpenAIProviderError(error: unknown, context: ErrorContext): Op
     );
   }
   if (isStreamTermination(error)) {
-    return new OpenAIProviderError(`The connection to ${provider} dropped mid-stream (${describeCause(error)}). Retry the turn.`, {
+    return new OpenAIProviderError(`The connection to ${provider} dropped mid-stream (${describeErrorWithCause(error)}). Retry the turn.`, {
       code: 'network',
       provider,
       cause: error,
@@ -101,18 +100,3 @@ function messageFor(code: ProviderErrorCode, apiMessage: string, context: ErrorC
   }
 }
 
-function isStreamTermination(error: unknown): error is Error {
-  if (!(error instanceof Error)) return false;
-  const cause = (error as { cause?: { code?: string } }).cause;
-  return (
-    error.message === 'terminated' ||
-    (error as { code?: string }).code === 'ECONNRESET' ||
-    cause?.code === 'UND_ERR_SOCKET' ||
-    cause?.code === 'ECONNRESET'
-  );
-}
-
-function describeCause(error: Error): string {
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
-}
