@@ -1,4 +1,5 @@
-import { SseServer, type FakeFault, type FakeReply, type RecordedRequest } from './sse-server.js';
+import { FakeApiServer } from './fake-api-server.js';
+import type { FakeFault, FakeReply } from './sse-server.js';
 
 /** A tool call the fake model makes; `chunks` splits the input JSON across that many `input_json_delta`s. */
 export interface FakeToolCall {
@@ -163,34 +164,20 @@ export function anthropicErrorBody(status: number, message?: string): unknown {
  * A fake Anthropic Messages API (`POST /v1/messages`, streaming). Queue turns with `reply()`;
  * inspect `requests` to see exactly what the client sent.
  */
-export class FakeAnthropicServer {
-  private readonly server = new SseServer({
-    path: '/v1/messages',
-    errorBody: (status) => anthropicErrorBody(status),
-    malformedFrame: 'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0,\n\n',
-    requestIdHeader: 'request-id',
-  });
-  private turns = 0;
-
-  listen(): Promise<string> {
-    return this.server.listen();
+export class FakeAnthropicServer extends FakeApiServer {
+  constructor() {
+    super({
+      path: '/v1/messages',
+      errorBody: (status) => anthropicErrorBody(status),
+      malformedFrame: 'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0,\n\n',
+      requestIdHeader: 'request-id',
+    });
   }
+
+  private turns = 0;
 
   get baseURL(): string {
     return this.server.baseURL;
-  }
-
-  get requests(): RecordedRequest[] {
-    return this.server.requests;
-  }
-
-  /** Request bodies only, in order. */
-  get bodies(): Array<Record<string, unknown>> {
-    return this.server.requests.map((request) => request.body as Record<string, unknown>);
-  }
-
-  get pending(): number {
-    return this.server.pending;
   }
 
   /** Queues scripted turns, one per request. */
@@ -201,27 +188,7 @@ export class FakeAnthropicServer {
 
   /** Queues an HTTP error (e.g. 401, 429 with `retry-after`, 529, 500). */
   fail(status: number, options: { headers?: Record<string, string>; message?: string } = {}): this {
-    this.server.enqueue({
-      frames: [],
-      fault: { type: 'http', status, body: anthropicErrorBody(status, options.message), headers: options.headers },
-    });
-    return this;
-  }
-
-  /** Queues a connection reset before the first byte. */
-  reset(): this {
-    this.server.enqueue({ frames: [], fault: { type: 'reset' } });
-    return this;
-  }
-
-  /** Queues raw frames verbatim (for protocol edge cases). */
-  raw(reply: FakeReply): this {
-    this.server.enqueue(reply);
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.server.close();
+    return this.enqueueHttpError(status, anthropicErrorBody(status, options.message), options.headers);
   }
 
   private toReply(turn: AnthropicTurn): FakeReply {

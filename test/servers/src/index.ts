@@ -5,3 +5,4 @@ export type { AnthropicTurn, FakeToolCall, FakeWebSearch } from './anthropic-ser
 export { FakeOpenAIServer, openaiErrorBody, openaiFrames } from './openai-server.js';
 export type { OpenAITurn } from './openai-server.js';
 export { checkAnthropicConversation, checkOpenAIConversation } from './conversation-checks.js';
+export { FakeApiServer } from './fake-api-server.js';

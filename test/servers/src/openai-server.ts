@@ -1,5 +1,6 @@
+import { FakeApiServer } from './fake-api-server.js';
 import { splitInto, type FakeToolCall } from './anthropic-server.js';
-import { SseServer, type FakeFault, type FakeReply, type RecordedRequest } from './sse-server.js';
+import type { FakeFault, FakeReply } from './sse-server.js';
 
 /**
  * One scripted Chat Completions turn. Text and reasoning given as arrays are sent one element per
@@ -106,34 +107,21 @@ export function openaiErrorBody(status: number, message?: string, code?: string)
 }
 
 /** A fake OpenAI-compatible Chat Completions API (`POST /v1/chat/completions`, streaming). */
-export class FakeOpenAIServer {
-  private readonly server = new SseServer({
-    path: '/v1/chat/completions',
-    errorBody: (status) => openaiErrorBody(status),
-    malformedFrame: 'data: {"id": "chatcmpl-broken", "choices": [\n\n',
-    requestIdHeader: 'x-request-id',
-  });
-  private turns = 0;
-
-  listen(): Promise<string> {
-    return this.server.listen();
+export class FakeOpenAIServer extends FakeApiServer {
+  constructor() {
+    super({
+      path: '/v1/chat/completions',
+      errorBody: (status) => openaiErrorBody(status),
+      malformedFrame: 'data: {"id": "chatcmpl-broken", "choices": [\n\n',
+      requestIdHeader: 'x-request-id',
+    });
   }
+
+  private turns = 0;
 
   /** The base URL clients use (`…/v1`). */
   get baseURL(): string {
     return `${this.server.baseURL}/v1`;
-  }
-
-  get requests(): RecordedRequest[] {
-    return this.server.requests;
-  }
-
-  get bodies(): Array<Record<string, unknown>> {
-    return this.server.requests.map((request) => request.body as Record<string, unknown>);
-  }
-
-  get pending(): number {
-    return this.server.pending;
   }
 
   reply(...turns: OpenAITurn[]): this {
@@ -148,24 +136,6 @@ export class FakeOpenAIServer {
   }
 
   fail(status: number, options: { headers?: Record<string, string>; message?: string; code?: string } = {}): this {
-    this.server.enqueue({
-      frames: [],
-      fault: { type: 'http', status, body: openaiErrorBody(status, options.message, options.code), headers: options.headers },
-    });
-    return this;
-  }
-
-  reset(): this {
-    this.server.enqueue({ frames: [], fault: { type: 'reset' } });
-    return this;
-  }
-
-  raw(reply: FakeReply): this {
-    this.server.enqueue(reply);
-    return this;
-  }
-
-  close(): Promise<void> {
-    return this.server.close();
+    return this.enqueueHttpError(status, openaiErrorBody(status, options.message, options.code), options.headers);
   }
 }
