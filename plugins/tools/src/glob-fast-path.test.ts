@@ -123,33 +123,59 @@ describe('Glob fast path against fast-glob', () => {
 
   const patterns = ['**/*.ts', '**/*', '**/*.{ts,tsx}', '**/package.json', '**/?.ts', '**/*.log', '**/secret.ts', '**/gen-*.ts', '**/*.rs', '**/.*'];
 
-  it.each(patterns)('%s: same files, same order, same count', (pattern) => {
+  it.each(patterns)('%s: same files, same order, same count', async (pattern) => {
     expect(compileNamePattern(pattern)).toBeDefined();
     for (const options of [{}, { respectGitignore: false }, { respectGitignore: false, excludeDirectories: [] }]) {
       for (const limit of [1000, 3]) {
-        const fast = newestMatches(pattern, dir, IgnoreRules.create(dir, dir, options), limit, true);
-        const general = newestMatches(pattern, dir, IgnoreRules.create(dir, dir, options), limit, false);
+        const fast = await newestMatches(pattern, dir, IgnoreRules.create(dir, dir, options), limit);
+        const general = await newestMatches(pattern, dir, IgnoreRules.create(dir, dir, options), limit, { fastPath: false });
         expect(fast).toEqual(general);
       }
     }
   });
 
-  it('finds what the rules allow and nothing else', () => {
-    const found = newestMatchingFiles(dir, compileNamePattern('**/*.ts')!, IgnoreRules.create(dir, dir), 1000);
+  it('applies the rules above a static prefix: a pattern that starts below the search root', async () => {
+    const rules = () => IgnoreRules.create(dir, dir);
+    const paths = async (pattern: string) =>
+      (await newestMatches(pattern, dir, rules(), 1000)).files.map((entry) => entry.path.slice(dir.length + 1)).sort();
+    const everything = await paths('**/*.ts');
+    expect(await paths('src/**/*.ts')).toEqual(everything.filter((path) => path.startsWith('src/')));
+    expect(await paths('src/deep/*.ts')).toEqual(['src/deep/c.ts', 'src/deep/gen-keep.ts']);
+    expect(await paths('src/deep/**')).toEqual(['src/deep/.gitignore', 'src/deep/c.ts', 'src/deep/gen-keep.ts']);
+    for (const hidden of ['ignored/**/*.ts', 'ignored/*', 'ignored/i.ts', 'src/notes.log', 'src/deep/gen-1.ts', 'src/deep/secret.ts',
+      'src/deep/more/*.ts', 'node_modules/**/*.ts', 'node_modules/m/index.ts', '.git/hooks/*.ts']) {
+      expect(await paths(hidden), hidden).toEqual([]);
+    }
+    // Without the rules the same patterns do find those files.
+    const unfiltered = (await newestMatches('ignored/i.ts', dir, IgnoreRules.create(dir, dir, { respectGitignore: false }), 10)).count;
+    expect(unfiltered).toBe(1);
+  });
+
+  it('loads the .gitignore files of directories a walk skipped when it enters a deeper one first', async () => {
+    const { readdirSync } = await import('node:fs');
+    const rules = IgnoreRules.create(dir, dir);
+    const src = join(dir, 'src');
+    // Straight into src/ (the root never read): the root's `*.log` still applies.
+    const names = rules.filter(src, readdirSync(src, { withFileTypes: true })).map((entry) => entry.name).sort();
+    expect(names).toEqual(['.hidden', 'deep', 'pkg']);
+  });
+
+  it('finds what the rules allow and nothing else', async () => {
+    const found = await newestMatchingFiles(dir, compileNamePattern('**/*.ts')!, IgnoreRules.create(dir, dir), 1000);
     const relative = found.files.map((entry) => entry.path.slice(dir.length + 1)).sort();
     expect(relative).toEqual(['..ts', '.a.ts', '.ts', 'a b.ts', 'a.ts', 'dir.ts/inside.ts', 'src/.hidden/h.ts', 'src/deep/c.ts', 'src/deep/gen-keep.ts', 'x-1.test.ts']);
     expect(found.count).toBe(10);
   });
 
-  it('applies the .gitignore files above the search root', () => {
+  it('applies the .gitignore files above the search root', async () => {
     const root = join(dir, 'src', 'deep');
-    const found = newestMatchingFiles(root, compileNamePattern('**/*.ts')!, IgnoreRules.create(root, dir), 1000);
+    const found = await newestMatchingFiles(root, compileNamePattern('**/*.ts')!, IgnoreRules.create(root, dir), 1000);
     expect(found.files.map((entry) => entry.path)).toEqual([join(root, 'gen-keep.ts'), join(root, 'c.ts')]);
   });
 
-  it('returns nothing for a search root that is a file or unreadable', () => {
+  it('returns nothing for a search root that is a file or unreadable', async () => {
     const file = join(dir, 'a.ts');
-    expect(newestMatchingFiles(file, compileNamePattern('**/*')!, IgnoreRules.create(file, dir), 10)).toEqual({ files: [], count: 0 });
-    expect(newestMatchingFiles(join(dir, 'missing'), compileNamePattern('**/*')!, IgnoreRules.create(dir, dir), 10)).toEqual({ files: [], count: 0 });
+    expect(await newestMatchingFiles(file, compileNamePattern('**/*')!, IgnoreRules.create(file, dir), 10)).toEqual({ files: [], count: 0 });
+    expect(await newestMatchingFiles(join(dir, 'missing'), compileNamePattern('**/*')!, IgnoreRules.create(dir, dir), 10)).toEqual({ files: [], count: 0 });
   });
 });

@@ -30,10 +30,14 @@ const toPosix = sep === '/' ? (path: string) => path : (path: string) => path.sp
  */
 export class IgnoreRules {
   private readonly chains = new Map<string, readonly Rule[]>();
+  private readonly hiddenDirectories = new Map<string, boolean>();
   private readonly excluded: ReadonlySet<string>;
   private readonly gitignore: boolean;
 
-  private constructor(options: SearchFilterOptions) {
+  private constructor(
+    private readonly searchRoot: string,
+    options: SearchFilterOptions,
+  ) {
     this.excluded = new Set(options.excludeDirectories ?? DEFAULT_EXCLUDED_DIRECTORIES);
     this.gitignore = options.respectGitignore ?? true;
   }
@@ -43,7 +47,7 @@ export class IgnoreRules {
    * `searchRoot` apply too, so a search in a sub-folder of a repository still honours its root file.
    */
   static create(searchRoot: string, workspaceRoot: string | undefined, options: SearchFilterOptions = {}): IgnoreRules {
-    const rules = new IgnoreRules(options);
+    const rules = new IgnoreRules(searchRoot, options);
     const ancestors: string[] = [];
     if (rules.gitignore && workspaceRoot && searchRoot !== workspaceRoot && searchRoot.startsWith(workspaceRoot + sep)) {
       for (let dir = dirname(searchRoot); ; dir = dirname(dir)) {
@@ -70,14 +74,44 @@ export class IgnoreRules {
     return [...chain, { dir, matcher: ignore().add(content) }];
   }
 
-  /** Rules that apply inside `dir`, loading its own `.gitignore` when `hasGitignore`. */
+  /**
+   * Rules that apply inside `dir`, loading its own `.gitignore` when `hasGitignore`. A walk
+   * may start below the search root without reading the directories above (fast-glob does for
+   * a pattern with a static prefix, `src/**∕*.ts`): their rules are loaded here first, so the
+   * root's `.gitignore` still applies inside `src/`.
+   */
   enter(dir: string, hasGitignore: boolean): readonly Rule[] {
     const known = this.chains.get(dir);
     if (known) return known;
-    const parent = this.chains.get(dirname(dir)) ?? [];
+    const parentDir = dirname(dir);
+    const parent = this.chains.get(parentDir) ?? (parentDir === dir ? [] : this.enter(parentDir, true));
     const chain = hasGitignore ? this.extend(parent, dir) : parent;
     this.chains.set(dir, chain);
     return chain;
+  }
+
+  /**
+   * Whether `dir`, below the search root, lies in a directory the rules exclude or ignore (or
+   * is one): a search that starts there directly must find nothing, as a top-down walk would
+   * never have entered it.
+   */
+  isHidden(dir: string): boolean {
+    if (dir === this.searchRoot || !dir.startsWith(this.searchRoot + sep)) return false;
+    const known = this.hiddenDirectories.get(dir);
+    if (known !== undefined) return known;
+    const parent = dirname(dir);
+    const hidden =
+      this.isHidden(parent) ||
+      this.excluded.has(dir.slice(parent.length + (parent.endsWith(sep) ? 0 : 1))) ||
+      this.ignores(this.enter(parent, true), dir, true);
+    this.hiddenDirectories.set(dir, hidden);
+    return hidden;
+  }
+
+  /** Whether the file `path`, below the search root, is ignored (its directories included). */
+  isIgnoredFile(path: string): boolean {
+    const dir = dirname(path);
+    return this.isHidden(dir) || this.ignores(this.enter(dir, true), path, false);
   }
 
   isExcludedDirectory(name: string): boolean {

@@ -8,6 +8,7 @@ export { editTool, editInputSchema } from './edit-tool.js';
 export type { EditInput, EditToolData, EditToolOptions } from './edit-tool.js';
 export { globTool, globInputSchema } from './glob-tool.js';
 export type { GlobInput, GlobToolData, GlobToolOptions } from './glob-tool.js';
+export { stopStatWorker } from './stat-worker.js';
 export { grepTool, grepInputSchema } from './grep-tool.js';
 export type { GrepInput, GrepToolData, GrepToolOptions } from './grep-tool.js';
 export { webFetchTool, webFetchInputSchema } from './web-fetch-tool.js';
