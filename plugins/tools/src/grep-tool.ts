@@ -8,6 +8,7 @@ import { compilePathFilter, type PathFilter } from './glob-pattern.js';
 import { requiredLiteral, searchFile, type FileMatches, type GrepOutputMode, type GrepSettings } from './grep-engine.js';
 import { IgnoreRules, type SearchFilterOptions } from './ignore-rules.js';
 import { errorText, fail, succeed } from './result.js';
+import { translateRipgrepPattern } from './regex-syntax.js';
 import { resolveSearchRoot } from './search-root.js';
 import type { WorkspaceOptions } from './workspace.js';
 
@@ -47,20 +48,17 @@ export const grepInputSchema = z.object({
 
 export type GrepInput = z.infer<typeof grepInputSchema>;
 
-/** JS RegExp from a ripgrep-style pattern; a leading `(?i)` / `(?s)` / `(?m)` becomes a flag. */
+/** JS RegExp from a ripgrep-style pattern (see `translateRipgrepPattern`), with `flags` added. */
 export function compilePattern(pattern: string, flags: string): RegExp {
-  let source = pattern;
+  const translated = translateRipgrepPattern(pattern);
   let extra = flags;
-  const inline = /^\(\?([imsx]+)\)/.exec(source);
-  if (inline) {
-    source = source.slice(inline[0].length);
-    for (const flag of inline[1]!) if (flag !== 'x' && !extra.includes(flag)) extra += flag;
-  }
+  for (const flag of translated.flags) if (!extra.includes(flag)) extra += flag;
+  if (translated.unicode) return new RegExp(translated.source, `${extra}u`);
   try {
-    return new RegExp(source, extra);
+    return new RegExp(translated.source, extra);
   } catch (first) {
     try {
-      return new RegExp(source, `${extra}u`);
+      return new RegExp(translated.source, `${extra}u`);
     } catch {
       throw first;
     }

@@ -1,0 +1,68 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compilePattern, grepTool } from './grep-tool.js';
+import { translateRipgrepPattern } from './regex-syntax.js';
+import { tempDir, toolContext } from './test-support.js';
+
+describe('translateRipgrepPattern', () => {
+  it.each([
+    ['plain (unchanged)', 'foo\\(bar\\)[a-z]+', 'foo\\(bar\\)[a-z]+', ''],
+    ['inline flags', '(?is)a.b', 'a.b', 'is'],
+    ['verbose mode strips blanks and comments, keeps classes', '(?x) a \\  b # comment\n[ c]', 'a b[ c]', ''],
+    ['named groups', '(?P<year>\\d{4})-(?P<month>\\d\\d)', '(?<year>\\d{4})-(?<month>\\d\\d)', ''],
+    ['POSIX classes', '[[:alpha:]_][[:alnum:]]*', '[A-Za-z_][0-9A-Za-z]*', ''],
+    ['negated POSIX class alone', '[[:^digit:]]', '[^0-9]', ''],
+    ['negated POSIX class with an escape', '[x[:^space:]]', '[x\\S]', ''],
+    ['text anchors', '\\Afoo\\z', '^foo$', ''],
+    ['word-boundary halves', '\\b{start}ab\\b{end}', '\\b(?=\\w)ab\\b(?<=\\w)', ''],
+    ['literal ] first in a class', '[]a]', '[\\]a]', ''],
+  ])('%s', (_label, pattern, source, flags) => {
+    const translated = translateRipgrepPattern(pattern);
+    expect(translated.source).toBe(source);
+    expect(translated.flags).toBe(flags);
+    expect(() => new RegExp(translated.source, translated.flags)).not.toThrow();
+  });
+
+  it('marks Unicode classes, one-letter ones braced', () => {
+    expect(translateRipgrepPattern('\\pL+\\PN')).toEqual({ source: '\\p{L}+\\P{N}', flags: '', unicode: true });
+    expect(translateRipgrepPattern('\\p{Greek}')).toMatchObject({ source: '\\p{Greek}', unicode: true });
+  });
+
+  it('names what it cannot translate', () => {
+    expect(() => translateRipgrepPattern('[[:vowel:]]')).toThrow(/unknown POSIX class \[:vowel:\]/);
+    expect(() => translateRipgrepPattern('[a[:^alpha:]]')).toThrow(/negated POSIX class/);
+  });
+});
+
+describe('compilePattern (ripgrep syntax to RegExp)', () => {
+  it.each([
+    ['(?i)HELLO', 'say hello', true],
+    ['(?P<word>[[:upper:]][[:lower:]]+)_[[:digit:]]{3}', 'handleRequest_042 Handle_042', true],
+    ['(?P<word>[[:upper:]][[:lower:]]+)_[[:digit:]]{3}', 'handle_42', false],
+    ['\\pLü', 'Grüße', true],
+    ['\\pN', 'abc', false],
+    ['\\pL\\pL', 'ßü', true],
+    ['(?x) foo \\# bar', 'foo# bar', false],
+    ['(?x) foo \\# bar', 'foo#bar', true],
+  ])('%s on %j: %s', (pattern, text, matches) => {
+    expect(compilePattern(pattern, '').test(text)).toBe(matches);
+  });
+});
+
+describe('Grep with ripgrep syntax', () => {
+  it('searches with POSIX classes and Python-style named groups', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFile(join(dir, 'a.ts'), 'const handleRequest_042 = 1;\nconst x = 2;\n');
+      const result = await grepTool().execute({ pattern: '(?P<name>handle[[:upper:]][[:lower:]]+)_[[:digit:]]{3}', output_mode: 'content' }, toolContext(dir));
+      expect(result.success).toBe(true);
+      expect(result.output).toContain('a.ts:1:const handleRequest_042 = 1;');
+      const bad = await grepTool().execute({ pattern: '[[:vowel:]]' }, toolContext(dir));
+      expect(bad).toMatchObject({ success: false, errorCode: 'invalid_pattern' });
+      expect(bad.output).toMatch(/unknown POSIX class/);
+    } finally {
+      await cleanup();
+    }
+  });
+});
