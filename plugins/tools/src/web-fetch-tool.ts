@@ -3,6 +3,7 @@ import { defineTool } from '@tessera/kernel';
 import { z } from 'zod';
 import { htmlToMarkdown } from './html-to-markdown.js';
 import { errorText, fail, succeed } from './result.js';
+import { addressRefusal, resolveHost, upgradedToHttps, type AddressPolicy, type HostResolver } from './url-policy.js';
 
 /** `true` allows; `false` or a reason string refuses. Called for the URL and every redirect hop. */
 export type UrlCheck = (url: URL) => boolean | string | Promise<boolean | string>;
@@ -10,6 +11,16 @@ export type UrlCheck = (url: URL) => boolean | string | Promise<boolean | string
 export interface WebFetchToolOptions {
   /** Permission check for each URL (the first and every redirect target). Default: allow http(s). */
   checkUrl?: UrlCheck;
+  /** `http:` URLs (and redirect targets) are fetched over https, except on this machine (localhost, 127.0.0.0/8, ::1). Default true. */
+  upgradeToHttps?: boolean;
+  /**
+   * Destinations refused by address once the host is resolved, for every hop: `link-local`
+   * (default; cloud metadata at 169.254.169.254), `private` (also loopback, RFC 1918, unique
+   * local…; for agents on servers) or `none`.
+   */
+  blockAddresses?: AddressPolicy;
+  /** Host-name resolver for the address check. Default: the system resolver (`dns.lookup`). */
+  resolveHost?: HostResolver;
   /** Redirect hops followed at most. Default 5. */
   maxRedirects?: number;
   /** Whole request budget in ms. Default 30,000. */
@@ -100,20 +111,29 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
   const cache = new Map<string, FetchedPage>();
   const provider = () => (typeof options.provider === 'function' ? options.provider() : options.provider);
 
-  async function check(url: URL): Promise<void> {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new FetchFailure(`Only http and https URLs can be fetched, not ${url.protocol}`, 'url_denied');
+  const upgrade = options.upgradeToHttps ?? true;
+  const addressPolicy = options.blockAddresses ?? 'link-local';
+  const resolver = options.resolveHost ?? resolveHost;
+
+  /** The URL actually requested for `url`: checked, and upgraded to https where that applies. */
+  async function check(given: URL): Promise<URL> {
+    if (given.protocol !== 'http:' && given.protocol !== 'https:') {
+      throw new FetchFailure(`Only http and https URLs can be fetched, not ${given.protocol}`, 'url_denied');
     }
+    const url = upgrade ? upgradedToHttps(given) : given;
     const verdict = options.checkUrl ? await options.checkUrl(url) : true;
     if (verdict !== true) {
       throw new FetchFailure(`Fetching ${url} is not allowed${typeof verdict === 'string' ? `: ${verdict}` : ''}.`, 'url_denied');
     }
+    const refusal = await addressRefusal(url, addressPolicy, resolver);
+    if (refusal) throw new FetchFailure(`Fetching ${url} is not allowed: ${refusal}. (WebFetch option blockAddresses: '${addressPolicy}'.)`, 'url_denied');
+    return url;
   }
 
   async function download(start: URL, signal: AbortSignal): Promise<FetchedPage> {
     let url = start;
     for (let hop = 0; ; hop += 1) {
-      await check(url);
+      url = await check(url);
       const response = await fetchImpl(url, {
         redirect: 'manual',
         signal,
@@ -150,7 +170,7 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
     name: 'WebFetch',
     description:
       'Fetches a URL, converts HTML to Markdown and answers the prompt about the content. Pages are cached for 15 minutes. ' +
-      'Redirects are followed only to URLs that are allowed. Read-only; does not run scripts.',
+      'HTTP URLs are upgraded to HTTPS. Redirects are followed only to URLs that are allowed. Read-only; does not run scripts.',
     inputSchema: webFetchInputSchema,
     async execute(input, context) {
       let url: URL;
@@ -163,7 +183,7 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
       let page = cache.get(key);
       const cached = page !== undefined && now() - page.fetchedAt < ttl;
       try {
-        if (cached) await check(url);
+        if (cached) await check(url); // rules may have changed since the page was cached
         else {
           const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
           page = await download(url, AbortSignal.any([context.signal, timeout]));

@@ -33,6 +33,8 @@ beforeAll(async () => {
   routes.set('/hop2', (_req, res) => res.writeHead(301, { location: `${base}/plain` }).end());
   routes.set('/to-forbidden', (_req, res) => res.writeHead(302, { location: '/forbidden' }).end());
   routes.set('/forbidden', (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('secret'));
+  routes.set('/to-metadata', (_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end());
+  routes.set('/to-internal-name', (_req, res) => res.writeHead(302, { location: 'http://metadata.internal.test/' }).end());
   routes.set('/loop', (_req, res) => res.writeHead(302, { location: '/loop' }).end());
   routes.set('/big', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
@@ -140,6 +142,52 @@ describe('WebFetch', () => {
     expect(result).toMatchObject({ success: false, errorCode: 'url_denied' });
     expect(text(result)).toContain('blocked by policy');
     expect(hits.get('/forbidden')).toBe(0);
+  });
+
+  it('upgrades http to https except on this machine', async () => {
+    const requested: string[] = [];
+    const fakeFetch = (async (url: URL | string) => {
+      requested.push(String(url));
+      return new Response('ok', { status: 200, headers: { 'content-type': 'text/plain' } });
+    }) as typeof fetch;
+    const resolve = async () => ['93.184.215.14'];
+    const tool = webFetchTool({ fetch: fakeFetch, resolveHost: resolve });
+    const result = await tool.execute({ url: 'http://docs.example.test:80/a?b=1', prompt: 'p' }, toolContext('/'));
+    expect(result.success).toBe(true);
+    expect(requested).toEqual(['https://docs.example.test/a?b=1']);
+    expect(result.data?.finalUrl).toBe('https://docs.example.test/a?b=1');
+    for (const local of ['http://localhost:3000/', 'http://127.0.0.2/', 'http://[::1]:8080/', 'http://app.localhost/']) {
+      await tool.execute({ url: local, prompt: 'p' }, toolContext('/'));
+      expect(requested.at(-1)).toBe(local);
+    }
+    const plain = webFetchTool({ fetch: fakeFetch, resolveHost: resolve, upgradeToHttps: false });
+    await plain.execute({ url: 'http://docs.example.test/x', prompt: 'p' }, toolContext('/'));
+    expect(requested.at(-1)).toBe('http://docs.example.test/x');
+  });
+
+  it('refuses link-local addresses by default, on every hop and after resolving names', async () => {
+    const resolveHost = async (host: string) => (host === 'metadata.internal.test' ? ['fe80::1', '169.254.169.254'] : ['127.0.0.1']);
+    const tool = webFetchTool({ resolveHost });
+    const direct = await tool.execute({ url: 'http://169.254.169.254/latest/meta-data/', prompt: 'p' }, toolContext('/'));
+    expect(direct).toMatchObject({ success: false, errorCode: 'url_denied' });
+    expect(text(direct)).toContain('link-local');
+    const mapped = await tool.execute({ url: 'http://[::ffff:169.254.169.254]/', prompt: 'p' }, toolContext('/'));
+    expect(mapped.errorCode).toBe('url_denied');
+    const hop = await tool.execute({ url: `${base}/to-metadata`, prompt: 'p' }, toolContext('/'));
+    expect(hop.errorCode).toBe('url_denied');
+    const named = await tool.execute({ url: `${base}/to-internal-name`, prompt: 'p' }, toolContext('/'));
+    expect(named.errorCode).toBe('url_denied');
+    expect(text(named)).toContain('metadata.internal.test resolves to');
+    // Loopback is allowed by default (local dev servers) …
+    expect((await tool.execute({ url: `${base}/plain`, prompt: 'p' }, toolContext('/'))).success).toBe(true);
+    // … and refused under 'private', before any request is made.
+    hits.set('/plain', 0);
+    const strict = await webFetchTool({ blockAddresses: 'private', resolveHost }).execute({ url: `${base}/plain`, prompt: 'p' }, toolContext('/'));
+    expect(strict.errorCode).toBe('url_denied');
+    expect(text(strict)).toContain("blockAddresses: 'private'");
+    expect(hits.get('/plain')).toBe(0);
+    const open = webFetchTool({ blockAddresses: 'none', upgradeToHttps: false, fetch: (async () => new Response('meta', { headers: { 'content-type': 'text/plain' } })) as typeof fetch });
+    expect((await open.execute({ url: 'http://169.254.169.254/', prompt: 'p' }, toolContext('/'))).success).toBe(true);
   });
 
   it('limits redirects, size, time and content type', async () => {
