@@ -71,6 +71,62 @@ describe('Read', () => {
     ]);
   });
 
+  it('reads a Jupyter notebook cell by cell, outputs and images included, and records the read', async () => {
+    const notebook = {
+      nbformat: 4,
+      nbformat_minor: 5,
+      metadata: { language_info: { name: 'python' } },
+      cells: [
+        { cell_type: 'markdown', id: 'intro', metadata: {}, source: ['# Title\n', 'Some *text*.'] },
+        {
+          cell_type: 'code', id: 'calc', execution_count: 2, metadata: {}, source: 'print(1 + 1)\n1 / 0',
+          outputs: [
+            { output_type: 'stream', name: 'stdout', text: ['2\n'] },
+            { output_type: 'error', ename: 'ZeroDivisionError', evalue: 'division by zero', traceback: ['\u001b[0;31mZeroDivisionError\u001b[0m: division by zero'] },
+          ],
+        },
+        {
+          cell_type: 'code', id: 'plot', execution_count: 3, metadata: {}, source: 'plot()',
+          outputs: [{ output_type: 'display_data', metadata: {}, data: { 'text/plain': '<Figure>', 'image/png': PNG.toString('base64') } }],
+        },
+      ],
+    };
+    const file = join(dir, 'analysis.ipynb');
+    await writeFile(file, JSON.stringify(notebook, null, 1));
+    const tool = readTool({ state });
+    const result = await tool.execute({ file_path: file }, toolContext(dir));
+    expect(result.success).toBe(true);
+    expect(result.data).toMatchObject({ type: 'notebook', numCells: 3 });
+    const blocks = result.output as Array<{ type: string; text?: string; data?: string }>;
+    const all = blocks.filter((block) => block.type === 'text').map((block) => block.text).join('\n');
+    expect(all).toContain('3 cells, python');
+    expect(all).toContain('<cell index="1" type="markdown" id="intro">\n# Title\nSome *text*.\n</cell>');
+    expect(all).toContain('<cell index="2" type="code" id="calc" execution_count="2" language="python">\nprint(1 + 1)\n1 / 0');
+    expect(all).toContain('<output type="stream" name="stdout">\n2\n');
+    expect(all).toContain('ZeroDivisionError: division by zero');
+    expect(all).not.toContain('\u001b[');
+    expect(blocks.at(-1)).toEqual({ type: 'image', mediaType: 'image/png', data: PNG.toString('base64') });
+    expect(state.lastRead('session-1', file)).toBeDefined();
+    // offset / limit give the raw JSON lines, as for any text file.
+    const raw = await tool.execute({ file_path: file, offset: 1, limit: 2 }, toolContext(dir));
+    expect(text(raw)).toMatch(/^ {5}1\t\{\n {5}2\t "nbformat": 4,/);
+  });
+
+  it('shows an .ipynb that is not notebook JSON as text, with a notice', async () => {
+    await writeFile(join(dir, 'broken.ipynb'), '{"cells": [\n');
+    const result = await readTool({ state }).execute({ file_path: join(dir, 'broken.ipynb') }, toolContext(dir));
+    expect(result.success).toBe(true);
+    expect(text(result)).toContain('not valid notebook JSON');
+    expect(text(result)).toContain('     1\t{"cells": [');
+  });
+
+  it('explains how to get at the text of a PDF', async () => {
+    await writeFile(join(dir, 'paper.pdf'), '%PDF-1.7\n');
+    const result = await readTool({ state }).execute({ file_path: join(dir, 'paper.pdf') }, toolContext(dir));
+    expect(result).toMatchObject({ success: false, errorCode: 'binary_file' });
+    expect(text(result)).toContain('pdftotext');
+  });
+
   it('requires an absolute path', async () => {
     const result = await readTool({ state }).execute({ file_path: 'a.txt' }, toolContext(dir));
     expect(result.errorCode).toBe('invalid_path');

@@ -13,6 +13,7 @@ export { grepTool, grepInputSchema } from './grep-tool.js';
 export type { GrepInput, GrepToolData, GrepToolOptions } from './grep-tool.js';
 export { webFetchTool, webFetchInputSchema } from './web-fetch-tool.js';
 export type { UrlCheck, WebFetchInput, WebFetchToolData, WebFetchToolOptions } from './web-fetch-tool.js';
+export type { AddressPolicy, HostResolver } from './url-policy.js';
 export { webSearchTool, webSearchInputSchema } from './web-search-tool.js';
 export type { WebSearchInput, WebSearchToolData, WebSearchToolOptions } from './web-search-tool.js';
 export { BraveSearchBackend, SearchBackendError, SearxngSearchBackend } from './search-backends.js';

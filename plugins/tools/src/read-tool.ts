@@ -3,6 +3,7 @@ import { defineTool } from '@tessera/kernel';
 import { extname } from 'node:path';
 import { z } from 'zod';
 import { filesFor, stateFor, type FileToolOptions } from './common-options.js';
+import { renderNotebook } from './notebook.js';
 import { errorText, fail, succeed } from './result.js';
 import { hashBytes } from './workspace-files.js';
 
@@ -19,7 +20,9 @@ export interface ReadToolOptions extends FileToolOptions {
 
 export interface ReadToolData {
   filePath: string;
-  type: 'text' | 'image';
+  type: 'text' | 'image' | 'notebook';
+  /** Cells in a notebook read as a notebook. */
+  numCells?: number;
   /** First line shown (1-based) and how many lines were shown, for text. */
   startLine?: number;
   numLines?: number;
@@ -84,7 +87,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
     description:
       'Reads a file from the local filesystem. file_path must be absolute. By default reads up to ' +
       `${defaultLimit} lines from the start; use offset and limit for long files. Output is numbered like cat -n. ` +
-      'Images (PNG, JPEG, GIF, WebP) are returned as images. A file must be read before it is edited or overwritten.',
+      'Images (PNG, JPEG, GIF, WebP) are returned as images; Jupyter notebooks (.ipynb) cell by cell with their outputs. A file must be read before it is edited or overwritten.',
     inputSchema: readInputSchema,
     async execute(input, context) {
       const resolved = await files.resolve(input.file_path, context);
@@ -115,6 +118,12 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
           );
         }
         const bytes = await files.read(path);
+        if (extension === '.pdf') {
+          return fail(
+            `${input.file_path} is a PDF; Read returns text, images and notebooks only. Extract the text with Bash, e.g. pdftotext -layout "${input.file_path}" -`,
+            'binary_file',
+          );
+        }
         if (BINARY_EXTENSIONS.has(extension) || looksBinary(bytes)) {
           return fail(`${input.file_path} is a binary file and cannot be read as text. Use Bash with a suitable tool (file, xxd, unzip -l) to inspect it.`, 'binary_file');
         }
@@ -129,6 +138,19 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
           });
         }
         const text = bytes.toString('utf8');
+        let notice = '';
+        // A notebook is shown cell by cell; offset / limit ask for the raw JSON lines instead.
+        if (extension === '.ipynb' && input.offset === undefined && input.limit === undefined) {
+          const notebook = renderNotebook(text, maxImageBytes);
+          if (notebook) {
+            const header: TextBlock = {
+              type: 'text',
+              text: `Notebook ${input.file_path}: ${notebook.cells} cells${notebook.language ? `, ${notebook.language}` : ''}. (Pass offset/limit to read the raw JSON lines.)`,
+            };
+            return succeed([header, ...notebook.blocks], { filePath: path, type: 'notebook', numCells: notebook.cells });
+          }
+          notice = '<system-reminder>This .ipynb file is not valid notebook JSON; it is shown as text.</system-reminder>\n';
+        }
         const lines = text.split(/\r?\n/);
         if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
         const start = input.offset ?? 1;
@@ -140,7 +162,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
           );
         }
         const shown = lines.slice(start - 1, start - 1 + limit);
-        let output = numberLines(shown, start, maxLineLength);
+        let output = notice + numberLines(shown, start, maxLineLength);
         const last = start - 1 + shown.length;
         if (last < lines.length) {
           output += `\n\n[Showing lines ${start}-${last} of ${lines.length}. Use offset=${last + 1} to read more.]`;
