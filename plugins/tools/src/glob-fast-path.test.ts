@@ -2,10 +2,10 @@ import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compileNamePattern, newestMatchingFiles } from './glob-fast-path.js';
-import { newestMatches } from './glob-tool.js';
+import { globTool, newestMatches, splitStaticPrefix } from './glob-tool.js';
 import { IgnoreRules } from './ignore-rules.js';
 import { NewestFiles } from './newest-files.js';
-import { tempDir } from './test-support.js';
+import { tempDir, toolContext } from './test-support.js';
 
 describe('compileNamePattern', () => {
   it.each([
@@ -134,21 +134,50 @@ describe('Glob fast path against fast-glob', () => {
     }
   });
 
-  it('applies the rules above a static prefix: a pattern that starts below the search root', async () => {
-    const rules = () => IgnoreRules.create(dir, dir);
-    const paths = async (pattern: string) =>
-      (await newestMatches(pattern, dir, rules(), 1000)).files.map((entry) => entry.path.slice(dir.length + 1)).sort();
+  it('searches from a static prefix as from a path: rules above apply, a directory named explicitly is searched', async () => {
+    await put('ignored/x.log');
+    const glob = globTool({ statWorker: false });
+    const paths = async (pattern: string) => {
+      const result = await glob.execute({ pattern }, toolContext(dir));
+      expect(result.success, `${pattern}: ${String(result.output)}`).toBe(true);
+      return result.data!.filenames.map((path) => path.slice(dir.length + 1)).sort();
+    };
     const everything = await paths('**/*.ts');
     expect(await paths('src/**/*.ts')).toEqual(everything.filter((path) => path.startsWith('src/')));
     expect(await paths('src/deep/*.ts')).toEqual(['src/deep/c.ts', 'src/deep/gen-keep.ts']);
     expect(await paths('src/deep/**')).toEqual(['src/deep/.gitignore', 'src/deep/c.ts', 'src/deep/gen-keep.ts']);
-    for (const hidden of ['ignored/**/*.ts', 'ignored/*', 'ignored/i.ts', 'src/notes.log', 'src/deep/gen-1.ts', 'src/deep/secret.ts',
-      'src/deep/more/*.ts', 'node_modules/**/*.ts', 'node_modules/m/index.ts', '.git/hooks/*.ts']) {
+    for (const hidden of ['src/notes.log', 'src/deep/gen-1.ts', 'src/deep/secret.ts', 'src/deep/more/*.ts', 'missing/**/*.ts']) {
       expect(await paths(hidden), hidden).toEqual([]);
     }
-    // Without the rules the same patterns do find those files.
-    const unfiltered = (await newestMatches('ignored/i.ts', dir, IgnoreRules.create(dir, dir, { respectGitignore: false }), 10)).count;
-    expect(unfiltered).toBe(1);
+    // Ignored and excluded directories are searched when named, their name-only rules (*.log) still applying.
+    expect(await paths('ignored/*')).toEqual(['ignored/i.ts']);
+    expect(await paths('ignored/i.ts')).toEqual(['ignored/i.ts']);
+    expect(await paths('node_modules/**/*.ts')).toEqual(['node_modules/m/index.ts']);
+    expect(await paths('.git/hooks/*.ts')).toEqual(['.git/hooks/h.ts']);
+    const viaPath = await glob.execute({ pattern: '*', path: join(dir, 'ignored') }, toolContext(dir));
+    expect(viaPath.data?.filenames).toEqual([join(dir, 'ignored', 'i.ts')]);
+  });
+
+  it('refuses a static prefix that leads out of the workspace through a link', async () => {
+    const { dir: outside, cleanup: removeOutside } = await tempDir();
+    try {
+      await writeFile(join(outside, 'secret.ts'), 'x');
+      await symlink(outside, join(dir, 'out-link'));
+      const result = await globTool().execute({ pattern: 'out-link/**/*.ts' }, toolContext(dir));
+      expect(result).toMatchObject({ success: false, errorCode: 'outside_workspace' });
+    } finally {
+      await removeOutside();
+    }
+  });
+
+  it('splits the plain leading directories off a pattern', () => {
+    expect(splitStaticPrefix('src/lib/**/*.ts')).toEqual({ prefix: 'src/lib', rest: '**/*.ts' });
+    expect(splitStaticPrefix('src/a.ts')).toEqual({ prefix: 'src', rest: 'a.ts' });
+    expect(splitStaticPrefix('a.ts')).toEqual({ prefix: '', rest: 'a.ts' });
+    expect(splitStaticPrefix('pkg*/**/*.ts')).toEqual({ prefix: '', rest: 'pkg*/**/*.ts' });
+    expect(splitStaticPrefix('src/{a,b}/*.ts')).toEqual({ prefix: 'src', rest: '{a,b}/*.ts' });
+    expect(splitStaticPrefix('src/\\(x\\)/*.ts')).toEqual({ prefix: 'src', rest: '\\(x\\)/*.ts' });
+    expect(splitStaticPrefix('./src/*.ts')).toEqual({ prefix: '', rest: './src/*.ts' });
   });
 
   it('loads the .gitignore files of directories a walk skipped when it enters a deeper one first', async () => {

@@ -2,7 +2,7 @@ import type { Tool } from '@tessera/contracts';
 import { defineTool } from '@tessera/kernel';
 import fg from 'fast-glob';
 import { readdirSync, type Dirent } from 'node:fs';
-import { isAbsolute, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { FileTimes } from './file-times.js';
 import { compileNamePattern, newestMatchingFiles, type NewestMatches, type WalkOptions } from './glob-fast-path.js';
@@ -39,14 +39,11 @@ export type GlobInput = z.infer<typeof globInputSchema>;
 /**
  * fast-glob reads directories through this adapter, which drops ignored entries as each
  * directory is read. That applies nested `.gitignore` files and prunes heavy folders in the
- * same single walk, instead of listing everything and filtering afterwards. A pattern with a
- * static prefix makes fast-glob start below the search root; a start inside an ignored or
- * excluded directory lists nothing.
+ * same single walk, instead of listing everything and filtering afterwards.
  */
 function filteringFs(rules: IgnoreRules) {
   return {
     readdirSync(path: string, options?: { withFileTypes?: boolean }): Dirent[] | string[] {
-      if (rules.isHidden(path)) return [];
       const kept = rules.filter(path, readdirSync(path, { withFileTypes: true }));
       return options?.withFileTypes ? kept : kept.map((entry) => entry.name);
     },
@@ -66,6 +63,23 @@ function relativePattern(pattern: string, root: string): { ok: true; pattern: st
     return { ok: false, message: `Pattern "${pattern}" climbs out of the search path with "..". Set path to the directory instead.` };
   }
   return { ok: true, pattern: candidate.split(sep).join('/') };
+}
+
+/** Directory names taken literally when they lead a pattern: nothing in them has a glob meaning. */
+const PLAIN_SEGMENT = /^[^*?[\]{}()!+@\\]+$/;
+
+/**
+ * Splits the leading directories without glob syntax off a pattern (`src/lib/**∕*.ts` →
+ * `src/lib` and `**∕*.ts`); the last segment always stays in the pattern. Searching from
+ * `src/lib` then means what passing it as `path` means: the walk starts there (the `**∕<name>`
+ * walk applies), the `.gitignore` files above it apply, and a directory named explicitly is
+ * searched even if ignored, as ripgrep searches a path it is given.
+ */
+export function splitStaticPrefix(pattern: string): { prefix: string; rest: string } {
+  const segments = pattern.split('/');
+  let count = 0;
+  while (count < segments.length - 1 && segments[count] !== '' && segments[count] !== '.' && PLAIN_SEGMENT.test(segments[count]!)) count += 1;
+  return { prefix: segments.slice(0, count).join('/'), rest: segments.slice(count).join('/') };
 }
 
 /**
@@ -121,14 +135,21 @@ export function globTool(options: GlobToolOptions = {}): Tool<GlobInput, GlobToo
       `(at most ${maxResults}). Respects .gitignore and skips folders such as node_modules and .git. Use Grep to search file contents.`,
     inputSchema: globInputSchema,
     async execute(input, context) {
-      const root = await resolveSearchRoot(input.path, context.cwd, options);
-      if (!root.ok) return fail(root.message, root.code);
-      const pattern = relativePattern(input.pattern, root.path);
+      const base = await resolveSearchRoot(input.path, context.cwd, options);
+      if (!base.ok) return fail(base.message, base.code);
+      const pattern = relativePattern(input.pattern, base.path);
       if (!pattern.ok) return fail(pattern.message, 'invalid_pattern');
+      const { prefix, rest } = splitStaticPrefix(pattern.pattern);
+      // The prefix is resolved like a path (real path, inside the workspace): a linked directory cannot lead out of it.
+      const root = prefix === '' ? base : await resolveSearchRoot(join(base.path, prefix), context.cwd, options);
+      if (!root.ok) {
+        if (root.code === 'not_found') return succeed('No files found', { filenames: [], numFiles: 0, truncated: false });
+        return fail(root.message, root.code);
+      }
       try {
         const rules = IgnoreRules.create(root.path, root.workspaceRoot, options);
         const worker = useWorker ? StatWorker.available() : undefined;
-        const found = await newestMatches(pattern.pattern, root.path, rules, maxResults, { worker, signal: context.signal });
+        const found = await newestMatches(rest, root.path, rules, maxResults, { worker, signal: context.signal });
         if (context.signal.aborted) return fail('Glob aborted.', 'aborted');
         const truncated = found.count > maxResults;
         const filenames = found.files.map((entry) => entry.path);

@@ -21,6 +21,25 @@ interface Rule {
   matcher: Ignore;
 }
 
+/** A directory's `.gitignore`, or undefined when it has none (or an empty one). */
+function readGitignore(dir: string): string | undefined {
+  let content: string;
+  try {
+    content = readFileSync(join(dir, '.gitignore'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  return content.trim() === '' ? undefined : content;
+}
+
+/** A pattern without a slash other than a trailing one: git matches it against names at any depth. */
+function isNameOnlyPattern(line: string): boolean {
+  const pattern = line.trim();
+  if (pattern === '' || pattern.startsWith('#')) return false;
+  const body = pattern.replace(/^!/, '').replace(/\/$/, '');
+  return body !== '' && !body.includes('/');
+}
+
 const toPosix = sep === '/' ? (path: string) => path : (path: string) => path.split(sep).join('/');
 
 /**
@@ -30,14 +49,10 @@ const toPosix = sep === '/' ? (path: string) => path : (path: string) => path.sp
  */
 export class IgnoreRules {
   private readonly chains = new Map<string, readonly Rule[]>();
-  private readonly hiddenDirectories = new Map<string, boolean>();
   private readonly excluded: ReadonlySet<string>;
   private readonly gitignore: boolean;
 
-  private constructor(
-    private readonly searchRoot: string,
-    options: SearchFilterOptions,
-  ) {
+  private constructor(options: SearchFilterOptions) {
     this.excluded = new Set(options.excludeDirectories ?? DEFAULT_EXCLUDED_DIRECTORIES);
     this.gitignore = options.respectGitignore ?? true;
   }
@@ -47,7 +62,7 @@ export class IgnoreRules {
    * `searchRoot` apply too, so a search in a sub-folder of a repository still honours its root file.
    */
   static create(searchRoot: string, workspaceRoot: string | undefined, options: SearchFilterOptions = {}): IgnoreRules {
-    const rules = new IgnoreRules(searchRoot, options);
+    const rules = new IgnoreRules(options);
     const ancestors: string[] = [];
     if (rules.gitignore && workspaceRoot && searchRoot !== workspaceRoot && searchRoot.startsWith(workspaceRoot + sep)) {
       for (let dir = dirname(searchRoot); ; dir = dirname(dir)) {
@@ -56,29 +71,43 @@ export class IgnoreRules {
       }
     }
     let chain: readonly Rule[] = [];
-    for (const dir of ancestors) chain = rules.extend(chain, dir);
+    const contents: string[] = [];
+    for (const dir of ancestors) {
+      const content = rules.gitignore ? readGitignore(dir) : undefined;
+      if (content === undefined) continue;
+      chain = [...chain, { dir, matcher: ignore().add(content) }];
+      contents.push(content);
+    }
+    // A search that starts inside an ignored or excluded directory (`node_modules/pkg`, a
+    // gitignored `dist/`) was asked for explicitly, as a path given to ripgrep is: the rules
+    // from above would hide everything in it, so only their name-only patterns (`*.log`,
+    // `build/`), which git applies at any depth, are kept, anchored at the search root.
+    if (workspaceRoot && ancestors.length > 0 && rules.startsHidden(searchRoot, workspaceRoot, chain)) {
+      const names = contents.flatMap((content) => content.split(/\r?\n/)).filter(isNameOnlyPattern);
+      chain = names.length > 0 ? [{ dir: searchRoot, matcher: ignore().add(names) }] : [];
+    }
     rules.chains.set(dirname(searchRoot), chain);
     return rules;
+  }
+
+  /** Whether `searchRoot`, or a directory between it and `workspaceRoot`, is excluded by name or ignored by `chain`. */
+  private startsHidden(searchRoot: string, workspaceRoot: string, chain: readonly Rule[]): boolean {
+    const names = relative(workspaceRoot, searchRoot).split(sep);
+    if (names.some((name) => this.excluded.has(name))) return true;
+    return chain.length > 0 && this.ignores(chain, searchRoot, true);
   }
 
   // Synchronous on purpose: searches walk synchronously in slices (see file-walker.ts).
   private extend(chain: readonly Rule[], dir: string): readonly Rule[] {
     if (!this.gitignore) return chain;
-    let content: string | undefined;
-    try {
-      content = readFileSync(join(dir, '.gitignore'), 'utf8');
-    } catch {
-      content = undefined;
-    }
-    if (content === undefined || content.trim() === '') return chain;
-    return [...chain, { dir, matcher: ignore().add(content) }];
+    const content = readGitignore(dir);
+    return content === undefined ? chain : [...chain, { dir, matcher: ignore().add(content) }];
   }
 
   /**
-   * Rules that apply inside `dir`, loading its own `.gitignore` when `hasGitignore`. A walk
-   * may start below the search root without reading the directories above (fast-glob does for
-   * a pattern with a static prefix, `src/**∕*.ts`): their rules are loaded here first, so the
-   * root's `.gitignore` still applies inside `src/`.
+   * Rules that apply inside `dir`, loading its own `.gitignore` when `hasGitignore`. When the
+   * directories between the search root and `dir` were never read (a path checked without a
+   * walk), their rules are loaded here first, so the root's `.gitignore` still applies.
    */
   enter(dir: string, hasGitignore: boolean): readonly Rule[] {
     const known = this.chains.get(dir);
@@ -90,28 +119,9 @@ export class IgnoreRules {
     return chain;
   }
 
-  /**
-   * Whether `dir`, below the search root, lies in a directory the rules exclude or ignore (or
-   * is one): a search that starts there directly must find nothing, as a top-down walk would
-   * never have entered it.
-   */
-  isHidden(dir: string): boolean {
-    if (dir === this.searchRoot || !dir.startsWith(this.searchRoot + sep)) return false;
-    const known = this.hiddenDirectories.get(dir);
-    if (known !== undefined) return known;
-    const parent = dirname(dir);
-    const hidden =
-      this.isHidden(parent) ||
-      this.excluded.has(dir.slice(parent.length + (parent.endsWith(sep) ? 0 : 1))) ||
-      this.ignores(this.enter(parent, true), dir, true);
-    this.hiddenDirectories.set(dir, hidden);
-    return hidden;
-  }
-
-  /** Whether the file `path`, below the search root, is ignored (its directories included). */
+  /** Whether the file `path`, below the search root, is ignored (for a path found without reading its directory). */
   isIgnoredFile(path: string): boolean {
-    const dir = dirname(path);
-    return this.isHidden(dir) || this.ignores(this.enter(dir, true), path, false);
+    return this.ignores(this.enter(dirname(path), true), path, false);
   }
 
   isExcludedDirectory(name: string): boolean {

@@ -158,6 +158,16 @@ describe('Grep', () => {
     const result = await grepTool().execute({ pattern: 'alpha', path: 'node_modules' }, toolContext(dir));
     expect(result.data?.filenames).toEqual([join(dir, 'node_modules/pkg/index.ts')]);
   });
+
+  it('searches inside a gitignored folder when pointed at it, its name-only rules still applying', async () => {
+    await put('.gitignore', 'build/\n*.log\nnode_modules/\n/only-at-root.ts\n');
+    await put('build/trace.log', 'alpha in a log\n');
+    await put('build/only-at-root.ts', 'alpha: an anchored rule elsewhere does not apply here\n');
+    const inBuild = await grepTool().execute({ pattern: 'alpha', path: 'build' }, toolContext(dir));
+    expect(inBuild.data?.filenames?.sort()).toEqual([join(dir, 'build/only-at-root.ts'), join(dir, 'build/out.ts')]);
+    const inDeps = await grepTool().execute({ pattern: 'alpha', path: 'node_modules/pkg' }, toolContext(dir));
+    expect(inDeps.data?.filenames).toEqual([join(dir, 'node_modules/pkg/index.ts')]);
+  });
 });
 
 describe('glob patterns', () => {
