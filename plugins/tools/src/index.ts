@@ -31,6 +31,16 @@ export type { FileToolOptions, SandboxOptions } from './common-options.js';
 export type { BuiltinToolErrorCode } from './result.js';
 export type { ISandboxClient, ISandboxFileStat, ISandboxRunOptions, ISandboxRunResult } from './sandbox/sandbox-client.js';
 export { InMemorySandboxClient } from './sandbox/in-memory-sandbox-client.js';
+export { DEFAULT_E2B_COMMAND_TIMEOUT_MS, E2B_KILLED_EXIT_CODE, E2BSandboxClient } from './sandbox/e2b-sandbox-client.js';
+export type {
+  E2BCommandHandleLike,
+  E2BCommandResultLike,
+  E2BCommandStartOptionsLike,
+  E2BEntryInfoLike,
+  E2BFileRequestOptionsLike,
+  E2BSandboxClientOptions,
+  E2BSandboxLike,
+} from './sandbox/e2b-sandbox-client.js';
 export type { InMemoryCommandHandler, InMemorySandboxClientOptions } from './sandbox/in-memory-sandbox-client.js';
 export { applyWorkspaceManifest, validateWorkspaceManifest, WorkspaceManifestError } from './sandbox/workspace-manifest.js';
 export type {

@@ -49,8 +49,8 @@ export interface E2BEntryInfoLike {
 }
 
 /**
- * The subset of an e2b JS SDK `Sandbox` (package `e2b`, v2 API) that {@link E2BSandboxClient}
- * uses. It is declared here instead of imported so that this package never depends on the
+ * The subset of an e2b JS SDK `Sandbox` (package `e2b`: its `commands` and `files` modules and
+ * `createSnapshot`) that {@link E2BSandboxClient} uses. It is declared here instead of imported so that this package never depends on the
  * provider SDK: a real `Sandbox` satisfies it structurally, and so does a test fake.
  */
 export interface E2BSandboxLike {
@@ -90,6 +90,7 @@ export interface E2BSandboxClientOptions {
   onSandboxReplaced?: (previous: E2BSandboxLike) => void | Promise<void>;
 }
 
+/** Deadline for a command whose call gives none; the SDK's own `commands.run` default. */
 export const DEFAULT_E2B_COMMAND_TIMEOUT_MS = 60_000;
 const DEFAULT_KILL_GRACE_MS = 2_000;
 /** Reported when the adapter killed the command: 128 + SIGKILL, as a shell would report it. */
@@ -281,8 +282,9 @@ export class E2BSandboxClient implements ISandboxClient {
   private current: E2BSandboxLike;
   private readonly defaultTimeoutMs: number;
   private readonly killGraceMs: number;
-  readonly snapshot?: () => Promise<string>;
-  readonly restore?: (snapshotId: string) => Promise<void>;
+  // `declare`: no own property at all when unsupported, so `'snapshot' in client` is false too.
+  declare readonly snapshot?: () => Promise<string>;
+  declare readonly restore?: (snapshotId: string) => Promise<void>;
 
   constructor(
     sandbox: E2BSandboxLike,
