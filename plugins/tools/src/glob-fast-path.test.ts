@@ -2,7 +2,7 @@ import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compileNamePattern, newestMatchingFiles } from './glob-fast-path.js';
-import { globTool, newestMatches, splitStaticPrefix } from './glob-tool.js';
+import { globTool, literalParentheses, newestMatches, splitStaticPrefix } from './glob-tool.js';
 import { IgnoreRules } from './ignore-rules.js';
 import { NewestFiles } from './newest-files.js';
 import { tempDir, toolContext } from './test-support.js';
@@ -156,6 +156,26 @@ describe('Glob fast path against fast-glob', () => {
     expect(await paths('.git/hooks/*.ts')).toEqual(['.git/hooks/h.ts']);
     const viaPath = await glob.execute({ pattern: '*', path: join(dir, 'ignored') }, toolContext(dir));
     expect(viaPath.data?.filenames).toEqual([join(dir, 'ignored', 'i.ts')]);
+  });
+
+  it('takes parentheses literally unless they open an extglob, and lists a directory given with a trailing slash', async () => {
+    await put('app/(marketing)/about/page.tsx');
+    await put('app/(shop)/cart/page.tsx');
+    await put('app/marketing/about/page.tsx');
+    await put('photos/photo (1).png');
+    const glob = globTool({ statWorker: false });
+    const paths = async (pattern: string) => {
+      const result = await glob.execute({ pattern }, toolContext(dir));
+      expect(result.success, `${pattern}: ${String(result.output)}`).toBe(true);
+      return result.data!.filenames.map((path) => path.slice(dir.length + 1)).sort();
+    };
+    expect(await paths('app/(marketing)/about/page.tsx')).toEqual(['app/(marketing)/about/page.tsx']);
+    expect(await paths('app/(marketing)/**/*.tsx')).toEqual(['app/(marketing)/about/page.tsx']);
+    expect(await paths('**/(marketing)/**/page.tsx')).toEqual(['app/(marketing)/about/page.tsx']);
+    expect(await paths('app/@(marketing|\\(shop\\))/**/page.tsx')).toEqual(['app/(shop)/cart/page.tsx', 'app/marketing/about/page.tsx']);
+    expect(await paths('**/photo (1).png')).toEqual(['photos/photo (1).png']);
+    expect(await paths('app/')).toEqual(['app/(marketing)/about/page.tsx', 'app/(shop)/cart/page.tsx', 'app/marketing/about/page.tsx']);
+    expect(literalParentheses('a/(b)/[(]x/\\(c\\)/!(d)/+(e|(f))')).toBe('a/\\(b\\)/[(]x/\\(c\\)/!(d)/+(e|\\(f\\))');
   });
 
   it('refuses a static prefix that leads out of the workspace through a link', async () => {

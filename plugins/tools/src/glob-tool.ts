@@ -65,8 +65,48 @@ function relativePattern(pattern: string, root: string): { ok: true; pattern: st
   return { ok: true, pattern: candidate.split(sep).join('/') };
 }
 
-/** Directory names taken literally when they lead a pattern: nothing in them has a glob meaning. */
-const PLAIN_SEGMENT = /^[^*?[\]{}()!+@\\]+$/;
+/**
+ * Directory names taken literally when they lead a pattern: nothing in them has a glob
+ * meaning. Parentheses are literal (see `literalParentheses`) unless they open an extglob,
+ * which needs one of `@ ! + ? *` before them — all excluded here.
+ */
+const PLAIN_SEGMENT = /^[^*?[\]{}!+@\\]+$/;
+
+/** Characters that make the following `(` an extglob group: `@(a|b)`, `!(x)`, `+(x)`, `?(x)`, `*(x)`. */
+const EXTGLOB_LEAD = new Set(['@', '!', '+', '?', '*']);
+
+/**
+ * Escapes parentheses that do not belong to an extglob, so they match themselves, as in
+ * ripgrep's globs and in git's: Next.js route groups (`app/(marketing)/page.tsx`) and names
+ * like `photo (1).png` are common, while fast-glob would read `(x)` as a group matching `x`.
+ * Escapes and character classes are copied unchanged.
+ */
+export function literalParentheses(pattern: string): string {
+  let out = '';
+  const open: boolean[] = []; // per open parenthesis: is it an extglob group?
+  let inClass = false;
+  for (let index = 0; index < pattern.length; index += 1) {
+    const char = pattern[index]!;
+    if (char === '\\') {
+      out += char + (pattern[index + 1] ?? '');
+      index += 1;
+    } else if (inClass) {
+      out += char;
+      if (char === ']') inClass = false;
+    } else if (char === '[') {
+      inClass = true;
+      out += char;
+    } else if (char === '(') {
+      const extglob = index > 0 && EXTGLOB_LEAD.has(pattern[index - 1]!);
+      open.push(extglob);
+      out += extglob ? '(' : '\\(';
+    } else if (char === ')') {
+      const extglob = open.pop();
+      out += extglob === true ? ')' : '\\)';
+    } else out += char;
+  }
+  return out;
+}
 
 /**
  * Splits the leading directories without glob syntax off a pattern (`src/lib/**∕*.ts` →
@@ -101,7 +141,8 @@ export async function newestMatches(
   if (name) return newestMatchingFiles(root, name, rules, limit, options);
   // The synchronous walk is markedly faster (no thread-pool round trip per directory); it
   // blocks the event loop for the walk, about 20 ms per 20,000 files.
-  const matches = fg.sync(pattern, {
+  const escaped = literalParentheses(pattern);
+  const matches = fg.sync(escaped, {
     cwd: root,
     absolute: true,
     dot: true,
@@ -112,7 +153,7 @@ export async function newestMatches(
   });
   // A pattern without magic (`src/gen/a.ts`) is answered by a stat, not a directory read, so
   // the rules are applied to what it found.
-  const literal = !fg.isDynamicPattern(pattern);
+  const literal = !fg.isDynamicPattern(escaped);
   const newest = new NewestFiles(limit);
   const times = new FileTimes(newest, options.worker);
   for (const path of matches) if (isInside(path, root) && !(literal && rules.isIgnoredFile(path))) times.add(path);
@@ -139,7 +180,10 @@ export function globTool(options: GlobToolOptions = {}): Tool<GlobInput, GlobToo
       if (!base.ok) return fail(base.message, base.code);
       const pattern = relativePattern(input.pattern, base.path);
       if (!pattern.ok) return fail(pattern.message, 'invalid_pattern');
-      const { prefix, rest } = splitStaticPrefix(pattern.pattern);
+      const split = splitStaticPrefix(pattern.pattern);
+      const prefix = split.prefix;
+      // `src/` names a directory: list the files in it.
+      const rest = split.rest === '' ? '**' : split.rest;
       // The prefix is resolved like a path (real path, inside the workspace): a linked directory cannot lead out of it.
       const root = prefix === '' ? base : await resolveSearchRoot(join(base.path, prefix), context.cwd, options);
       if (!root.ok) {

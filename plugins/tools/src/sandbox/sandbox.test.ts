@@ -124,4 +124,28 @@ describe('applyWorkspaceManifest', () => {
     expect((error as WorkspaceManifestError).message).toContain('outside the host root');
     expect(client.listFiles()).toEqual([]);
   });
+
+  it('checks the kind of every host source before writing anything, and reports all of them', async () => {
+    await mkdir(join(host, 'a-dir'), { recursive: true });
+    await writeFile(join(host, 'a-file.txt'), 'x');
+    const client = new InMemorySandboxClient();
+    const error = await applyWorkspaceManifest(
+      client,
+      {
+        entries: [
+          { type: 'file', path: 'ok.txt', content: 'written only if all is well' },
+          { type: 'localFile', path: 'f', source: 'a-dir' },
+          { type: 'localDir', path: 'd', source: 'a-file.txt' },
+          { type: 'localFile', path: 'm', source: 'missing.txt' },
+        ],
+      },
+      { hostRoot: host },
+    ).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkspaceManifestError);
+    const diagnostics = (error as WorkspaceManifestError).diagnostics;
+    expect(diagnostics.map((entry) => entry.path)).toEqual(['entries[1].source', 'entries[2].source', 'entries[3].source']);
+    expect(diagnostics[0]!.message).toContain('use localDir');
+    expect(diagnostics[1]!.message).toContain('use localFile');
+    expect(client.listFiles()).toEqual([]);
+  });
 });

@@ -88,13 +88,16 @@ export function validateWorkspaceManifest(manifest: IWorkspaceManifest, file = '
   return problems;
 }
 
-async function hostSource(hostRoot: string, source: string, at: string): Promise<string> {
+/** The real path of a host source, checked to be inside the host root and of the kind the entry needs. */
+async function hostSource(hostRoot: string, source: string, at: string, kind: 'localFile' | 'localDir'): Promise<string> {
+  const problem = (message: string) => new WorkspaceManifestError([{ severity: 'error', file: hostRoot, path: `${at}.source`, message }]);
   const realRoot = await realpath(hostRoot);
   const real = await realpath(resolve(realRoot, source)).catch(() => undefined);
-  if (!real) throw new WorkspaceManifestError([{ severity: 'error', file: hostRoot, path: `${at}.source`, message: `source "${source}" does not exist under ${hostRoot}` }]);
-  if (!isInside(real, realRoot)) {
-    throw new WorkspaceManifestError([{ severity: 'error', file: hostRoot, path: `${at}.source`, message: `source "${source}" resolves outside the host root ${hostRoot} (symbolic link?)` }]);
-  }
+  if (!real) throw problem(`source "${source}" does not exist under ${hostRoot}`);
+  if (!isInside(real, realRoot)) throw problem(`source "${source}" resolves outside the host root ${hostRoot} (symbolic link?)`);
+  const found = await stat(real);
+  if (kind === 'localFile' && !found.isFile()) throw problem(`localFile source "${source}" is not a file; use localDir for a directory`);
+  if (kind === 'localDir' && !found.isDirectory()) throw problem(`localDir source "${source}" is not a directory; use localFile for a file`);
   return real;
 }
 
@@ -113,12 +116,20 @@ export async function applyWorkspaceManifest(
   if (problems.length > 0) throw new WorkspaceManifestError(problems);
   const root = posix.normalize(manifest.root ?? '/workspace');
   const result: ApplyWorkspaceManifestResult = { root, files: [], directories: [] };
-  // Resolve every host source first so a bad one fails before the sandbox is touched.
-  const sources = await Promise.all(
+  // Resolve and check every host source first, so a bad one fails before the sandbox is
+  // touched, and every bad one is reported at once.
+  const settled = await Promise.allSettled(
     manifest.entries.map((entry, index) =>
-      entry.type === 'localFile' || entry.type === 'localDir' ? hostSource(options.hostRoot, entry.source, `entries[${index}]`) : undefined,
+      entry.type === 'localFile' || entry.type === 'localDir' ? hostSource(options.hostRoot, entry.source, `entries[${index}]`, entry.type) : undefined,
     ),
   );
+  const sourceProblems = settled.flatMap((outcome) => {
+    if (outcome.status === 'fulfilled') return [];
+    if (outcome.reason instanceof WorkspaceManifestError) return outcome.reason.diagnostics;
+    throw outcome.reason;
+  });
+  if (sourceProblems.length > 0) throw new WorkspaceManifestError(sourceProblems);
+  const sources = settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined));
   await client.mkdir(root);
   result.directories.push(root);
   for (const [index, entry] of manifest.entries.entries()) {
@@ -130,9 +141,7 @@ export async function applyWorkspaceManifest(
       await client.mkdir(target);
       result.directories.push(target);
     } else if (entry.type === 'localFile') {
-      const source = sources[index]!;
-      if (!(await stat(source)).isFile()) throw new WorkspaceManifestError([{ severity: 'error', file: source, path: `entries[${index}].source`, message: 'localFile source is not a file; use localDir' }]);
-      await client.writeFile(target, await readFile(source));
+      await client.writeFile(target, await readFile(sources[index]!));
       result.files.push(target);
     } else {
       await copyDirectory(client, sources[index]!, target, result);
