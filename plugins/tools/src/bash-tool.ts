@@ -57,6 +57,21 @@ function defaultShell(): string {
   return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 }
 
+/** Why a remembered working directory can no longer be used, or `undefined` when it can. */
+async function directoryProblem(path: string): Promise<string | undefined> {
+  try {
+    return (await stat(path)).isDirectory() ? undefined : 'is no longer a directory';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no longer exists' : `cannot be used (${errorText(error)})`;
+  }
+}
+
+/** Where a host command starts, and a notice for the result when that is not where the session left off. */
+interface StartingCwd {
+  cwd: string;
+  notice: string;
+}
+
 function describeOutcome(run: ShellRunResult, timeoutMs: number): string {
   const body = run.output.replace(/\n+$/, '');
   const parts = [body.length > 0 ? body : '(no output)'];
@@ -69,7 +84,9 @@ function describeOutcome(run: ShellRunResult, timeoutMs: number): string {
 /**
  * Bash: runs a command with `sh -c` semantics in its own process group. A `cd` carries over to
  * the session's next call (environment changes do not); a directory outside the workspace roots
- * is not carried over. With a sandbox client the command runs there instead.
+ * is not carried over, and one that has since vanished falls back to the workspace root with a
+ * notice. With a sandbox client the command runs there instead, and `run_in_background` is
+ * refused: the background runtime would run it on the host, outside the sandbox.
  */
 export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToolData> {
   const state = stateFor(options);
@@ -81,14 +98,29 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
   const background = (): BackgroundTasks | undefined =>
     typeof options.backgroundTasks === 'function' ? options.backgroundTasks() : options.backgroundTasks;
 
-  async function startingCwd(context: ToolContext): Promise<string> {
+  /**
+   * The session's remembered directory (from an earlier `cd`) if it is still usable; otherwise
+   * the workspace root, with a notice so the model does not assume it ran where it left off.
+   */
+  async function startingCwd(context: ToolContext): Promise<StartingCwd> {
     const session = state.get(context.sessionId);
-    if (session.cwd && (await stat(session.cwd).then((found) => found.isDirectory(), () => false))) return session.cwd;
+    const remembered = session.cwd;
+    if (!remembered) return { cwd: context.cwd, notice: '' };
+    const problem = await directoryProblem(remembered);
+    if (!problem) return { cwd: remembered, notice: '' };
     session.cwd = undefined;
-    return context.cwd;
+    return { cwd: context.cwd, notice: `\nShell cwd was reset to ${context.cwd}: the previous working directory ${remembered} ${problem}. The command ran in ${context.cwd}.` };
   }
 
   async function runInBackground(input: BashInput, context: ToolContext) {
+    if (options.sandbox) {
+      // The background runtime spawns on the host; handing it a sandboxed command would escape the sandbox.
+      return fail(
+        'run_in_background is not supported inside the sandbox: the background task runtime runs commands on the host, outside the sandbox. ' +
+          `Run the command in the foreground instead (set timeout, up to ${MAX_BASH_TIMEOUT_MS} ms, for a long one).`,
+        'unavailable',
+      );
+    }
     const tasks = background();
     if (!tasks) {
       return fail(
@@ -96,7 +128,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
         'unavailable',
       );
     }
-    const cwd = options.sandbox ? (state.get(context.sessionId).cwd ?? options.sandbox.root ?? DEFAULT_SANDBOX_ROOT) : await startingCwd(context);
+    const { cwd, notice } = await startingCwd(context);
     const ticket = await tasks.spawn({
       kind: 'process',
       command: input.command,
@@ -105,7 +137,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
       ...(input.description ? { description: input.description } : {}),
     });
     const log = ticket.logPath ? ` Output is written to ${ticket.logPath}.` : '';
-    return succeed(`Command running in background with ID: ${ticket.id}.${log}`, {
+    return succeed(`Command running in background with ID: ${ticket.id}.${log}${notice}`, {
       stdout: '', stderr: '', exitCode: null, interrupted: false, timedOut: false, truncated: false, isImage: false as const, cwd, backgroundTaskId: ticket.id,
     });
   }
@@ -143,7 +175,10 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
     description:
       'Executes a bash command and returns its combined stdout and stderr. The working directory persists between calls ' +
       `(a cd carries over); environment changes do not. Default timeout ${defaultTimeout} ms, max ${MAX_BASH_TIMEOUT_MS} ms. ` +
-      `Output beyond ${maxOutputChars} characters is cut in the middle. Use run_in_background for long-running servers or watchers; ` +
+      `Output beyond ${maxOutputChars} characters is cut in the middle. ` +
+      (options.sandbox
+        ? 'run_in_background is not available (commands run in a sandbox); '
+        : 'Use run_in_background for long-running servers or watchers; ') +
       'processes left running by a foreground command are killed when it ends. Prefer Read, Glob, Grep, Edit and Write over cat, find, grep and sed.',
     inputSchema: bashInputSchema,
     async execute(input, context) {
@@ -151,13 +186,13 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
       try {
         if (input.run_in_background) return await runInBackground(input, context);
         if (options.sandbox) return await runInSandbox(input, context, timeoutMs);
-        const cwd = await startingCwd(context);
+        const { cwd, notice: startNotice } = await startingCwd(context);
         const run = await runShellCommand({
           command: input.command, cwd, shell, timeoutMs, signal: context.signal, maxOutputChars, killGraceMs,
           ...(options.env ? { env: options.env } : {}),
         });
         if (run.spawnError) return fail(`Could not run the command: ${run.spawnError}`, 'io_error');
-        let notice = '';
+        let notice = startNotice;
         const session = state.get(context.sessionId);
         if (run.finalCwd && run.finalCwd !== cwd) {
           const realRoots = await roots.realRoots(context.cwd);
@@ -165,7 +200,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
             session.cwd = run.finalCwd;
           } else {
             session.cwd = undefined;
-            notice = `\nShell cwd was reset to ${context.cwd}: ${run.finalCwd} is outside the workspace (${roots.describe(context.cwd)}).`;
+            notice += `\nShell cwd was reset to ${context.cwd}: ${run.finalCwd} is outside the workspace (${roots.describe(context.cwd)}).`;
           }
         }
         return finishResult(run, timeoutMs, session.cwd ?? context.cwd, notice);

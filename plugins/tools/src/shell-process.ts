@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { basename } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { OutputBuffer } from './output-buffer.js';
@@ -34,8 +35,17 @@ export interface ShellRunResult {
  * Runs the command through `eval` so that a `cd` in it changes the shell's directory, which
  * is then reported on file descriptor 3 (closed for the command itself). `exec 2>&1` merges
  * stderr into stdout inside the shell, preserving the order of writes.
+ *
+ * The command arrives as `$1`; it is copied to `__tessera_cmd` and `set --` clears the
+ * positional parameters, so the command sees `$#` = 0 and empty `$1`/`$@`, as under `bash -c`.
+ * `__tessera_cmd` (unexported, so invisible to child processes) stays readable by the command
+ * itself: unsetting it inside the eval'd text would make bash echo that prefix in every syntax
+ * error message. Changing it has no effect, since eval has already expanded it.
+ * `__tessera_status` is only set after the command has finished.
  */
-const SCRIPT = 'exec 2>&1; eval "$1" 3>&-; __tessera_status=$?; pwd -P >&3 2>/dev/null; exit $__tessera_status';
+const SCRIPT =
+  '__tessera_cmd=$1; set --; exec 2>&1; eval "$__tessera_cmd" 3>&-; ' +
+  '__tessera_status=$?; pwd -P >&3 2>/dev/null; exit $__tessera_status';
 
 /** How long to wait for output pipes to close once the shell has exited. */
 const DRAIN_MS = 500;
@@ -69,7 +79,9 @@ export function runShellCommand(options: ShellRunOptions): Promise<ShellRunResul
     let killTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
 
-    const child = spawn(options.shell, ['-c', SCRIPT, 'tessera-bash', options.command], {
+    // `$0` is the shell's own name, as `bash -c` / `sh -c` would set it (and what its error
+    // messages start with).
+    const child = spawn(options.shell, ['-c', SCRIPT, basename(options.shell), options.command], {
       cwd: options.cwd,
       env: options.env ?? process.env,
       detached: true,
