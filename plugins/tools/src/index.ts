@@ -16,7 +16,7 @@ export type { UrlCheck, WebFetchInput, WebFetchToolData, WebFetchToolOptions } f
 export type { AddressPolicy, HostResolver } from './url-policy.js';
 export { webSearchTool, webSearchInputSchema } from './web-search-tool.js';
 export type { WebSearchInput, WebSearchToolData, WebSearchToolOptions } from './web-search-tool.js';
-export { BraveSearchBackend, SearchBackendError, SearxngSearchBackend } from './search-backends.js';
+export { BraveSearchBackend, queryWithSites, SearchBackendError, SearxngSearchBackend } from './search-backends.js';
 export type { BraveSearchBackendOptions, SearchBackend, SearchRequest, SearchResult, SearxngSearchBackendOptions } from './search-backends.js';
 export { htmlToMarkdown } from './html-to-markdown.js';
 export type { DiffHunk } from './diff.js';

@@ -1,15 +1,19 @@
-import type { Provider, Tool } from '@tessera/contracts';
+import type { Provider, Tool, ToolContext } from '@tessera/contracts';
 import { defineTool } from '@tessera/kernel';
 import { z } from 'zod';
 import { htmlToMarkdown } from './html-to-markdown.js';
 import { errorText, fail, succeed } from './result.js';
 import { addressRefusal, resolveHost, upgradedToHttps, type AddressPolicy, type HostResolver } from './url-policy.js';
 
-/** `true` allows; `false` or a reason string refuses. Called for the URL and every redirect hop. */
-export type UrlCheck = (url: URL) => boolean | string | Promise<boolean | string>;
+/**
+ * `true` allows; `false` or a reason string refuses. Called for the URL and every redirect hop,
+ * and again for every hop of a cached page's redirect chain. `context` is the WebFetch call's
+ * own, so a permission layer can judge each hop per session (`sessionId`, `toolCallId`).
+ */
+export type UrlCheck = (url: URL, context: ToolContext) => boolean | string | Promise<boolean | string>;
 
 export interface WebFetchToolOptions {
-  /** Permission check for each URL (the first and every redirect target). Default: allow http(s). */
+  /** Permission check for each URL (the first, every redirect target, and every hop again on a cache hit), given the call's context. Default: allow http(s). */
   checkUrl?: UrlCheck;
   /** `http:` URLs (and redirect targets) are fetched over https, except on this machine (localhost, 127.0.0.0/8, ::1). Default true. */
   upgradeToHttps?: boolean;
@@ -61,6 +65,8 @@ export const webFetchInputSchema = z.object({
 export type WebFetchInput = z.infer<typeof webFetchInputSchema>;
 
 interface FetchedPage {
+  /** Every URL requested for the page, in order (after the https upgrade): re-checked on a cache hit. */
+  hops: string[];
   finalUrl: string;
   status: number;
   contentType: string;
@@ -95,10 +101,81 @@ async function readLimited(response: Response, maxBytes: number): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
+/** The `charset` parameter of a Content-Type value, unquoted, or undefined. */
+function headerCharset(contentType: string): string | undefined {
+  return /(?:^|;)\s*charset\s*=\s*["']?([^"';\s]+)/i.exec(contentType)?.[1];
+}
+
+/** The attributes of one start tag, names lower-cased. */
+function tagAttributes(tag: string): Map<string, string> {
+  const attributes = new Map<string, string>();
+  for (const match of tag.matchAll(/([^\s"'<>\/=]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) {
+    attributes.set(match[1]!.toLowerCase(), match[2] ?? match[3] ?? match[4] ?? '');
+  }
+  return attributes;
+}
+
+/**
+ * The charset an HTML page declares in its first 2 KB: `<meta charset>` or `<meta
+ * http-equiv="Content-Type" content="…; charset=…">`. A `utf-16` declaration cannot be true of
+ * a page whose tags read as ASCII, so it means UTF-8, as browsers take it.
+ */
+function metaCharset(body: Buffer): string | undefined {
+  const head = body.subarray(0, 2048).toString('latin1');
+  for (const tag of head.match(/<meta\b[^>]*>/gi) ?? []) {
+    const attributes = tagAttributes(tag);
+    const declared = attributes.get('http-equiv')?.toLowerCase() === 'content-type' ? headerCharset(attributes.get('content') ?? '') : undefined;
+    const label = attributes.get('charset')?.trim() || declared;
+    if (label) return /^utf-?16/i.test(label) ? 'utf-8' : label;
+  }
+  return undefined;
+}
+
+/** A byte-order mark names the encoding outright and outranks any declaration (WHATWG order). */
+function bomCharset(body: Buffer): string | undefined {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
+  if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
+  if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
+  return undefined;
+}
+
+/** Code points of windows-1252 bytes 0x80–0x9F (WHATWG index); every other byte is its own code point. */
+const WINDOWS_1252_HIGH = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+];
+
+/**
+ * windows-1252 (also what `iso-8859-1`, `latin1` and `ascii` mean on the web) decoded by table:
+ * Node 20's TextDecoder decodes it as Latin-1, turning €, curly quotes and dashes into control
+ * characters (nodejs/node#56542).
+ */
+function decodeWindows1252(body: Buffer): string {
+  return body.toString('latin1').replace(/[\u0080-\u009f]/g, (char) => String.fromCharCode(WINDOWS_1252_HIGH[char.charCodeAt(0) - 0x80]!));
+}
+
+/**
+ * Text of a response body in the page's own encoding: BOM, else the Content-Type charset, else
+ * (HTML) a `<meta>` declaration, else UTF-8. An unknown label falls back to UTF-8, since a page
+ * with a mistyped charset is still mostly readable.
+ */
+function decodeBody(body: Buffer, contentType: string): string {
+  const label = bomCharset(body) ?? headerCharset(contentType) ?? (contentType.includes('html') ? metaCharset(body) : undefined) ?? 'utf-8';
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(label.trim());
+  } catch {
+    decoder = new TextDecoder('utf-8');
+  }
+  return decoder.encoding === 'windows-1252' ? decodeWindows1252(body) : decoder.decode(body);
+}
+
 /**
  * WebFetch: fetches a URL (redirects followed one hop at a time, each hop checked again),
- * converts HTML to Markdown, caches the page for 15 minutes, and answers `prompt` over it with
- * a model call when a provider is available — otherwise returns the Markdown.
+ * decodes it in its declared charset, converts HTML to Markdown, caches the page for 15 minutes
+ * (a cache hit re-checks every hop of the cached redirect chain, so a rule added since still
+ * applies), and answers `prompt` over it with a model call when a provider is available —
+ * otherwise returns the Markdown.
  */
 export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchInput, WebFetchToolData> {
   const fetchImpl = options.fetch ?? fetch;
@@ -116,12 +193,12 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
   const resolver = options.resolveHost ?? resolveHost;
 
   /** The URL actually requested for `url`: checked, and upgraded to https where that applies. */
-  async function check(given: URL): Promise<URL> {
+  async function check(given: URL, context: ToolContext): Promise<URL> {
     if (given.protocol !== 'http:' && given.protocol !== 'https:') {
       throw new FetchFailure(`Only http and https URLs can be fetched, not ${given.protocol}`, 'url_denied');
     }
     const url = upgrade ? upgradedToHttps(given) : given;
-    const verdict = options.checkUrl ? await options.checkUrl(url) : true;
+    const verdict = options.checkUrl ? await options.checkUrl(url, context) : true;
     if (verdict !== true) {
       throw new FetchFailure(`Fetching ${url} is not allowed${typeof verdict === 'string' ? `: ${verdict}` : ''}.`, 'url_denied');
     }
@@ -130,10 +207,12 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
     return url;
   }
 
-  async function download(start: URL, signal: AbortSignal): Promise<FetchedPage> {
+  async function download(start: URL, context: ToolContext, signal: AbortSignal): Promise<FetchedPage> {
     let url = start;
+    const hops: string[] = [];
     for (let hop = 0; ; hop += 1) {
-      url = await check(url);
+      url = await check(url, context);
+      hops.push(url.toString());
       const response = await fetchImpl(url, {
         redirect: 'manual',
         signal,
@@ -153,11 +232,16 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
       const contentType = (response.headers.get('content-type') ?? 'application/octet-stream').toLowerCase();
       const body = await readLimited(response, maxBytes);
       let markdown: string;
-      if (contentType.includes('html')) markdown = htmlToMarkdown(body.toString('utf8'), url.toString());
-      else if (contentType.startsWith('text/') || contentType.includes('json') || contentType.includes('xml')) markdown = body.toString('utf8');
+      if (contentType.includes('html')) markdown = htmlToMarkdown(decodeBody(body, contentType), url.toString());
+      else if (contentType.startsWith('text/') || contentType.includes('json') || contentType.includes('xml')) markdown = decodeBody(body, contentType);
       else throw new FetchFailure(`${url} returned ${contentType}, which is not text; WebFetch reads text and HTML only.`, 'fetch_failed');
-      return { finalUrl: url.toString(), status: response.status, contentType, bytes: body.length, markdown, fetchedAt: now() };
+      return { hops, finalUrl: url.toString(), status: response.status, contentType, bytes: body.length, markdown, fetchedAt: now() };
     }
+  }
+
+  /** Rules may have changed since the page was cached: every hop of its redirect chain must still pass. */
+  async function recheck(page: FetchedPage, context: ToolContext): Promise<void> {
+    for (const hop of page.hops) await check(new URL(hop), context);
   }
 
   function remember(key: string, page: FetchedPage): void {
@@ -183,10 +267,10 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
       let page = cache.get(key);
       const cached = page !== undefined && now() - page.fetchedAt < ttl;
       try {
-        if (cached) await check(url); // rules may have changed since the page was cached
+        if (cached) await recheck(page!, context);
         else {
           const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
-          page = await download(url, AbortSignal.any([context.signal, timeout]));
+          page = await download(url, context, AbortSignal.any([context.signal, timeout]));
           remember(key, page);
         }
       } catch (error) {

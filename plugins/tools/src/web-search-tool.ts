@@ -31,6 +31,11 @@ function normalizeDomain(domain: string): string {
   return domain.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/\/.*$/, '').replace(/^\*\./, '').replace(/^www\./, '');
 }
 
+/** The domains as plain host names (scheme, path, `*.` and `www.` dropped), for the backend's `site:` operators. */
+function domainList(domains: string[]): string[] {
+  return [...new Set(domains.map(normalizeDomain).filter((domain) => domain.length > 0))];
+}
+
 /** `example.com` covers `example.com` and every subdomain of it. */
 export function hostMatches(url: string, domain: string): boolean {
   let host: string;
@@ -44,8 +49,10 @@ export function hostMatches(url: string, domain: string): boolean {
 }
 
 /**
- * WebSearch: asks a `SearchBackend` and filters the hits by domain. Without a backend it fails
- * with an explanation (providers with hosted web search take over in that case).
+ * WebSearch: asks a `SearchBackend`, passing the domain filters on so the search itself is
+ * narrowed, and filters the hits by domain again (backends and engines may ignore operators).
+ * Without a backend it fails with an explanation (providers with hosted web search take over
+ * in that case).
  */
 export function webSearchTool(options: WebSearchToolOptions = {}): Tool<WebSearchInput, WebSearchToolData> {
   const maxResults = options.maxResults ?? 10;
@@ -73,7 +80,13 @@ export function webSearchTool(options: WebSearchToolOptions = {}): Tool<WebSearc
       let results: SearchResult[];
       try {
         const signal = AbortSignal.any([context.signal, AbortSignal.timeout(options.timeoutMs ?? 20_000)]);
-        results = await backend.search({ query: input.query, count: filtered ? maxResults * 3 : maxResults, signal });
+        results = await backend.search({
+          query: input.query,
+          count: filtered ? maxResults * 3 : maxResults,
+          signal,
+          ...(allowed.length > 0 ? { allowedDomains: domainList(allowed) } : {}),
+          ...(blocked.length > 0 ? { blockedDomains: domainList(blocked) } : {}),
+        });
       } catch (error) {
         if (context.signal.aborted) return fail('Search aborted.', 'aborted');
         return fail(`Web search failed (${backend.name}): ${errorText(error)}`, 'search_failed');
