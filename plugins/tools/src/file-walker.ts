@@ -6,7 +6,7 @@ import type { IgnoreRules } from './ignore-rules.js';
 export interface WalkOptions {
   root: string;
   rules: IgnoreRules;
-  /** Which files to hand over (by name / relative path); all when absent. */
+  /** Which files to hand over (by name / relative path), and which directories to skip; all when absent. */
   filter?: PathFilter;
   signal: AbortSignal;
   /** Synchronous work on one file. */
@@ -24,7 +24,8 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * between which the event loop runs (so aborts, timers and streams are served). Synchronous
  * calls avoid a thread-pool round trip per file, which dominates when searching many small
  * files. Symbolic links are not followed (a link cannot lead a search out of the workspace);
- * ignored and excluded entries are never visited. The stack holds at most depth × width entries.
+ * ignored and excluded entries, and directories the filter prunes, are never visited. The
+ * stack holds at most depth × width entries.
  */
 export async function walkFiles(options: WalkOptions): Promise<void> {
   const { root, rules, filter, signal } = options;
@@ -45,7 +46,10 @@ export async function walkFiles(options: WalkOptions): Promise<void> {
     // Reverse so the stack pops sub-directories in name order.
     for (let index = kept.length - 1; index >= 0; index -= 1) {
       const entry = kept[index]!;
-      if (entry.isDirectory()) stack.push(join(dir, entry.name));
+      if (!entry.isDirectory()) continue;
+      const path = join(dir, entry.name);
+      if (filter?.prunes?.(toPosix(relative(root, path)), entry.name)) continue;
+      stack.push(path);
     }
     for (const entry of kept) {
       if (!entry.isFile()) continue;

@@ -62,6 +62,12 @@ export function globToRegExp(glob: string, flags = ''): RegExp {
 export interface PathFilter {
   /** `relPath` is POSIX, relative to the search root. */
   matches(relPath: string, baseName: string): boolean;
+  /**
+   * Whether the walk should skip this directory and everything under it. ripgrep applies
+   * globs to directories too, so `!vendor` leaves out the `vendor/` folder, not just files
+   * named `vendor`. Absent means no directory is skipped.
+   */
+  prunes?(relPath: string, baseName: string): boolean;
 }
 
 /** Splits on whitespace and top-level commas (not those inside `{}`). */
@@ -83,26 +89,47 @@ function splitGlobs(spec: string): string[] {
   return parts;
 }
 
+interface GlobEntry {
+  regex: RegExp;
+  /** Matched against the relative path (the glob has a `/`), else against the base name. */
+  full: boolean;
+  /** Written with a trailing `/`: matches directories only, as in `.gitignore`. */
+  dirOnly: boolean;
+}
+
+function parseGlob(glob: string): GlobEntry {
+  const dirOnly = glob.endsWith('/');
+  const body = dirOnly ? glob.replace(/\/+$/, '') : glob;
+  return { regex: globToRegExp(body), full: body.includes('/'), dirOnly };
+}
+
+function testEntry(entry: GlobEntry, relPath: string, baseName: string): boolean {
+  return entry.regex.test(entry.full ? relPath : baseName);
+}
+
 /**
- * ripgrep-style `--glob` filter: a glob without `/` matches the file name, one with `/` the
- * path relative to the search root; `!glob` excludes. With only exclusions, everything else
- * passes.
+ * ripgrep-style `--glob` filter: a glob without `/` matches the name, one with `/` the path
+ * relative to the search root, one ending in `/` directories only; `!glob` excludes. With
+ * only exclusions, everything else passes. Exclusions also prune matching directories (as
+ * ripgrep does); inclusions never do, since they name the files wanted, wherever they are.
  */
 export function compilePathFilter(spec: string): PathFilter {
-  const include: Array<{ regex: RegExp; full: boolean }> = [];
-  const exclude: Array<{ regex: RegExp; full: boolean }> = [];
+  const include: GlobEntry[] = [];
+  const exclude: GlobEntry[] = [];
   for (const raw of splitGlobs(spec)) {
     const negated = raw.startsWith('!');
     const glob = (negated ? raw.slice(1) : raw).replace(/^\.\//, '').replace(/^\//, '');
-    if (!glob) continue;
-    const entry = { regex: globToRegExp(glob), full: glob.includes('/') };
-    (negated ? exclude : include).push(entry);
+    if (!glob || glob === '/') continue;
+    (negated ? exclude : include).push(parseGlob(glob));
   }
-  const test = (entry: { regex: RegExp; full: boolean }, rel: string, base: string) => entry.regex.test(entry.full ? rel : base);
+  const fileTest = (entry: GlobEntry, relPath: string, baseName: string) => !entry.dirOnly && testEntry(entry, relPath, baseName);
   return {
     matches(relPath, baseName) {
-      if (exclude.some((entry) => test(entry, relPath, baseName))) return false;
-      return include.length === 0 || include.some((entry) => test(entry, relPath, baseName));
+      if (exclude.some((entry) => fileTest(entry, relPath, baseName))) return false;
+      return include.length === 0 || include.some((entry) => fileTest(entry, relPath, baseName));
+    },
+    prunes(relPath, baseName) {
+      return exclude.some((entry) => testEntry(entry, relPath, baseName));
     },
   };
 }

@@ -36,6 +36,15 @@ function hasNul(buffer: Buffer, length: number): boolean {
   return buffer.subarray(0, Math.min(length, BINARY_PROBE_BYTES)).includes(0);
 }
 
+/**
+ * One content line as ripgrep prints it: `path:line:text` for a matching line, `path-line-text`
+ * for a context line (without the number when `-n` is off), cut at `maxColumns`.
+ */
+function formatLine(path: string, settings: GrepSettings, no: number, text: string, separator: ':' | '-'): string {
+  const shown = text.length > settings.maxColumns ? `${text.slice(0, settings.maxColumns)} [… line truncated]` : text;
+  return settings.lineNumbers ? `${path}${separator}${no}${separator}${shown}` : `${path}${separator}${shown}`;
+}
+
 /** Line-by-line matcher with `-B`/`-A` context, fed in pieces (so large files stream). */
 class LineScanner {
   lineNo = 0;
@@ -54,8 +63,7 @@ class LineScanner {
   ) {}
 
   private format(no: number, text: string, separator: ':' | '-'): string {
-    const shown = text.length > this.settings.maxColumns ? `${text.slice(0, this.settings.maxColumns)} [… line truncated]` : text;
-    return this.settings.lineNumbers ? `${this.path}${separator}${no}${separator}${shown}` : `${this.path}${separator}${shown}`;
+    return formatLine(this.path, this.settings, no, text, separator);
   }
 
   private emit(line: string): void {
@@ -138,6 +146,26 @@ class LineScanner {
   }
 }
 
+/**
+ * Runs of lines to print: each matched line (0-based, ascending) widened by `before` / `after`
+ * context within `0..lastLine`, touching or overlapping runs merged (as ripgrep joins them).
+ */
+function contextRuns(matched: number[], before: number, after: number, lastLine: number): Array<{ start: number; end: number }> {
+  const runs: Array<{ start: number; end: number }> = [];
+  for (const line of matched) {
+    const start = Math.max(0, line - before);
+    const end = Math.max(line, Math.min(lastLine, line + after));
+    const previous = runs[runs.length - 1];
+    if (previous && start <= previous.end + 1) previous.end = Math.max(previous.end, end);
+    else runs.push({ start, end });
+  }
+  return runs;
+}
+
+/**
+ * Multiline mode: the `gms` regex over the whole text. Content mode prints every line a match
+ * touches, with `-B` / `-A` context and `--` between separate groups, as the line path does.
+ */
 function multilineMatches(path: string, content: string, settings: GrepSettings, maxLines: number): { count: number; lines: string[] } {
   const regex = settings.multiline!;
   regex.lastIndex = 0;
@@ -166,12 +194,18 @@ function multilineMatches(path: string, content: string, settings: GrepSettings,
     const last = lineAt(match.index + Math.max(0, match[0].length - 1));
     for (let line = first; line <= last; line += 1) printed.add(line);
   }
+  const matched = [...printed].sort((a, b) => a - b);
+  // A final newline ends the last line; it does not start an empty one that context could show.
+  const lastLine = content.endsWith('\n') ? lineStarts.length - 2 : lineStarts.length - 1;
+  const runs = contextRuns(matched, settings.before, settings.after, lastLine);
+  const withContext = settings.before > 0 || settings.after > 0;
   const lines: string[] = [];
-  for (const line of [...printed].sort((a, b) => a - b)) {
-    if (lines.length >= maxLines) break;
-    const end = lineStarts[line + 1] === undefined ? content.length : lineStarts[line + 1]! - 1;
-    const text = content.slice(lineStarts[line], end);
-    lines.push(settings.lineNumbers ? `${path}:${line + 1}:${text}` : `${path}:${text}`);
+  for (const run of runs) {
+    if (withContext && lines.length > 0 && lines.length < maxLines) lines.push('--');
+    for (let line = run.start; line <= run.end && lines.length < maxLines; line += 1) {
+      const end = lineStarts[line + 1] === undefined ? content.length : lineStarts[line + 1]! - 1;
+      lines.push(formatLine(path, settings, line + 1, content.slice(lineStarts[line], end), printed.has(line) ? ':' : '-'));
+    }
   }
   return { count, lines };
 }
@@ -179,10 +213,46 @@ function multilineMatches(path: string, content: string, settings: GrepSettings,
 /** One read buffer: scanning is synchronous, so only one file uses it at a time. */
 const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
 
+/** Characters taken as themselves outside escapes, classes and groups. */
+const LITERAL_CHAR = /[A-Za-z0-9_ \-:;,'"=<>/!@#%&~`]/;
+/** ASCII punctuation, which a backslash turns into itself (`\.`, `\(`, `\/`). */
+const ESCAPED_LITERAL = /[!-/:-@[-`{-~]/;
+/** A `{n}`, `{n,}` or `{n,m}` quantifier; any other `{` is a plain character (or a syntax error). */
+const BRACE_QUANTIFIER = /^\{(\d+)(?:,\d*)?\}/;
+
+/**
+ * Length of the escape that starts at `index` (the backslash), arguments included, so that
+ * `\x54`, `\u0054`, `\u{1F600}`, `\cJ`, `\p{L}`, `\k<name>` and `\12` are never read as
+ * literal text. Taking too much is safe (the literal only gets shorter); too little is not.
+ */
+function escapeLength(source: string, index: number): number {
+  const next = source[index + 1];
+  if (next === undefined) return 1;
+  const rest = source.slice(index + 2);
+  let argument: RegExpExecArray | null = null;
+  if (next >= '0' && next <= '9') argument = /^[0-9]*/.exec(rest);
+  else if (next === 'x') argument = /^[0-9A-Fa-f]{0,2}/.exec(rest);
+  else if (next === 'u') argument = /^(?:\{[^}]*\}|[0-9A-Fa-f]{0,4})/.exec(rest);
+  else if (next === 'c') argument = /^[A-Za-z]?/.exec(rest);
+  else if (next === 'p' || next === 'P') argument = /^\{[^}]*\}/.exec(rest);
+  else if (next === 'k') argument = /^<[^>]*>/.exec(rest);
+  return 2 + (argument?.[0].length ?? 0);
+}
+
+/** Index of the `]` closing the class opened at `index`, by RegExp's rules (`[]` is empty, `\]` is escaped). */
+function classEnd(source: string, index: number): number {
+  for (let at = index + 1; at < source.length; at += 1) {
+    if (source[at] === '\\') at += 1;
+    else if (source[at] === ']') return at;
+  }
+  return source.length;
+}
+
 /**
  * Bytes that every matching line must contain, when the pattern makes that easy to see: the
- * longest literal run outside groups, classes and optional parts, in a pattern without
- * top-level alternation. Files without it are skipped before any decoding (as grep does).
+ * longest literal run outside groups, classes, escapes with arguments and optional parts, in
+ * a pattern without top-level alternation. Files without it are skipped before any decoding
+ * (as grep does), so anything taken for literal text that is not must be left out.
  */
 export function requiredLiteral(source: string, flags: string): string | undefined {
   if (flags.includes('i')) return undefined;
@@ -197,15 +267,14 @@ export function requiredLiteral(source: string, flags: string): string | undefin
     const char = source[index]!;
     if (char === '\\') {
       const next = source[index + 1];
-      index += 1;
-      if (next !== undefined && depth === 0 && /[^A-Za-z0-9]/.test(next)) run += next;
+      if (depth === 0 && next !== undefined && ESCAPED_LITERAL.test(next)) run += next;
       else end();
+      index += escapeLength(source, index) - 1;
       continue;
     }
     if (char === '[') {
       end();
-      const close = source.indexOf(']', index + 2);
-      index = close === -1 ? source.length : close;
+      index = classEnd(source, index);
       continue;
     }
     if (char === '(') {
@@ -222,16 +291,22 @@ export function requiredLiteral(source: string, flags: string): string | undefin
       continue;
     }
     if (depth > 0) continue;
-    if (char === '?' || char === '*' || (char === '{' && /^\{0?[,}]|^\{0,/.test(source.slice(index)))) {
+    const quantifier = char === '{' ? BRACE_QUANTIFIER.exec(source.slice(index)) : null;
+    if (quantifier) {
+      // `x{0,n}` may leave out x; `x{2}` repeats it, so the run cannot go on past it.
+      if (Number(quantifier[1]) === 0) run = run.slice(0, -1);
+      end();
+      index += quantifier[0].length - 1;
+      continue;
+    }
+    if (char === '?' || char === '*') {
       run = run.slice(0, -1);
       end();
       continue;
     }
-    if (char === '+' || char === '{') {
-      end();
-      continue;
-    }
-    if (/[A-Za-z0-9_ \-:;,'"=<>/!@#%&~`]/.test(char)) run += char;
+    // `+` keeps the character before it but repeats it, so it ends the run like any other
+    // non-literal character (`.`, `^`, `$`, a `{` that is not a quantifier).
+    if (LITERAL_CHAR.test(char)) run += char;
     else end();
   }
   end();

@@ -119,7 +119,10 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepInput, GrepToo
       if (input.glob) {
         const byGlob = compilePathFilter(input.glob);
         const byType = filter;
-        filter = byType ? { matches: (rel, base) => byType.matches(rel, base) && byGlob.matches(rel, base) } : byGlob;
+        // Only the glob's exclusions prune directories; type globs name files.
+        filter = byType
+          ? { matches: (rel, base) => byType.matches(rel, base) && byGlob.matches(rel, base), prunes: (rel, base) => byGlob.prunes?.(rel, base) ?? false }
+          : byGlob;
       }
 
       const root = await resolveSearchRoot(input.path, context.cwd, options);
