@@ -29,6 +29,15 @@ describe('translateRipgrepPattern', () => {
     expect(translateRipgrepPattern('\\p{Greek}')).toMatchObject({ source: '\\p{Greek}', unicode: true });
   });
 
+  it('turns Rust code-point escapes into \\u{…}, inside classes too', () => {
+    expect(translateRipgrepPattern('\\x{1F600}\\U0001F601\\U{41}\\u{42}')).toEqual({ source: '\\u{1F600}\\u{1F601}\\u{41}\\u{42}', flags: '', unicode: true });
+    expect(translateRipgrepPattern('[\\x{41}-\\x{43}]')).toEqual({ source: '[\\u{41}-\\u{43}]', flags: '', unicode: true });
+    expect(translateRipgrepPattern('\\x41')).toEqual({ source: '\\x41', flags: '', unicode: false });
+    expect(compilePattern('\\u{1F600}', '').test('smile 😀')).toBe(true);
+    expect(compilePattern('\\x{1F600}', '').test('u{1F600}')).toBe(false);
+    expect(compilePattern('^[\\x{41}-\\x{43}]+$', '').test('ABCA')).toBe(true);
+  });
+
   it('names what it cannot translate', () => {
     expect(() => translateRipgrepPattern('[[:vowel:]]')).toThrow(/unknown POSIX class \[:vowel:\]/);
     expect(() => translateRipgrepPattern('[a[:^alpha:]]')).toThrow(/negated POSIX class/);

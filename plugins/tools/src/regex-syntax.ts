@@ -8,6 +8,7 @@
  * - POSIX classes inside brackets, `[[:alpha:]_]`, `[[:^digit:]]`, become ASCII ranges;
  * - `\A` and `\z` (start and end of the text) become `^` and `$`;
  * - one-letter Unicode classes `\pL`, `\PN` become `\p{L}`, `\P{N}` (and need the `u` flag);
+ * - code-point escapes `\x{…}`, `\U{…}`, `\UXXXXXXXX` become `\u{…}` (with the `u` flag);
  * - `\b{start}` / `\b{end}` become lookaround word boundaries.
  *
  * Anything else passes through unchanged, and the caller reports what RegExp rejects.
@@ -58,6 +59,13 @@ export function translateRipgrepPattern(pattern: string): TranslatedPattern {
     const char = source[index]!;
     if (char === '\\') {
       const next = source[index + 1];
+      const codePoint = codePointEscape(source, index);
+      if (codePoint) {
+        out += codePoint.text;
+        unicode = true;
+        index += codePoint.length - 1;
+        continue;
+      }
       if (next === 'A') out += '^';
       else if (next === 'z') out += '$';
       else if ((next === 'p' || next === 'P') && source[index + 2] !== '{' && /[A-Za-z]/.test(source[index + 2] ?? '')) {
@@ -79,7 +87,9 @@ export function translateRipgrepPattern(pattern: string): TranslatedPattern {
       continue;
     }
     if (char === '[') {
-      const translated = translateClass(source, index);
+      const classUnicode = { value: false };
+      const translated = translateClass(source, index, classUnicode);
+      if (classUnicode.value) unicode = true;
       out += translated.text;
       index = translated.end;
       continue;
@@ -100,8 +110,19 @@ export function translateRipgrepPattern(pattern: string): TranslatedPattern {
   return { source: out, flags, unicode };
 }
 
+/**
+ * Rust's code-point escapes — `\x{1F600}`, `\u{1F600}`, `\U{1F600}`, `\U0001F600` — as
+ * JavaScript's `\u{…}` (which needs the `u` flag); undefined for any other escape.
+ */
+function codePointEscape(source: string, index: number): { text: string; length: number } | undefined {
+  const match = /^\\(?:[xuU]\{([0-9A-Fa-f]{1,8})\}|U([0-9A-Fa-f]{8}))/.exec(source.slice(index, index + 12));
+  if (!match) return undefined;
+  const hex = (match[1] ?? match[2]!).replace(/^0+(?=.)/, '');
+  return { text: `\\u{${hex}}`, length: match[0].length };
+}
+
 /** The class starting at `start` (a `[`), translated; `end` is the index of its closing `]`. */
-function translateClass(source: string, start: number): { text: string; end: number } {
+function translateClass(source: string, start: number, unicode: { value: boolean }): { text: string; end: number } {
   let index = start + 1;
   let negated = false;
   if (source[index] === '^') {
@@ -121,6 +142,13 @@ function translateClass(source: string, start: number): { text: string; end: num
       return { text: assembleClass(body, negated, negatedPosix), end: index };
     }
     if (char === '\\') {
+      const codePoint = codePointEscape(source, index);
+      if (codePoint) {
+        body += codePoint.text;
+        unicode.value = true;
+        index += codePoint.length - 1;
+        continue;
+      }
       body += char + (source[index + 1] ?? '');
       index += 1;
       continue;
