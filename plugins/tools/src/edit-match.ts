@@ -17,6 +17,48 @@ export function lineOf(text: string, offset: number): number {
   return line;
 }
 
+/** The line break most of `content` uses (CRLF only when it outnumbers bare LF). */
+export function dominantLineBreak(content: string): '\r\n' | '\n' {
+  let crlf = 0;
+  let lf = 0;
+  for (let index = content.indexOf('\n'); index !== -1; index = content.indexOf('\n', index + 1)) {
+    if (index > 0 && content[index - 1] === '\r') crlf += 1;
+    else lf += 1;
+  }
+  return crlf > lf ? '\r\n' : '\n';
+}
+
+export interface EditMatch {
+  /** Where the (possibly CRLF-converted) old string occurs; empty when it does not. */
+  offsets: number[];
+  /** The old string as it occurs in the file. */
+  oldString: string;
+  /** The new string with the line breaks of the text it replaces. */
+  newString: string;
+}
+
+/**
+ * Finds an Edit's `old_string` and fits both strings to the file's line endings. Models write
+ * "\n"; in a CRLF file the old string still matches once converted, and the new string's
+ * line breaks become "\r\n" so the file does not end up with mixed endings. The replaced
+ * text decides (CRLF or LF); with no line break in it, the file's dominant ending does.
+ * LF files are left exactly as the model wrote.
+ */
+export function matchEdit(content: string, oldString: string, newString: string): EditMatch {
+  let old = oldString;
+  let offsets = old === '' ? [0] : findOccurrences(content, old);
+  if (offsets.length === 0 && old.includes('\n') && content.includes('\r\n')) {
+    const converted = old.replace(/\r?\n/g, '\r\n');
+    const found = findOccurrences(content, converted);
+    if (found.length > 0) {
+      old = converted;
+      offsets = found;
+    }
+  }
+  const lineBreak = old.includes('\r\n') ? '\r\n' : old.includes('\n') ? '\n' : dominantLineBreak(content);
+  return { offsets, oldString: old, newString: lineBreak === '\r\n' ? newString.replace(/\r?\n/g, '\r\n') : newString };
+}
+
 function bigrams(text: string): Map<string, number> {
   const grams = new Map<string, number>();
   for (let index = 0; index < text.length - 1; index += 1) {

@@ -1,11 +1,12 @@
-import type { Tool } from '@tessera/contracts';
+import type { Tool, ToolResult } from '@tessera/contracts';
 import { defineTool } from '@tessera/kernel';
 import { z } from 'zod';
 import { filesFor, stateFor, type FileToolOptions } from './common-options.js';
 import { structuredPatch, type DiffHunk } from './diff.js';
-import { closestMatch, findOccurrences, lineOf } from './edit-match.js';
-import { checkFresh, recordWrite } from './freshness.js';
+import { closestMatch, lineOf, matchEdit } from './edit-match.js';
+import { checkFresh, checkWritable, recordWrite, refuseNonRegular } from './freshness.js';
 import { errorText, fail, succeed } from './result.js';
+import { decodeText, type TextEncoding } from './workspace-files.js';
 
 export type EditToolOptions = FileToolOptions;
 
@@ -40,10 +41,22 @@ function replaceAt(content: string, offsets: readonly number[], oldString: strin
   return out + content.slice(from);
 }
 
+/** Edit writes its result as UTF-8, so it changes only files that are UTF-8 already. */
+function refuseEncoding(encoding: TextEncoding, shownPath: string): ToolResult<never> | undefined {
+  if (encoding === 'utf-8') return undefined;
+  const what = encoding === 'unknown' ? 'is not valid UTF-8 (perhaps Latin-1 or another legacy encoding)' : `is ${encoding.toUpperCase()} encoded`;
+  return fail(
+    `${shownPath} ${what}; Edit only changes UTF-8 files, and rewriting this one would corrupt it. ` +
+      'Use Write with the full new content (it is saved as UTF-8), or Bash (e.g. sed, iconv) to change it in its own encoding.',
+    'unsupported_encoding',
+  );
+}
+
 /**
  * Edit: exact string replacement in one file. The file must have been Read in this session
  * and be unchanged since; `old_string` must occur exactly once unless `replace_all`. An empty
- * `old_string` creates a file that does not exist yet (or fills an empty one).
+ * `old_string` creates a file that does not exist yet (or fills an empty one). Files that are
+ * not UTF-8, not regular files, or read-only are refused rather than rewritten.
  */
 export function editTool(options: EditToolOptions = {}): Tool<EditInput, EditToolData> {
   const files = filesFor(options);
@@ -72,23 +85,20 @@ export function editTool(options: EditToolOptions = {}): Tool<EditInput, EditToo
             return fail(`File does not exist: ${input.file_path}. Use an empty old_string to create it, or Write.`, 'not_found');
           }
         } else {
+          const refused = refuseNonRegular(found, input.file_path, 'Edit') ?? (await checkWritable(files, path, input.file_path, 'Edit'));
+          if (refused) return refused;
           const fresh = await checkFresh(files, state, context.sessionId, path, input.file_path, found);
           if (!fresh.ok) return fresh.result;
-          content = fresh.bytes.toString('utf8');
+          const decoded = decodeText(fresh.bytes);
+          const unsupported = refuseEncoding(decoded.encoding, input.file_path);
+          if (unsupported) return unsupported;
+          content = decoded.text;
           if (oldInput === '' && content.length > 0) {
             return fail(`Cannot use an empty old_string on ${input.file_path}: the file already exists and is not empty.`, 'ambiguous_match');
           }
         }
 
-        let oldString = oldInput;
-        let newString = newInput;
-        let offsets = oldString === '' ? [0] : findOccurrences(content, oldString);
-        // Models write "\n"; a CRLF file still matches once both strings use its line ending.
-        if (offsets.length === 0 && content.includes('\r\n') && oldString.includes('\n') && !oldString.includes('\r\n')) {
-          oldString = oldString.replace(/\n/g, '\r\n');
-          newString = newString.replace(/\r?\n/g, '\r\n');
-          offsets = findOccurrences(content, oldString);
-        }
+        const { offsets, oldString, newString } = matchEdit(content, oldInput, newInput);
         if (offsets.length === 0) {
           const hint = closestMatch(content, oldInput);
           const detail = hint

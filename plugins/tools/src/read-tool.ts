@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { filesFor, stateFor, type FileToolOptions } from './common-options.js';
 import { renderNotebook } from './notebook.js';
 import { errorText, fail, succeed } from './result.js';
-import { hashBytes } from './workspace-files.js';
+import { refuseNonRegular } from './freshness.js';
+import { decodeText, hashBytes, utf16ByteOrder, type DecodedText } from './workspace-files.js';
 
 export interface ReadToolOptions extends FileToolOptions {
   /** Lines returned when `limit` is not given. Default 2,000. */
@@ -59,6 +60,22 @@ export function looksBinary(bytes: Uint8Array): boolean {
   return false;
 }
 
+/** Tells the model when the shown text is not plain UTF-8, since Edit will refuse such a file. */
+function encodingNotice(encoding: DecodedText['encoding']): string {
+  if (encoding === 'utf-8') return '';
+  const what =
+    encoding === 'unknown'
+      ? 'This file is not valid UTF-8; bytes that are not UTF-8 are shown as the replacement character \uFFFD.'
+      : `This file is ${encoding.toUpperCase()} encoded (with a byte order mark); it is shown decoded.`;
+  return `<system-reminder>${what} Edit cannot change it; use Write with the full new content (saved as UTF-8) or Bash.</system-reminder>\n`;
+}
+
+/** {@link looksBinary}, except that UTF-16 with a BOM (full of NUL bytes) is judged after decoding. */
+function looksBinaryText(bytes: Uint8Array): boolean {
+  if (!utf16ByteOrder(bytes)) return looksBinary(bytes);
+  return decodeText(bytes.subarray(0, 8194)).text.includes('\0');
+}
+
 /** `cat -n` layout: the line number right-aligned in six columns, then a tab. */
 export function numberLines(lines: readonly string[], firstLine: number, maxLineLength: number): string {
   return lines
@@ -70,8 +87,8 @@ export function numberLines(lines: readonly string[], firstLine: number, maxLine
 }
 
 /**
- * Read: numbered lines of a text file (`offset` / `limit`), images as image blocks, binary
- * files refused. Every successful read is recorded for the session so Write and Edit can
+ * Read: numbered lines of a text file (`offset` / `limit`; UTF-8, or UTF-16 with a BOM),
+ * images as image blocks, binary files and FIFOs, sockets or devices refused. Every successful read is recorded for the session so Write and Edit can
  * refuse to overwrite a file the model has not seen, or that changed since it looked.
  */
 export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToolData> {
@@ -97,6 +114,8 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
         const found = await files.stat(path);
         if (!found) return fail(`File does not exist: ${input.file_path}. Check the path, or use Glob to find the file.`, 'not_found');
         if (found.isDirectory) return fail(`${input.file_path} is a directory, not a file. Use Glob or Bash (ls) to list it.`, 'is_directory');
+        const special = refuseNonRegular(found, input.file_path, 'Read');
+        if (special) return special;
         const extension = extname(path).toLowerCase();
         const mediaType = IMAGE_TYPES[extension];
         if (mediaType) {
@@ -124,7 +143,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
             'binary_file',
           );
         }
-        if (BINARY_EXTENSIONS.has(extension) || looksBinary(bytes)) {
+        if (BINARY_EXTENSIONS.has(extension) || looksBinaryText(bytes)) {
           return fail(`${input.file_path} is a binary file and cannot be read as text. Use Bash with a suitable tool (file, xxd, unzip -l) to inspect it.`, 'binary_file');
         }
         state.recordRead(context.sessionId, path, { mtimeMs: found.mtimeMs, size: bytes.length, hash: hashBytes(bytes) });
@@ -137,8 +156,9 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
             totalLines: 0,
           });
         }
-        const text = bytes.toString('utf8');
-        let notice = '';
+        const decoded = decodeText(bytes);
+        const text = decoded.text;
+        let notice = encodingNotice(decoded.encoding);
         // A notebook is shown cell by cell; offset / limit ask for the raw JSON lines instead.
         if (extension === '.ipynb' && input.offset === undefined && input.limit === undefined) {
           const notebook = renderNotebook(text, maxImageBytes);
@@ -149,7 +169,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
             };
             return succeed([header, ...notebook.blocks], { filePath: path, type: 'notebook', numCells: notebook.cells });
           }
-          notice = '<system-reminder>This .ipynb file is not valid notebook JSON; it is shown as text.</system-reminder>\n';
+          notice += '<system-reminder>This .ipynb file is not valid notebook JSON; it is shown as text.</system-reminder>\n';
         }
         const lines = text.split(/\r?\n/);
         if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();

@@ -1,13 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { ToolContext } from '@tessera/contracts';
-import type { ISandboxClient } from './sandbox/sandbox-client.js';
+import type { ISandboxClient, ISandboxFileStat } from './sandbox/sandbox-client.js';
 import { WorkspaceRoots, type PathResolution } from './workspace.js';
 
 export interface WorkspaceFileStat {
   size: number;
   isDirectory: boolean;
+  /**
+   * A regular file. False for directories and for FIFOs, sockets and devices: opening those
+   * can block for ever (a FIFO with no writer) or never reach end of file (`/dev/zero`).
+   */
+  isFile: boolean;
   mtimeMs: number | undefined;
 }
 
@@ -21,10 +27,60 @@ export interface WorkspaceFiles {
   read(path: string): Promise<Buffer>;
   /** Atomic where the backend allows it; creates parent directories. */
   write(path: string, content: string): Promise<void>;
+  /**
+   * Whether an existing file may be replaced. An atomic write renames over the file, so it
+   * would succeed on a read-only file; the tools ask first instead.
+   */
+  writable(path: string): Promise<boolean>;
 }
 
 export function hashBytes(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** How a file's bytes were decoded; `unknown` means not valid UTF-8 and no UTF-16 BOM. */
+export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'unknown';
+
+export interface DecodedText {
+  /** For `unknown`, invalid bytes appear as U+FFFD: fit to show, not to write back. */
+  text: string;
+  encoding: TextEncoding;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The UTF-16 byte order a file's BOM announces, if it starts with one. */
+export function utf16ByteOrder(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
+  if (bytes.length < 2) return undefined;
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  return undefined;
+}
+
+/**
+ * UTF-16 after its two-byte BOM. Big-endian is byte-swapped and decoded as little-endian,
+ * which Node does without full ICU; an odd trailing byte shows as U+FFFD.
+ */
+function decodeUtf16(bytes: Uint8Array, bigEndian: boolean): string {
+  const body = Buffer.from(bytes.subarray(2, 2 + ((bytes.length - 2) & ~1)));
+  if (bigEndian) body.swap16();
+  return body.toString('utf16le') + ((bytes.length - 2) % 2 === 1 ? '\uFFFD' : '');
+}
+
+/**
+ * Decodes file bytes for the text tools: UTF-16 when the file starts with its BOM (the BOM
+ * is dropped), otherwise UTF-8. A UTF-8 BOM stays in the text as U+FEFF, so writing the text
+ * back as UTF-8 keeps it. Bytes that are not valid UTF-8 give `unknown`, which Edit refuses:
+ * writing U+FFFD back would destroy them.
+ */
+export function decodeText(bytes: Uint8Array): DecodedText {
+  const utf16 = utf16ByteOrder(bytes);
+  if (utf16) return { text: decodeUtf16(bytes, utf16 === 'utf-16be'), encoding: utf16 };
+  try {
+    return { text: strictUtf8.decode(bytes), encoding: 'utf-8' };
+  } catch {
+    return { text: Buffer.from(bytes).toString('utf8'), encoding: 'unknown' };
+  }
 }
 
 /**
@@ -53,6 +109,24 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
   }
 }
 
+/**
+ * Vim's rule for "read-only": no write bit for anyone, or `access(W_OK)` refuses (owner,
+ * group, ACLs, read-only mounts). The mode test matters for root, whom `access` never
+ * refuses, so `chmod a-w` still protects a file from an agent running as root.
+ */
+export async function isWritableFile(path: string): Promise<boolean> {
+  const found = await stat(path);
+  if ((found.mode & 0o222) === 0) return false;
+  try {
+    await access(path, constants.W_OK);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return false;
+    throw error;
+  }
+}
+
 export class HostWorkspaceFiles implements WorkspaceFiles {
   constructor(private readonly roots: WorkspaceRoots) {}
 
@@ -63,7 +137,7 @@ export class HostWorkspaceFiles implements WorkspaceFiles {
   async stat(path: string): Promise<WorkspaceFileStat | undefined> {
     try {
       const found = await stat(path);
-      return { size: found.size, isDirectory: found.isDirectory(), mtimeMs: found.mtimeMs };
+      return { size: found.size, isDirectory: found.isDirectory(), isFile: found.isFile(), mtimeMs: found.mtimeMs };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
@@ -76,6 +150,10 @@ export class HostWorkspaceFiles implements WorkspaceFiles {
 
   write(path: string, content: string): Promise<void> {
     return writeFileAtomic(path, content);
+  }
+
+  writable(path: string): Promise<boolean> {
+    return isWritableFile(path);
   }
 }
 
@@ -97,6 +175,12 @@ export function resolveSandboxPath(input: string, root: string, field = 'file_pa
   };
 }
 
+/**
+ * A sandbox stat may carry `isFile` (false for a FIFO, socket or device); clients that do
+ * not report it have only files and directories, so a non-directory is a regular file.
+ */
+type SandboxFileStatWithKind = ISandboxFileStat & { isFile?: boolean };
+
 export class SandboxWorkspaceFiles implements WorkspaceFiles {
   constructor(
     private readonly client: ISandboxClient,
@@ -108,8 +192,9 @@ export class SandboxWorkspaceFiles implements WorkspaceFiles {
   }
 
   async stat(path: string): Promise<WorkspaceFileStat | undefined> {
-    const found = await this.client.stat(path);
-    return found ? { size: found.size, isDirectory: found.isDirectory, mtimeMs: found.mtimeMs } : undefined;
+    const found: SandboxFileStatWithKind | undefined = await this.client.stat(path);
+    if (!found) return undefined;
+    return { size: found.size, isDirectory: found.isDirectory, isFile: found.isFile ?? !found.isDirectory, mtimeMs: found.mtimeMs };
   }
 
   async read(path: string): Promise<Buffer> {
@@ -118,5 +203,10 @@ export class SandboxWorkspaceFiles implements WorkspaceFiles {
 
   write(path: string, content: string): Promise<void> {
     return this.client.writeFile(path, content);
+  }
+
+  /** Sandbox clients report no permissions; a refused write surfaces as an I/O error. */
+  async writable(): Promise<boolean> {
+    return true;
   }
 }

@@ -3,8 +3,9 @@ import { defineTool } from '@tessera/kernel';
 import { z } from 'zod';
 import { filesFor, stateFor, type FileToolOptions } from './common-options.js';
 import { structuredPatch, type DiffHunk } from './diff.js';
-import { checkFresh, recordWrite } from './freshness.js';
+import { checkFresh, checkWritable, recordWrite, refuseNonRegular } from './freshness.js';
 import { errorText, fail, succeed } from './result.js';
+import { decodeText } from './workspace-files.js';
 
 export type WriteToolOptions = FileToolOptions;
 
@@ -25,8 +26,9 @@ export const writeInputSchema = z.object({
 export type WriteInput = z.infer<typeof writeInputSchema>;
 
 /**
- * Write: creates or replaces a whole file atomically, creating parent directories. Replacing
- * an existing file needs a Read of it in this session, with no change on disk since.
+ * Write: creates or replaces a whole file atomically (as UTF-8), creating parent directories.
+ * Replacing an existing file needs a Read of it in this session, with no change on disk since;
+ * read-only files and FIFOs, sockets or devices are refused.
  */
 export function writeTool(options: WriteToolOptions = {}): Tool<WriteInput, WriteToolData> {
   const files = filesFor(options);
@@ -46,9 +48,11 @@ export function writeTool(options: WriteToolOptions = {}): Tool<WriteInput, Writ
         if (found?.isDirectory) return fail(`${input.file_path} is a directory; Write needs a file path.`, 'is_directory');
         let before = '';
         if (found) {
+          const refused = refuseNonRegular(found, input.file_path, 'Write') ?? (await checkWritable(files, path, input.file_path, 'Write'));
+          if (refused) return refused;
           const fresh = await checkFresh(files, state, context.sessionId, path, input.file_path, found);
           if (!fresh.ok) return fresh.result;
-          before = fresh.bytes.toString('utf8');
+          before = decodeText(fresh.bytes).text;
         }
         await files.write(path, input.content);
         await recordWrite(files, state, context.sessionId, path, input.content);
