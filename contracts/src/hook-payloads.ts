@@ -111,6 +111,8 @@ export interface PostToolUseContext {
   round: number;
   toolCallId: string;
   toolName: string;
+  /** The tool that ran (its `maxResultChars`, for output caps). */
+  tool?: Tool;
   input: unknown;
   result: ToolResult;
   durationMs: number;

@@ -19,3 +19,4 @@ export * from './background.js';
 export * from './provider-error.js';
 export * from './provider-retry.js';
 export * from './subagent-launcher.js';
+export * from './shared-paths.js';

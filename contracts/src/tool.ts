@@ -1,3 +1,4 @@
+import type { Provider } from './provider.js';
 import type { ImageBlock, TextBlock } from './message.js';
 import { createToken } from './token.js';
 
@@ -12,6 +13,11 @@ export interface ToolContext {
   /** Id of the `tool_use` block being executed. */
   toolCallId: string;
   sessionId: string;
+  /**
+   * The session's provider, for tools that make a model call of their own (WebFetch answers
+   * its prompt over the page). Absent when the caller has none to offer.
+   */
+  provider?: Provider;
 }
 
 export interface ToolResult<TData = unknown> {
@@ -43,6 +49,12 @@ export interface Tool<TInput = unknown, TData = unknown> {
   readonly name: string;
   readonly description: string;
   readonly parameters: JsonSchema;
+  /**
+   * Result text this tool keeps within on its own (Read stops at a line boundary and says how
+   * to read on). Output layers that cap tool results (the permission enforcer's truncation)
+   * use this instead of their default, so they never cut the middle out of such a result.
+   */
+  readonly maxResultChars?: number;
   validate?(input: unknown): ToolInputCheck<TInput>;
   execute(input: TInput, context: ToolContext): Promise<ToolResult<TData>> | ToolResult<TData>;
 }

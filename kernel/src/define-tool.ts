@@ -12,6 +12,8 @@ export interface ToolDefinition<TInput, TData> {
   name: string;
   description: string;
   inputSchema: ZodLikeSchema<TInput>;
+  /** See `Tool.maxResultChars`. */
+  maxResultChars?: number;
   execute(input: TInput, context: ToolContext): Promise<ToolResult<TData>> | ToolResult<TData>;
 }
 
@@ -50,6 +52,7 @@ export function defineTool<TInput, TData = unknown>(definition: ToolDefinition<T
         ? { success: true, data: parsed.data }
         : { success: false, message: formatIssues(parsed.error.issues) };
     },
+    ...(definition.maxResultChars === undefined ? {} : { maxResultChars: definition.maxResultChars }),
     execute: definition.execute,
   };
 }

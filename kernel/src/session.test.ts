@@ -57,6 +57,32 @@ describe('Session.run', () => {
     expect(session.getMessageCount()).toBe(1);
   });
 
+  it("passes the session's provider to tools and the tool that ran to postToolUse", async () => {
+    const provider = new ScriptedProvider({ turns: [{ toolCalls: [{ name: 'probe', input: {} }] }, { text: 'done' }] });
+    const seen: unknown[] = [];
+    const probe = defineTool({
+      name: 'probe',
+      description: 'Looks at its context',
+      inputSchema: z.object({}),
+      maxResultChars: 1234,
+      execute: (_input, context) => {
+        seen.push(context.provider);
+        return { success: true, output: 'ok' };
+      },
+    });
+    expect(probe.maxResultChars).toBe(1234);
+    const hooks = createHooks();
+    const ran: unknown[] = [];
+    hooks.postToolUse.tap('probe-observer', (context) => {
+      ran.push(context.tool);
+      return undefined;
+    });
+    const session = new Session({ provider, tools: [probe], hooks });
+    await session.run('go');
+    expect(seen).toEqual([provider]);
+    expect(ran).toEqual([probe]);
+  });
+
   it('returns a failed result with errorCode unknown_tool for a tool nobody registered', async () => {
     const events: ToolExecutionEvent[] = [];
     const provider = new ScriptedProvider({

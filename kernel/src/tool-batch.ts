@@ -98,7 +98,7 @@ async function executeToolCall(
         if (check) input = check.data;
         ran = true;
         try {
-          result = await tool.execute(input, { signal, cwd: session.cwd, toolCallId: call.id, sessionId: session.sessionId });
+          result = await tool.execute(input, { signal, cwd: session.cwd, toolCallId: call.id, sessionId: session.sessionId, provider: session.options.provider });
         } catch (error) {
           result = failure(`Tool "${call.name}" failed: ${describeError(error)}`, 'tool_error');
         }
@@ -115,6 +115,7 @@ async function executeToolCall(
         round,
         toolCallId: call.id,
         toolName: call.name,
+        ...(tool ? { tool } : {}),
         input,
         result: final,
         durationMs: session.clock.now() - startedAt,

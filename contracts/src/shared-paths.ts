@@ -1,0 +1,29 @@
+import { createToken } from './token.js';
+
+/**
+ * Where each session's shell is now. Bash carries a `cd` over to the session's next call, so
+ * a relative path in a later command resolves against that directory, not the session's cwd.
+ * Bound by the built-in tools; read by the permission layer (to resolve a command's relative
+ * paths where it will run) and by the hook runner (Claude Code's hook input `cwd` follows `cd`).
+ */
+export interface ShellDirectories {
+  /** The session's shell directory, or undefined before any `cd` (then it is the session cwd). */
+  cwdFor(sessionId: string): string | undefined;
+}
+
+export const ShellDirectories = createToken<ShellDirectories>('ShellDirectories');
+
+/**
+ * Read-permission rules as a path test, for tools that read many files in one call. Claude
+ * Code applies `Read(…)` deny rules to Glob and Grep: a denied file must not show up in their
+ * results or be searched. Bound by the permission layer.
+ */
+export interface ReadAccess {
+  /**
+   * A test for absolute paths, prepared once per tool call; undefined when no rule can deny a
+   * read for this session, so callers skip the check entirely.
+   */
+  deniedPaths(context: { cwd: string; sessionId: string }): ((absolutePath: string) => boolean) | undefined;
+}
+
+export const ReadAccess = createToken<ReadAccess>('ReadAccess');
