@@ -8,6 +8,7 @@ import {
   type HooksSource,
   type ISession,
   type Provider,
+  type ShellDirectories,
   type SubagentLauncher,
 } from '@tessera/contracts';
 import { runCommandHook, type ProcessOutcome } from './command-executor.js';
@@ -47,6 +48,12 @@ export interface HookRunnerOptions {
    * With neither this nor `runAgentHook`, an agent hook reports a configuration error.
    */
   subagentLauncher?: SubagentLauncher;
+  /**
+   * Where each session's shell is after a `cd` (bound by the built-in tools). Claude Code's
+   * hook input `cwd`, and the directory command hooks run in, follow the shell; without it
+   * they are the session's cwd.
+   */
+  shellDirectories?: ShellDirectories;
   /** `transcript_path` sent to hooks. */
   transcriptPath?: (session: ISession | undefined) => string;
   /** Extra environment for command hooks. */
@@ -141,6 +148,12 @@ export class HookRunner {
     });
   }
 
+  /** The session's current directory: its shell's after a `cd`, else its cwd. */
+  currentDirectory(session: ISession | undefined): string {
+    if (!session) return process.cwd();
+    return this.options.shellDirectories?.cwdFor(session.sessionId) ?? session.cwd;
+  }
+
   async run(call: HookCall): Promise<HookRunResult> {
     const entries = this.matching(call);
     if (entries.length === 0) return combineOutcomes(call.event, []);
@@ -148,7 +161,7 @@ export class HookRunner {
     const input: Record<string, unknown> = {
       session_id: session?.sessionId ?? '',
       transcript_path: this.options.transcriptPath?.(session) ?? '',
-      cwd: session?.cwd ?? process.cwd(),
+      cwd: this.currentDirectory(session),
       hook_event_name: call.event,
       ...(session ? { permission_mode: session.getPermissionMode() } : {}),
       ...call.fields,
@@ -169,7 +182,7 @@ export class HookRunner {
         const projectDir = this.options.projectDir ?? call.session?.cwd ?? process.cwd();
         const env: Record<string, string> = { ...this.options.env, CLAUDE_PROJECT_DIR: projectDir };
         if (entry.source.pluginRoot) env.CLAUDE_PLUGIN_ROOT = entry.source.pluginRoot;
-        const pending = runCommandHook(handler, { cwd: call.session?.cwd ?? projectDir, env, input: json, timeoutMs, signal });
+        const pending = runCommandHook(handler, { cwd: call.session ? this.currentDirectory(call.session) : projectDir, env, input: json, timeoutMs, signal });
         // `async: true` hooks run in the background and have no say.
         if (handler.async) return void pending.catch(() => undefined);
         result = await pending;

@@ -1,10 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { HooksConfig, Message, ToolExecutionEvent } from '@tessera/contracts';
-import { createKernel, defineTool, PromptBlockedError, toolsPlugin, type Kernel } from '@tessera/kernel';
+import { ShellDirectories, type HooksConfig, type Message, type ToolExecutionEvent } from '@tessera/contracts';
+import { createKernel, definePlugin, defineTool, PromptBlockedError, toolsPlugin, type Kernel } from '@tessera/kernel';
 import { recordingApprovals } from '@tessera/kernel/testing';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
@@ -87,6 +87,23 @@ describe('PreToolUse', () => {
       tool_use_id: 'call_1',
     });
     expect(input).toHaveProperty('transcript_path');
+  });
+
+  it("sends the shell's current directory as cwd, and runs command hooks there", async () => {
+    const sub = join(dir, 'sub');
+    await mkdir(sub);
+    const hook = await script('where.sh', 'cat > "$CLAUDE_PROJECT_DIR/input.json"\npwd -P > "$CLAUDE_PROJECT_DIR/pwd.txt"');
+    const shell = definePlugin({
+      name: 'fake-shell-directories',
+      provides: [ShellDirectories],
+      register({ bind }) {
+        bind(ShellDirectories).toConstantValue({ cwdFor: () => sub });
+      },
+    });
+    const { session } = await start({ PreToolUse: [{ matcher: 'Bash', ...command(hook) }] }, [bashCall('ls'), { text: 'ok' }], {}, [shell]);
+    await session.run('go');
+    expect(JSON.parse(await readFile(join(dir, 'input.json'), 'utf8'))).toMatchObject({ cwd: sub });
+    expect((await readFile(join(dir, 'pwd.txt'), 'utf8')).trim()).toBe(sub);
   });
 
   it('does not match BashOutput with a "Bash" matcher', async () => {

@@ -1,6 +1,7 @@
 import {
   ApprovalHandler,
   Provider,
+  ShellDirectories,
   SubagentLauncher,
   TesseraError,
   describeError,
@@ -172,6 +173,8 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
       const provider = options.provider ?? getOptional(Provider);
       // Optional: without the subagents plugin an `agent` hook reports a configuration error.
       const subagentLauncher = options.subagentLauncher ?? getOptional(SubagentLauncher);
+      // Optional: bound by the built-in tools, so `cwd` follows a Bash `cd`.
+      const shellDirectories = options.shellDirectories ?? getOptional(ShellDirectories);
       const loaded: HookEntry[] = [];
       const diagnostics: Diagnostic[] = [];
       for (const file of options.files ?? []) {
@@ -184,7 +187,12 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         if (options.onDiagnostics) options.onDiagnostics(diagnostics);
         else for (const d of diagnostics) process.emitWarning(`${d.file}${d.path ? ` ${d.path}` : ''}: ${d.message}`, { code: 'TESSERA_HOOKS_CONFIG' });
       }
-      runner = new HookRunner([...entries, ...loaded], { ...options, ...(provider ? { provider } : {}), ...(subagentLauncher ? { subagentLauncher } : {}) });
+      runner = new HookRunner([...entries, ...loaded], {
+        ...options,
+        ...(provider ? { provider } : {}),
+        ...(subagentLauncher ? { subagentLauncher } : {}),
+        ...(shellDirectories ? { shellDirectories } : {}),
+      });
     },
   });
 }
