@@ -1,4 +1,4 @@
-import type { Provider, Tool, ToolContext } from '@tessera/contracts';
+import type { Provider, Tool, ToolContext, ToolResult } from '@tessera/contracts';
 import { defineTool } from '@tessera/kernel';
 import { z } from 'zod';
 import { htmlToMarkdown } from './html-to-markdown.js';
@@ -27,6 +27,14 @@ export interface WebFetchToolOptions {
   resolveHost?: HostResolver;
   /** Redirect hops followed at most. Default 5. */
   maxRedirects?: number;
+  /**
+   * A redirect to another host name: `report` (default, as Claude Code does) returns a success
+   * that names the redirect URL, so the model makes a new WebFetch call, which goes through the
+   * permission rules like any other; `follow` fetches it here, guarded only by `checkUrl` and
+   * the address policy — for callers that wire `checkUrl` to their permission layer.
+   * Same-host redirects (scheme and port may change) are always followed.
+   */
+  crossHostRedirects?: 'report' | 'follow';
   /** Whole request budget in ms. Default 30,000. */
   timeoutMs?: number;
   /** Bodies larger than this are refused. Default 10 MB. */
@@ -37,9 +45,13 @@ export interface WebFetchToolOptions {
   cacheTtlMs?: number;
   /** Pages cached at most. Default 50. */
   maxCacheEntries?: number;
-  /** Answers the prompt over the page; without one the Markdown itself is returned. */
+  /**
+   * Answers the prompt over the page. Without one, the session's provider
+   * (`ToolContext.provider`) answers only when `model` is set, since its own model is usually
+   * the large, slow one; with neither, the Markdown itself is returned.
+   */
   provider?: Provider | (() => Provider | undefined);
-  /** Model for the prompt call (a small, fast one). Default: the provider's own. */
+  /** Model for the prompt call (a small, fast one); also lets the session's provider answer. Default: the provider's own. */
   model?: string;
   fetch?: typeof fetch;
   /** Clock for the cache. Default `Date.now`. */
@@ -55,6 +67,8 @@ export interface WebFetchToolData {
   bytes: number;
   cached: boolean;
   answeredByModel: boolean;
+  /** Set when the page redirected to another host and the redirect was reported, not followed. */
+  redirect?: { url: string; status: number };
 }
 
 export const webFetchInputSchema = z.object({
@@ -73,6 +87,49 @@ interface FetchedPage {
   bytes: number;
   markdown: string;
   fetchedAt: number;
+}
+
+/** A redirect to another host, reported to the model instead of followed. Never cached. */
+interface CrossHostRedirect {
+  /** The URL that answered with the redirect, as requested. */
+  requestedUrl: string;
+  redirectUrl: string;
+  status: number;
+  statusText: string;
+}
+
+function isRedirectReport(result: FetchedPage | CrossHostRedirect): result is CrossHostRedirect {
+  return 'redirectUrl' in result;
+}
+
+/** Whether a redirect from `from` to `to` leaves the host (names compared case-insensitively). */
+function leavesHost(from: URL, to: URL): boolean {
+  return (to.protocol === 'http:' || to.protocol === 'https:') && to.hostname.toLowerCase() !== from.hostname.toLowerCase();
+}
+
+/** What the model reads for a reported cross-host redirect: enough to make the next call itself. */
+function redirectReportText(originalUrl: string, redirect: CrossHostRedirect, prompt: string): string {
+  const status = `${redirect.status}${redirect.statusText ? ` ${redirect.statusText}` : ''}`;
+  return [
+    'REDIRECT DETECTED: the URL redirects to a different host, so the redirect was not followed.',
+    '',
+    `Original URL: ${originalUrl}`,
+    `Redirect URL: ${redirect.redirectUrl}`,
+    `Status: ${status}`,
+    '',
+    'To read the page, make a new WebFetch request with these parameters:',
+    `- url: ${JSON.stringify(redirect.redirectUrl)}`,
+    `- prompt: ${JSON.stringify(prompt)}`,
+  ].join('\n');
+}
+
+/** A success, not an error: the redirect is a fact about the page, and the model can act on it. */
+function reportRedirect(originalUrl: string, redirect: CrossHostRedirect, prompt: string): ToolResult<WebFetchToolData> {
+  const data: WebFetchToolData = {
+    url: originalUrl, finalUrl: redirect.requestedUrl, status: redirect.status, contentType: '', bytes: 0, cached: false, answeredByModel: false,
+    redirect: { url: redirect.redirectUrl, status: redirect.status },
+  };
+  return succeed(redirectReportText(originalUrl, redirect, prompt), data);
 }
 
 class FetchFailure extends Error {
@@ -171,11 +228,12 @@ function decodeBody(body: Buffer, contentType: string): string {
 }
 
 /**
- * WebFetch: fetches a URL (redirects followed one hop at a time, each hop checked again),
+ * WebFetch: fetches a URL (same-host redirects followed one hop at a time, each hop checked
+ * again; a redirect to another host is reported for the model to fetch with a new call),
  * decodes it in its declared charset, converts HTML to Markdown, caches the page for 15 minutes
  * (a cache hit re-checks every hop of the cached redirect chain, so a rule added since still
- * applies), and answers `prompt` over it with a model call when a provider is available —
- * otherwise returns the Markdown.
+ * applies), and answers `prompt` over it with a model call when a provider is given, or the
+ * session's provider with a `model` set — otherwise returns the Markdown.
  */
 export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchInput, WebFetchToolData> {
   const fetchImpl = options.fetch ?? fetch;
@@ -186,7 +244,13 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
   const ttl = options.cacheTtlMs ?? 15 * 60_000;
   const maxEntries = options.maxCacheEntries ?? 50;
   const cache = new Map<string, FetchedPage>();
-  const provider = () => (typeof options.provider === 'function' ? options.provider() : options.provider);
+  const reportCrossHost = (options.crossHostRedirects ?? 'report') === 'report';
+
+  /** The provider given in the options, else the session's when a (small, fast) `model` is set. */
+  function summariser(context: ToolContext): Provider | undefined {
+    const given = typeof options.provider === 'function' ? options.provider() : options.provider;
+    return given ?? (options.model ? context.provider : undefined);
+  }
 
   const upgrade = options.upgradeToHttps ?? true;
   const addressPolicy = options.blockAddresses ?? 'link-local';
@@ -207,7 +271,7 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
     return url;
   }
 
-  async function download(start: URL, context: ToolContext, signal: AbortSignal): Promise<FetchedPage> {
+  async function download(start: URL, context: ToolContext, signal: AbortSignal): Promise<FetchedPage | CrossHostRedirect> {
     let url = start;
     const hops: string[] = [];
     for (let hop = 0; ; hop += 1) {
@@ -221,8 +285,12 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
         await response.body?.cancel().catch(() => undefined);
+        const next = new URL(location, url);
+        if (reportCrossHost && leavesHost(url, next)) {
+          return { requestedUrl: url.toString(), redirectUrl: next.toString(), status: response.status, statusText: response.statusText };
+        }
         if (hop >= maxRedirects) throw new FetchFailure(`Too many redirects (more than ${maxRedirects}) starting at ${start}.`, 'fetch_failed');
-        url = new URL(location, url);
+        url = next;
         continue;
       }
       if (!response.ok) {
@@ -254,7 +322,11 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
     name: 'WebFetch',
     description:
       'Fetches a URL, converts HTML to Markdown and answers the prompt about the content. Pages are cached for 15 minutes. ' +
-      'HTTP URLs are upgraded to HTTPS. Redirects are followed only to URLs that are allowed. Read-only; does not run scripts.',
+      'HTTP URLs are upgraded to HTTPS. ' +
+      (reportCrossHost
+        ? 'When a URL redirects to a different host, the result names the redirect URL instead of its content: make a new WebFetch request with that URL. '
+        : 'Redirects are followed only to URLs that are allowed. ') +
+      'Read-only; does not run scripts.',
     inputSchema: webFetchInputSchema,
     async execute(input, context) {
       let url: URL;
@@ -270,7 +342,9 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
         if (cached) await recheck(page!, context);
         else {
           const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
-          page = await download(url, context, AbortSignal.any([context.signal, timeout]));
+          const result = await download(url, context, AbortSignal.any([context.signal, timeout]));
+          if (isRedirectReport(result)) return reportRedirect(key, result, input.prompt);
+          page = result;
           remember(key, page);
         }
       } catch (error) {
@@ -284,7 +358,7 @@ export function webFetchTool(options: WebFetchToolOptions = {}): Tool<WebFetchIn
       const data: WebFetchToolData = {
         url: key, finalUrl: fetched.finalUrl, status: fetched.status, contentType: fetched.contentType, bytes: fetched.bytes, cached, answeredByModel: false,
       };
-      const model = provider();
+      const model = summariser(context);
       if (model) {
         try {
           const reply = await model.stream({

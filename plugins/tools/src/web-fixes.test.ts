@@ -103,7 +103,7 @@ describe('WebFetch cache and permission checks', () => {
     const resolved: string[] = [];
     const resolveHost = async (host: string) => (resolved.push(host), addresses.get(host) ?? []);
     const checked: string[] = [];
-    const tool = webFetchTool({ fetch: fakeFetch, resolveHost, checkUrl: (url) => (checked.push(url.toString()), true) });
+    const tool = webFetchTool({ fetch: fakeFetch, resolveHost, crossHostRedirects: 'follow', checkUrl: (url) => (checked.push(url.toString()), true) });
 
     expect(text(await tool.execute({ url: 'http://start.example.test/a', prompt: 'p' }, toolContext('/')))).toContain('inner page');
     expect(requested).toEqual(['https://start.example.test/a', 'https://inner.example.test/x']);

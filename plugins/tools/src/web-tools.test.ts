@@ -167,7 +167,8 @@ describe('WebFetch', () => {
 
   it('refuses link-local addresses by default, on every hop and after resolving names', async () => {
     const resolveHost = async (host: string) => (host === 'metadata.internal.test' ? ['fe80::1', '169.254.169.254'] : ['127.0.0.1']);
-    const tool = webFetchTool({ resolveHost });
+    // 'follow' so the cross-host hops below are fetched here and meet the address check.
+    const tool = webFetchTool({ resolveHost, crossHostRedirects: 'follow' });
     const direct = await tool.execute({ url: 'http://169.254.169.254/latest/meta-data/', prompt: 'p' }, toolContext('/'));
     expect(direct).toMatchObject({ success: false, errorCode: 'url_denied' });
     expect(text(direct)).toContain('link-local');
@@ -188,6 +189,21 @@ describe('WebFetch', () => {
     expect(hits.get('/plain')).toBe(0);
     const open = webFetchTool({ blockAddresses: 'none', upgradeToHttps: false, fetch: (async () => new Response('meta', { headers: { 'content-type': 'text/plain' } })) as typeof fetch });
     expect((await open.execute({ url: 'http://169.254.169.254/', prompt: 'p' }, toolContext('/'))).success).toBe(true);
+  });
+
+  it("reports cross-host hops by default without contacting the other host, so the address check is never reached", async () => {
+    const resolved: string[] = [];
+    const resolveHost = async (host: string) => (resolved.push(host), host === 'metadata.internal.test' ? ['169.254.169.254'] : ['127.0.0.1']);
+    const tool = webFetchTool({ resolveHost });
+    const hop = await tool.execute({ url: `${base}/to-metadata`, prompt: 'p' }, toolContext('/'));
+    expect(hop).toMatchObject({ success: true, data: { redirect: { url: 'http://169.254.169.254/latest/meta-data/', status: 302 } } });
+    expect(text(hop)).toContain('Redirect URL: http://169.254.169.254/latest/meta-data/');
+    const named = await tool.execute({ url: `${base}/to-internal-name`, prompt: 'p' }, toolContext('/'));
+    expect(named.data?.redirect?.url).toBe('http://metadata.internal.test/');
+    expect(resolved).not.toContain('metadata.internal.test');
+    // The model's follow-up call is checked like any other.
+    const followUp = await tool.execute({ url: named.data!.redirect!.url, prompt: 'p' }, toolContext('/'));
+    expect(followUp.errorCode).toBe('url_denied');
   });
 
   it('limits redirects, size, time and content type', async () => {
