@@ -16,12 +16,37 @@ export interface BackgroundTaskTicket {
   logPath?: string;
 }
 
+/** Where a background task is in its life. */
+export type BackgroundTaskStatus = 'queued' | 'running' | 'waiting_permission' | 'sleeping' | 'completed' | 'failed' | 'cancelled';
+
+/** Output a background task logged from some line on, with its status (BashOutput). */
+export interface BackgroundOutputRead {
+  status: BackgroundTaskStatus;
+  /** Set once the process has exited. */
+  exitCode?: number | null;
+  /**
+   * Lines logged from the requested line on, in order, each prefixed with its stream as the
+   * shell runner logs them: `[stdout] …`, `[stderr] …`, and a final `[exit] …`.
+   */
+  lines: string[];
+  /** Where the next read starts. */
+  nextLine: number;
+  /** Lines before the requested one were dropped from the log and cannot be read. */
+  dropped: boolean;
+}
+
 /**
- * The part of the background runtime other plugins need: hand a job over and get its id.
- * The background plugin binds this token; without it, tools that need it fail clearly.
+ * The part of the background runtime other plugins need: hand a job over and get its id,
+ * read what it logged, stop it. The background plugin binds this token; without it, tools
+ * that need it fail clearly. `sessionId`, when given, limits a read or stop to tasks that
+ * session started, so one session cannot read or stop another's commands.
  */
 export interface BackgroundTasks {
   spawn(request: BackgroundProcessRequest): Promise<BackgroundTaskTicket>;
+  /** Output from line `fromLine` (0: the first) on; rejects for an unknown task. Optional for runtimes without readable logs. */
+  readOutput?(taskId: string, fromLine: number, sessionId?: string): Promise<BackgroundOutputRead>;
+  /** Stops the task (its whole process group) and resolves with its status afterwards; rejects for an unknown task. */
+  stop?(taskId: string, sessionId?: string): Promise<BackgroundTaskStatus>;
 }
 
 export const BackgroundTasks = createToken<BackgroundTasks>('BackgroundTasks');

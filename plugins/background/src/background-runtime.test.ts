@@ -32,6 +32,30 @@ describe.runIf(process.platform !== 'win32')('backgroundRuntime plugin', () => {
     await expect(manager.spawn({ kind: 'process', command: 'true', cwd: dir })).rejects.toMatchObject({ code: 'background_manager_shut_down' });
   });
 
+  it('reads a task\'s output from a line on, with its status, and stops it — only for the session that started it', async () => {
+    const kernel = await createKernel({ plugins: [backgroundRuntime({ shell: { logDir: dir, killGraceMs: 200 } })] });
+    try {
+      const tasks = kernel.get(BackgroundTasks);
+      const done = await tasks.spawn({ kind: 'process', command: 'echo one; echo two >&2; exit 3', cwd: dir, sessionId: 's1' });
+      await kernel.get(BackgroundTaskManagerToken).wait(done.id);
+      const first = await tasks.readOutput!(done.id, 0, 's1');
+      expect(first).toMatchObject({ status: 'failed', exitCode: 3, dropped: false });
+      expect(first.lines).toEqual(expect.arrayContaining(['[stdout] one', '[stderr] two', '[exit] exit code 3']));
+      const again = await tasks.readOutput!(done.id, first.nextLine, 's1');
+      expect(again.lines).toEqual([]);
+      await expect(tasks.readOutput!(done.id, 0, 'other-session')).rejects.toMatchObject({ code: 'background_task_not_found' });
+      await expect(tasks.readOutput!('task_99', 0)).rejects.toMatchObject({ code: 'background_task_not_found' });
+
+      const server = await tasks.spawn({ kind: 'process', command: 'echo up; sleep 30', cwd: dir, sessionId: 's1' });
+      await expect(tasks.stop!(server.id, 'other-session')).rejects.toMatchObject({ code: 'background_task_not_found' });
+      expect(await tasks.stop!(server.id, 's1')).toBe('cancelled');
+      const pid = kernel.get(BackgroundTaskManagerToken).get(server.id)!.pid!;
+      expect(liveGroupMembers(pid)).toBe(0);
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
   it('uses the kernel Clock for watchdogs and accepts extra runners', async () => {
     const clock = new FakeClock();
     const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });

@@ -5,14 +5,20 @@ import {
   BackgroundTasks,
   Clock,
   createToken,
+  type BackgroundOutputRead,
   type BackgroundProcessRequest,
+  type BackgroundTaskStatus,
   type BackgroundTaskTicket,
 } from '@tessera/contracts';
 import { definePlugin, type Plugin } from '@tessera/kernel';
 import { BackgroundTaskManager, type BackgroundTaskManagerOptions } from './background-task-manager.js';
 import { createManagedShellProcessRunner, type ManagedShellProcessRunnerOptions } from './managed-shell-process-runner.js';
 import { createScheduledTaskRunner, type TScheduleFactory } from './scheduled-task-runner.js';
-import type { IBackgroundTaskRunner } from './types.js';
+import { BackgroundTaskError } from './background-task-error.js';
+import type { IBackgroundTaskRunner, IBackgroundTaskState } from './types.js';
+
+/** Lines one `readOutput` gathers at most; the rest waits for the next read. */
+const MAX_READ_LINES = 5_000;
 
 /** The kernel-wide task manager, for plugins that need more than `BackgroundTasks.spawn`. */
 export const BackgroundTaskManagerToken = createToken<BackgroundTaskManager>('BackgroundTaskManager');
@@ -30,6 +36,14 @@ export interface BackgroundRuntimeOptions
 
 /** `BackgroundTasks` over the manager: Bash `run_in_background` becomes a `process` task. */
 export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): BackgroundTasks {
+  /** The task, if it exists and (when a session is named) that session started it. */
+  const owned = (taskId: string, sessionId: string | undefined): IBackgroundTaskState => {
+    const state = manager.get(taskId);
+    if (!state || (sessionId !== undefined && state.parentSessionId !== undefined && state.parentSessionId !== sessionId)) {
+      throw new BackgroundTaskError('validation', `No background task ${JSON.stringify(taskId)} in this session.`, { code: 'background_task_not_found', taskId });
+    }
+    return state;
+  };
   return {
     async spawn(request: BackgroundProcessRequest): Promise<BackgroundTaskTicket> {
       const state = await manager.spawn({
@@ -41,6 +55,33 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
         ...(request.sessionId === undefined ? {} : { parentSessionId: request.sessionId }),
       });
       return { id: state.id, ...(state.logPath === undefined ? {} : { logPath: state.logPath }) };
+    },
+    async readOutput(taskId: string, fromLine: number, sessionId?: string): Promise<BackgroundOutputRead> {
+      owned(taskId, sessionId);
+      const lines: string[] = [];
+      let cursor = { offset: Math.max(0, Math.floor(fromLine)) };
+      let dropped = false;
+      for (;;) {
+        const page = await manager.readLog(taskId, cursor);
+        if (page.truncated && lines.length === 0) dropped = true;
+        lines.push(...page.lines);
+        cursor = page.nextCursor;
+        if (!page.hasMore || page.lines.length === 0 || lines.length >= MAX_READ_LINES) break;
+      }
+      // Status after the read: a task seen as finished has logged everything it will.
+      const after = owned(taskId, sessionId);
+      return {
+        status: after.status as BackgroundTaskStatus,
+        ...(after.exitCode === undefined ? {} : { exitCode: after.exitCode }),
+        lines,
+        nextLine: cursor.offset,
+        dropped,
+      };
+    },
+    async stop(taskId: string, sessionId?: string): Promise<BackgroundTaskStatus> {
+      owned(taskId, sessionId);
+      const state = await manager.cancel(taskId, 'stopped by KillShell');
+      return state.status as BackgroundTaskStatus;
     },
   };
 }

@@ -79,6 +79,20 @@ describe('evaluatePermission: Bash rules', () => {
     expect(explainPermission('Bash', { command: 'git push --force' }, 'default', rules, { cwd }).rule).toBe('Bash(git push --force:*)');
   });
 
+  it("resolves a command's relative paths in commandCwd, keeping ./ rules at the cwd", () => {
+    const rules = { allow: ['Bash(cat *)', 'Bash(touch *)'], deny: ['Read(./secrets/**)'] };
+    const run = (command: string, commandCwd: string, mode: Parameters<typeof evaluatePermission>[2] = 'default') =>
+      evaluatePermission('Bash', { command }, mode, rules, { cwd, commandCwd });
+    expect(run('cat key.txt', join(cwd, 'secrets'))).toBe('deny');
+    expect(run('cat key.txt', 'secrets')).toBe('deny');
+    expect(run('cat key.txt', join(cwd, 'src'))).toBe('auto');
+    expect(run('cat secrets/key.txt', join(cwd, 'src'))).toBe('auto');
+    expect(run('mkdir x', join(root, 'outside'), 'acceptEdits')).toBe('approve');
+    expect(run('mkdir x', join(cwd, 'src'), 'acceptEdits')).toBe('auto');
+    expect(run('rm -rf ..', join(cwd, 'src'), 'bypassPermissions')).toBe('approve');
+    expect(run('rm -rf ..', join(cwd, 'src', 'a'), 'bypassPermissions')).toBe('auto');
+  });
+
   it('never auto-approves rm of /, ~, the cwd or its parents', () => {
     expect(bash('rm -rf /', {}, 'bypassPermissions')).toBe('approve');
     expect(bash(`rm -rf ${cwd}`, { allow: ['Bash(rm *)'] })).toBe('approve');
@@ -104,6 +118,14 @@ describe('evaluatePermission: modes', () => {
     expect(evaluatePermission('Edit', edit, 'dontAsk', { allow: ['Edit(src/**)'] }, { cwd })).toBe('auto');
     expect(evaluatePermission('mcp__x__y', {}, 'default', {}, { cwd })).toBe('approve');
     expect(evaluatePermission('mcp__x__y', {}, 'bypassPermissions', {}, { cwd })).toBe('auto');
+  });
+
+  it('resolves relative additionalDirectories against the session cwd, as the file tools do', () => {
+    const shared = { file_path: join(root, 'shared', 'a.ts') };
+    const rules = { additionalDirectories: ['../shared'] };
+    expect(evaluatePermission('Edit', shared, 'acceptEdits', rules, { cwd })).toBe('auto');
+    expect(evaluatePermission('Edit', { file_path: join(root, 'elsewhere', 'a.ts') }, 'acceptEdits', rules, { cwd })).toBe('approve');
+    expect(evaluatePermission('Bash', { command: `touch ${shared.file_path}` }, 'acceptEdits', rules, { cwd })).toBe('auto');
   });
 
   it('does not let acceptEdits follow a symlink out of the working directory', () => {
@@ -136,6 +158,15 @@ describe('evaluatePermission: other rule forms', () => {
 
   it('matches relative patterns like Read(.agents/**) against the absolute paths tools send', () => {
     expect(evaluatePermission('Edit', { file_path: join(cwd, '.agents', 'x.md') }, 'default', { allow: ['Edit(.agents/**)'] }, { cwd })).toBe('auto');
+  });
+
+  it('anchors dir/** at the cwd: only a bare name (or name/) matches at any depth', () => {
+    const edit = (path: string, rule: string) => evaluatePermission('Edit', { file_path: path }, 'default', { allow: [rule] }, { cwd });
+    expect(edit(join(cwd, 'src', 'a.ts'), 'Edit(src/**)')).toBe('auto');
+    expect(edit(join(cwd, 'lib', 'src', 'a.ts'), 'Edit(src/**)')).toBe('approve');
+    expect(edit('/etc/src/passwd', 'Edit(src/**)')).toBe('approve');
+    expect(edit(join(cwd, 'lib', 'src', 'a.ts'), 'Edit(src/)')).toBe('auto');
+    expect(edit(join(cwd, 'lib', 'src', 'a.ts'), 'Edit(src)')).toBe('auto');
   });
 
   it('matches WebFetch domains and *. subdomains', () => {

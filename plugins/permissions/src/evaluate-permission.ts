@@ -1,7 +1,7 @@
 import type { PermissionDecision, PermissionMode, PermissionVerdict } from '@tessera/contracts';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { analyzeBashCommand } from './command-forms.js';
-import { insideDirectories, matchesPathPattern, pathCandidates, type PathAnchors } from './path-match.js';
+import { insideDirectories, matchesPathPattern, type PathAnchors } from './path-match.js';
 import { EDIT_TOOLS, normalizeToolName, READ_TOOLS, type CompiledRule } from './permission-rule.js';
 import { permissionSubject, resolveAnchors, stringsIn, type PermissionSubject } from './permission-subject.js';
 import { compileRules, type CompiledRuleList, type CompiledRules, type PermissionRules } from './rule-set.js';
@@ -24,6 +24,11 @@ export interface PermissionContext {
   /** Folder `/x` rules are relative to (the project root holding `.claude/`). Default: `cwd`. */
   settingsRoot?: string;
   homeDir?: string;
+  /**
+   * Where a Bash command runs when that is not `cwd`: the shell's directory after a `cd` in an
+   * earlier call. The command's relative paths resolve here; rules stay anchored as above.
+   */
+  commandCwd?: string;
   /** Rules approved for this session with "allow for session"; checked with the allow list. */
   sessionRules?: readonly SessionRule[];
 }
@@ -63,7 +68,8 @@ export function explainPermission(
   const compiled = compileRules(rules);
   const anchors = resolveAnchors(context);
   const tool = normalizeToolName(toolName);
-  const subject = permissionSubject(tool, input, anchors);
+  const commandCwd = context.commandCwd === undefined ? undefined : resolve(anchors.cwd, context.commandCwd);
+  const subject = permissionSubject(tool, input, anchors, commandCwd);
 
   const denied = findMatch(compiled.deny, tool, input, subject, anchors);
   if (denied) return { decision: 'deny', rule: denied.text, reason: `${toolName} is denied by the rule ${denied.text}`, suggestions: [] };
@@ -118,8 +124,11 @@ function matchesRule(rule: CompiledRule, tool: string, input: unknown, subject: 
   }
 }
 
-/** The first deny/ask rule that applies to the call, for any reading of it. */
-function findMatch(list: CompiledRuleList, tool: string, input: unknown, subject: PermissionSubject, anchors: PathAnchors): CompiledRule | undefined {
+/**
+ * The first deny/ask rule that applies to the call, for any reading of it. Also the matcher
+ * of `matchesPermissionRule`, so a rule means the same wherever it is written.
+ */
+export function findMatch(list: CompiledRuleList, tool: string, input: unknown, subject: PermissionSubject, anchors: PathAnchors): CompiledRule | undefined {
   if (subject.kind === 'bash') {
     const bare = list.bareRule('Bash');
     if (bare) return bare;
@@ -234,7 +243,7 @@ function allowRuleText(check: AllowCheck): string | undefined {
 }
 
 function editable(candidates: readonly string[], compiled: CompiledRules, anchors: PathAnchors): boolean {
-  return insideDirectories(candidates, [anchors.cwd, ...compiled.additionalDirectories]) && !candidates.some((path) => PROTECTED.test(path));
+  return insideDirectories(candidates, [anchors.cwd, ...compiled.additionalDirectories], anchors.cwd) && !candidates.some((path) => PROTECTED.test(path));
 }
 
 function modePolicy(tool: string, subject: PermissionSubject, mode: PermissionMode, compiled: CompiledRules, anchors: PathAnchors): PermissionVerdict {
@@ -266,7 +275,7 @@ function acceptEditsBash(subject: Extract<PermissionSubject, { kind: 'bash' }>, 
     if (compiled.allow.matchBash([command.allowForm])) return true;
     if (!FS_COMMANDS.has(command.name) || command.allowForm.split(' ')[0] !== command.name) return false;
     const paths = command.args.filter((arg) => !arg.startsWith('-'));
-    return paths.length > 0 && paths.every((arg) => editable(pathCandidates(arg, anchors), compiled, anchors));
+    return paths.length > 0 && paths.every((arg) => editable(subject.resolvePath(arg), compiled, anchors));
   });
 }
 
@@ -283,7 +292,7 @@ function criticalReason(tool: string, subject: PermissionSubject, anchors: PathA
       for (const arg of command.args) {
         if (arg.startsWith('-')) continue;
         const target = arg.replace(/^\$\{?HOME\}?(?=\/|$)/, '~');
-        if (pathCandidates(target, anchors).some((path) => critical.has(path.replace(/\/+$/, '') || '/'))) {
+        if (subject.resolvePath(target).some((path) => critical.has(path.replace(/\/+$/, '') || '/'))) {
           return `"${command.allowForm}" removes a critical directory; it always needs approval`;
         }
       }

@@ -13,7 +13,11 @@ export type { ApprovalChainOptions, ApprovalOutcome, PermissionHandler, PromptFo
 export { PermissionEnforcer } from './permission-enforcer.js';
 export type { PermissionEnforcerOptions } from './permission-enforcer.js';
 export { RulesPermissionPolicy } from './rules-permission-policy.js';
-export type { RulesPermissionPolicyOptions } from './rules-permission-policy.js';
+export type { ExplainOptions, RulesPermissionPolicyOptions } from './rules-permission-policy.js';
+export { matchesPermissionRule } from './rule-match.js';
+export { readDenyTest } from './read-access.js';
+export type { DeniedPathTest } from './read-access.js';
+export { offeredTools } from './offered-tools.js';
 export { DEFAULT_MAX_OUTPUT_CHARS, truncateMiddle, truncateToolResult } from './truncate-output.js';
 export { permissionsPlugin, PERMISSIONS_PLUGIN_NAME } from './permissions-plugin.js';
 export type { PermissionsPluginOptions } from './permissions-plugin.js';

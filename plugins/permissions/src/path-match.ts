@@ -26,7 +26,10 @@ export interface PathPattern {
 export function parsePathPattern(specifier: string): PathPattern {
   let spec = specifier.trim();
   // `dir/**` and `dir/` both cover the folder itself and everything in it (see patternRegExp).
-  if (spec.endsWith('/**') && spec.length > 3) spec = spec.slice(0, -3);
+  // A `/**` suffix is a slash inside the pattern, so `dir/**` stays anchored (gitignore):
+  // only a bare name, or a name with a trailing slash alone, matches at any depth.
+  const globstarSuffix = spec.endsWith('/**') && spec.length > 3;
+  if (globstarSuffix) spec = spec.slice(0, -3);
   if (spec.endsWith('/') && spec.length > 1) spec = spec.slice(0, -1);
   if (spec.startsWith('//')) return { anchor: 'absolute', glob: spec.slice(2) };
   if (spec === '~') return { anchor: 'home', glob: '' };
@@ -34,7 +37,7 @@ export function parsePathPattern(specifier: string): PathPattern {
   if (spec.startsWith('/')) return { anchor: 'root', glob: spec.slice(1) };
   if (spec === '.') return { anchor: 'cwd', glob: '' };
   if (spec.startsWith('./')) return { anchor: 'cwd', glob: spec.slice(2) };
-  if (spec.includes('/')) return { anchor: 'cwd', glob: spec };
+  if (spec.includes('/') || globstarSuffix) return { anchor: 'cwd', glob: spec };
   return { anchor: 'anywhere', glob: spec };
 }
 
@@ -141,6 +144,15 @@ function basesFor(anchor: PathAnchor, anchors: PathAnchors): string[] {
   return bases;
 }
 
+/**
+ * The regexes a pattern is tested with: one per reading of its base (as given and real).
+ * Exposed so a caller testing many paths against one pattern prepares them once.
+ */
+export function pathPatternRegExps(pattern: PathPattern, anchors: PathAnchors, ignoreCase: boolean): RegExp[] {
+  const bases = pattern.anchor === 'anywhere' || pattern.anchor === 'absolute' ? ['/'] : basesFor(pattern.anchor, anchors);
+  return bases.map((base) => patternRegExp(pattern, base, ignoreCase));
+}
+
 /** True when any candidate path matches the pattern under any reading of its base. */
 export function matchesPathPattern(
   pattern: PathPattern,
@@ -148,17 +160,21 @@ export function matchesPathPattern(
   anchors: PathAnchors,
   ignoreCase: boolean,
 ): boolean {
-  const bases = pattern.anchor === 'anywhere' || pattern.anchor === 'absolute' ? ['/'] : basesFor(pattern.anchor, anchors);
-  for (const base of bases) {
-    const regex = patternRegExp(pattern, base, ignoreCase);
+  for (const regex of pathPatternRegExps(pattern, anchors, ignoreCase)) {
     for (const candidate of candidates) if (regex.test(candidate)) return true;
   }
   return false;
 }
 
-/** True when every candidate (lexical and real) lies inside one of the directories. */
-export function insideDirectories(candidates: readonly string[], directories: readonly string[]): boolean {
-  const roots = directories.flatMap((directory) => basesFor('cwd', { cwd: directory, settingsRoot: directory, homeDir: directory }));
+/**
+ * True when every candidate (lexical and real) lies inside one of the directories. Relative
+ * directories resolve against `cwd` (the session's), as the file tools resolve them.
+ */
+export function insideDirectories(candidates: readonly string[], directories: readonly string[], cwd: string): boolean {
+  const roots = directories.flatMap((entry) => {
+    const directory = resolve(cwd, entry);
+    return basesFor('cwd', { cwd: directory, settingsRoot: directory, homeDir: directory });
+  });
   const inside = (candidate: string): boolean =>
     roots.some((root) => candidate === root || candidate.startsWith(root.endsWith(sep) ? root : root + sep));
   return candidates.length > 0 && candidates.every(inside);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PreToolUseContext } from '@tessera/contracts';
+import type { PostToolUseContext, PreToolUseContext } from '@tessera/contracts';
 import { PermissionEnforcer } from './permission-enforcer.js';
 import { RulesPermissionPolicy } from './rules-permission-policy.js';
 
@@ -34,5 +34,56 @@ describe('PermissionEnforcer and calls approved before the guard', () => {
   it('asks as usual when nobody approved the call', async () => {
     expect(await enforcer.checkPermission(context('npm publish'))).toMatchObject({ decision: 'deny' });
     expect(asked).toEqual(['npm publish']);
+  });
+});
+
+describe('PermissionEnforcer and a cd carried over by Bash', () => {
+  const rules = { allow: ['Bash(cd:*)', 'Bash(cat:*)'], deny: ['Read(./secrets/**)'] };
+  const shellAt = (directory: string | undefined) => () => ({ cwdFor: (sessionId: string) => (sessionId === 's' ? directory : undefined) });
+  const call = (toolName: string, input: unknown): PreToolUseContext => ({ ...context(''), toolName, input });
+
+  it('resolves relative paths of a command in the shell directory, with rules still anchored at the session cwd', async () => {
+    const enforcer = new PermissionEnforcer({ policy: new RulesPermissionPolicy(rules), shellDirectories: shellAt('/work/secrets') });
+    expect(await enforcer.checkPermission(context('cat key.txt'))).toMatchObject({ decision: 'deny', reason: expect.stringContaining('Read(./secrets/**)') });
+    expect(await enforcer.checkPermission(context('cat ../README.md'))).toBeUndefined();
+  });
+
+  it('uses the session cwd before any cd, and when nothing binds ShellDirectories', async () => {
+    for (const shellDirectories of [shellAt(undefined), () => undefined]) {
+      const enforcer = new PermissionEnforcer({ policy: new RulesPermissionPolicy(rules), shellDirectories });
+      expect(await enforcer.checkPermission(context('cat key.txt'))).toBeUndefined();
+      expect(await enforcer.checkPermission(context('cat secrets/key.txt'))).toMatchObject({ decision: 'deny' });
+    }
+  });
+
+  it('leaves other tools resolving against the session cwd', async () => {
+    const enforcer = new PermissionEnforcer({ policy: new RulesPermissionPolicy(rules), shellDirectories: shellAt('/work/secrets') });
+    expect(await enforcer.checkPermission(call('Read', { file_path: 'key.txt' }))).toBeUndefined();
+    expect(await enforcer.checkPermission(call('Read', { file_path: 'secrets/key.txt' }))).toMatchObject({ decision: 'deny' });
+  });
+});
+
+describe('PermissionEnforcer output truncation', () => {
+  const post = (tool: PostToolUseContext['tool'], text: string): PostToolUseContext => ({
+    session,
+    round: 1,
+    toolCallId: 't',
+    toolName: 'Read',
+    ...(tool ? { tool } : {}),
+    input: {},
+    result: { success: true, output: text },
+    durationMs: 1,
+  });
+  const readTool = { name: 'Read', description: 'reads', parameters: {}, maxResultChars: 100_000, execute: () => ({ success: true, output: '' }) };
+
+  it("caps a tool that declares maxResultChars at its own figure, not the default", () => {
+    const enforcer = new PermissionEnforcer({ policy: new RulesPermissionPolicy() });
+    expect(enforcer.truncate(post(readTool, 'x'.repeat(50_000)))).toBeUndefined();
+    expect(String(enforcer.truncate(post(readTool, 'x'.repeat(100_010)))?.result?.output)).toMatch(/10 characters truncated/);
+    expect(String(enforcer.truncate(post(undefined, 'x'.repeat(50_000)))?.result?.output)).toMatch(/20000 characters truncated/);
+    const small = new PermissionEnforcer({ policy: new RulesPermissionPolicy(), maxOutputChars: 100 });
+    expect(small.truncate(post({ ...readTool, maxResultChars: 1_000 }, 'x'.repeat(500)))).toBeUndefined();
+    const off = new PermissionEnforcer({ policy: new RulesPermissionPolicy(), maxOutputChars: false });
+    expect(off.truncate(post(readTool, 'x'.repeat(200_000)))).toBeUndefined();
   });
 });

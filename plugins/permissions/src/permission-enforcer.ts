@@ -5,6 +5,7 @@ import {
   type PostToolUseContext,
   type PreToolUseContext,
   type PreToolUseDecision,
+  type ShellDirectories,
 } from '@tessera/contracts';
 import { requestApproval, type ApprovalChainOptions } from './approval-chain.js';
 import type { SessionRule } from './evaluate-permission.js';
@@ -13,8 +14,17 @@ import { DEFAULT_MAX_OUTPUT_CHARS, truncateToolResult } from './truncate-output.
 
 export interface PermissionEnforcerOptions extends ApprovalChainOptions {
   policy: PermissionPolicy;
-  /** Tool output longer than this is middle-truncated; `false` turns it off. Default 30,000. */
+  /**
+   * Tool output longer than this is middle-truncated; `false` turns it off. Default 30,000.
+   * A tool that declares `maxResultChars` (it keeps its results within that itself) is capped
+   * at its own figure instead, so its result is never cut in the middle.
+   */
   maxOutputChars?: number | false;
+  /**
+   * Where each session's shell is after a `cd` (the built-in tools bind `ShellDirectories`);
+   * called at check time. A Bash command's relative paths resolve there; default the session cwd.
+   */
+  shellDirectories?: () => ShellDirectories | undefined;
 }
 
 /**
@@ -33,13 +43,21 @@ export class PermissionEnforcer {
     this.options.approvalHandler = handler;
   }
 
+  /** Late-bound lookup of the shell directories (the plugin passes a container lookup at boot). */
+  setShellDirectories(lookup: () => ShellDirectories | undefined): void {
+    this.options.shellDirectories = lookup;
+  }
+
   async checkPermission(context: PreToolUseContext): Promise<PreToolUseDecision | undefined> {
     const { session, toolName, input, toolCallId, signal } = context;
     try {
       const query = { toolName, input, mode: session.getPermissionMode(), cwd: session.cwd, sessionId: session.sessionId };
       const { policy } = this.options;
       const remembered = this.sessionRules.get(session) ?? [];
-      const verdict = policy instanceof RulesPermissionPolicy ? policy.explain(query, remembered) : await policy.evaluate(query);
+      const verdict =
+        policy instanceof RulesPermissionPolicy
+          ? policy.explain(query, remembered, this.commandCwd(toolName, session.sessionId))
+          : await policy.evaluate(query);
       if (verdict.decision === 'auto') return undefined;
       if (verdict.decision === 'deny') return { decision: 'deny', reason: verdict.reason ?? `${toolName} is not allowed`, source: 'permission' };
       // Approved before the guard (a PreToolUse hook): deny rules were applied above; ask no one.
@@ -67,6 +85,13 @@ export class PermissionEnforcer {
     }
   }
 
+  /** Where a Bash call runs when an earlier `cd` moved the session's shell. */
+  private commandCwd(toolName: string, sessionId: string): { commandCwd?: string } {
+    if (toolName !== 'Bash') return {};
+    const commandCwd = this.options.shellDirectories?.()?.cwdFor(sessionId);
+    return commandCwd === undefined ? {} : { commandCwd };
+  }
+
   private remember(session: ISession, rules: readonly SessionRule[]): void {
     const list = this.sessionRules.get(session) ?? [];
     for (const rule of rules) if (!list.some((known) => known.text === rule.text)) list.push(rule);
@@ -84,8 +109,9 @@ export class PermissionEnforcer {
 
   /** Waterfall tap body for `postToolUse` / `postToolUseFailure`. */
   truncate(context: PostToolUseContext): Partial<PostToolUseContext> | undefined {
-    const max = this.options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-    if (max === false) return undefined;
+    const configured = this.options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+    if (configured === false) return undefined;
+    const max = context.tool?.maxResultChars ?? configured;
     const result = truncateToolResult(context.result, max);
     return result === context.result ? undefined : { result };
   }

@@ -12,7 +12,14 @@ export interface BashFiles {
 
 /** What a tool call is checked as: the parts of its input that rules can name. */
 export type PermissionSubject =
-  | { kind: 'bash'; command: string; analyzed: AnalyzedBashCommand; files: () => BashFiles }
+  | {
+      kind: 'bash';
+      command: string;
+      analyzed: AnalyzedBashCommand;
+      files: () => BashFiles;
+      /** Path candidates of one of the command's path arguments, resolved where the command runs. */
+      resolvePath: (path: string) => string[];
+    }
   | { kind: 'path'; family: 'Read' | 'Edit'; candidates: string[] | undefined }
   | { kind: 'domain'; url: string; host: string | undefined }
   | { kind: 'value'; value: string | undefined }
@@ -58,6 +65,7 @@ function shellPath(arg: string, anchors: PathAnchors): string {
   return expandHome(arg.replace(/^\$\{?HOME\}?(?=\/|$)/, '~'), anchors.homeDir);
 }
 
+/** `anchors` here resolve the command's paths: their `cwd` is where the command runs. */
 function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFiles {
   const reads: string[][] = [];
   const writes: string[][] = [];
@@ -85,14 +93,24 @@ function bashSubject(command: string, anchors: PathAnchors): PermissionSubject {
   const analyzed = analyzeBashCommand(command);
   let files: BashFiles | undefined;
   // Resolving real paths costs a syscall each: only done when a rule or the mode needs it.
-  return { kind: 'bash', command, analyzed, files: () => (files ??= bashFiles(analyzed, anchors)) };
+  return {
+    kind: 'bash',
+    command,
+    analyzed,
+    files: () => (files ??= bashFiles(analyzed, anchors)),
+    resolvePath: (path) => pathCandidates(path, anchors),
+  };
 }
 
-/** Builds the subject for a tool call (`Task` is already normalised to `Agent`). */
-export function permissionSubject(toolName: string, input: unknown, anchors: PathAnchors): PermissionSubject {
+/**
+ * Builds the subject for a tool call (`Task` is already normalised to `Agent`). A Bash
+ * command's relative paths resolve in `commandCwd` (the shell's directory after an earlier
+ * `cd`), default `anchors.cwd`; rules stay anchored at `anchors`.
+ */
+export function permissionSubject(toolName: string, input: unknown, anchors: PathAnchors, commandCwd?: string): PermissionSubject {
   if (toolName === 'Bash') {
     const command = stringField(input, 'command', 'cmd');
-    return bashSubject(command ?? '', anchors);
+    return bashSubject(command ?? '', commandCwd === undefined ? anchors : { ...anchors, cwd: commandCwd });
   }
   if (READ_TOOLS.has(toolName) || EDIT_TOOLS.has(toolName)) {
     const family = READ_TOOLS.has(toolName) ? 'Read' : 'Edit';

@@ -1,9 +1,10 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PermissionPolicy, type ApprovalRequest, type Message, type ToolExecutionEvent } from '@tessera/contracts';
-import { createKernel, defineTool, toolsPlugin, type Kernel } from '@tessera/kernel';
+import { PermissionPolicy, ShellDirectories, type ApprovalRequest, type Message, type ToolExecutionEvent } from '@tessera/contracts';
+import { createKernel, definePlugin, defineTool, toolsPlugin, type Kernel } from '@tessera/kernel';
 import { recordingApprovals } from '@tessera/kernel/testing';
+import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -170,4 +171,63 @@ describe('permissionsPlugin', () => {
     await second.session.run('go');
     expect(String(toolResults(second.session.getHistory())[0]?.content)).toHaveLength(50_000);
   });
+
+  it('resolves a Bash command\'s relative paths where an earlier cd left the shell (ShellDirectories)', async () => {
+    const shells = new Map<string, string>();
+    const shellTool = defineTool({
+      name: 'Bash',
+      description: 'runs a command and keeps a cd (fake)',
+      inputSchema: z.object({ command: z.string() }),
+      execute: ({ command }, { sessionId, cwd: start }) => {
+        ran.push(command);
+        if (command.startsWith('cd ')) shells.set(sessionId, join(shells.get(sessionId) ?? start, command.slice(3)));
+        return { success: true, output: 'ok' };
+      },
+    });
+    const shellPlugin = definePlugin({
+      name: 'fake-shell-directories',
+      provides: [ShellDirectories],
+      register({ bind }) {
+        bind(ShellDirectories).toConstantValue({ cwdFor: (sessionId) => shells.get(sessionId) });
+      },
+    });
+    const rules = { allow: ['Bash(cd:*)', 'Bash(cat:*)'], deny: ['Read(./secrets/**)'] };
+    const { session } = await start(['cd secrets', 'cat key.txt', 'cat ../README.md'], { rules }, { plugins: [toolsPlugin(shellTool), shellPlugin] });
+    await session.run('go');
+    expect(ran).toEqual(['cd secrets', 'cat ../README.md']);
+    expect(String(toolResults(session.getHistory())[1]?.content)).toMatch(/Permission denied: .*Read\(\.\/secrets\/\*\*\)/);
+  });
+
+  it('leaves out of each model request the tools a deny rule denies outright', async () => {
+    const webFetch = defineTool({ name: 'WebFetch', description: 'fetches (fake)', inputSchema: z.object({ url: z.string() }), execute: () => ({ success: true, output: '' }) });
+    const write = defineTool({ name: 'Write', description: 'writes (fake)', inputSchema: z.object({ file_path: z.string() }), execute: () => ({ success: true, output: '' }) });
+    const offered = async (deny: string[]) => {
+      await kernel?.shutdown();
+      const provider = new ScriptedProvider({ turns: [{ text: 'done' }] });
+      kernel = await createKernel({
+        plugins: testPreset({ provider, replace: [permissionsPlugin({ rules: { deny } })], plugins: [toolsPlugin(bashTool, webFetch, write)] }),
+      });
+      await kernel.createSession({ cwd }).run('go');
+      return provider.requests[0]!.tools.map((tool) => tool.name);
+    };
+    expect(await offered([])).toEqual(['Bash', 'WebFetch', 'Write']);
+    expect(await offered(['WebFetch', 'Bash(rm *)', 'Write(./x)'])).toEqual(['Bash', 'Write']);
+    expect(await offered(['Bash(*)', 'Edit'])).toEqual(['WebFetch']);
+  });
+
+  it('caps a tool that declares maxResultChars at its own figure, so a Read result keeps its middle', async () => {
+    const readTool = defineTool({
+      name: 'Read',
+      description: 'reads (fake)',
+      inputSchema: z.object({ file_path: z.string() }),
+      maxResultChars: 100_000,
+      execute: () => ({ success: true, output: 'x'.repeat(50_000) }),
+    });
+    const turns = [{ toolCalls: [{ id: 'r', name: 'Read', input: { file_path: join(cwd, 'a.txt') } }] }, { text: 'done' }];
+    kernel = await createKernel({ plugins: testPreset({ turns, replace: [permissionsPlugin({})], plugins: [toolsPlugin(readTool)] }) });
+    const session = kernel.createSession({ cwd });
+    await session.run('go');
+    expect(String(toolResults(session.getHistory())[0]?.content)).toHaveLength(50_000);
+  });
 });
+

@@ -1,4 +1,4 @@
-import { ApprovalHandler, PermissionPolicy } from '@tessera/contracts';
+import { ApprovalHandler, PermissionPolicy, ReadAccess, ShellDirectories } from '@tessera/contracts';
 import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
 import type { ApprovalChainOptions } from './approval-chain.js';
 import { PermissionEnforcer } from './permission-enforcer.js';
@@ -20,6 +20,9 @@ export interface PermissionsPluginOptions extends RulesPermissionPolicyOptions, 
  * Rule-based permissions: provides `PermissionPolicy` (so `testPreset({ replace })` swaps
  * out the allow-all policy) and guards every tool call at `Stage.Guard`. The bound
  * `ApprovalHandler`, when some plugin provides one, is the approver after `permissionHandler`.
+ * Also provides `ReadAccess` (Read deny rules for Glob and Grep results), leaves tools that a
+ * deny rule denies outright out of each model request, and resolves a Bash command's relative
+ * paths in the shell's directory when some plugin binds `ShellDirectories`.
  */
 export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugin {
   const policy = new RulesPermissionPolicy(options.rules, options);
@@ -32,9 +35,15 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
   options.onEnforcer?.(enforcer);
   return definePlugin({
     name: PERMISSIONS_PLUGIN_NAME,
-    provides: [PermissionPolicy],
+    provides: [PermissionPolicy, ReadAccess],
     register({ bind, hooks }) {
       bind(PermissionPolicy).toConstantValue(policy);
+      bind(ReadAccess).toConstantValue(policy);
+      // Guard stage: later taps (and the provider) see the list the model will get.
+      hooks.beforeProviderRequest.tap({ name: `${PERMISSIONS_PLUGIN_NAME}:offered-tools`, stage: Stage.Guard }, ({ request }) => {
+        const tools = policy.offeredTools(request.tools);
+        return tools === request.tools ? undefined : { request: { ...request, tools } };
+      });
       hooks.preToolUse.tapPromise({ name: `${PERMISSIONS_PLUGIN_NAME}:enforce`, stage: Stage.Guard }, (context) =>
         enforcer.checkPermission(context),
       );
@@ -45,6 +54,8 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
     },
     boot({ getOptional }) {
       enforcer.setApprovalHandler(getOptional(ApprovalHandler));
+      // Looked up at check time: whichever plugin binds it, whenever it is bound.
+      enforcer.setShellDirectories(() => getOptional(ShellDirectories));
     },
   });
 }

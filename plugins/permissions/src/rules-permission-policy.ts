@@ -1,5 +1,8 @@
-import type { PermissionPolicy, PermissionQuery } from '@tessera/contracts';
+import type { PermissionPolicy, PermissionQuery, ReadAccess, ToolSchema } from '@tessera/contracts';
 import { explainPermission, type PermissionExplanation, type SessionRule } from './evaluate-permission.js';
+import { offeredTools } from './offered-tools.js';
+import { resolveAnchors } from './permission-subject.js';
+import { readDenyTest, type DeniedPathTest } from './read-access.js';
 import { compileRules, type PermissionRules } from './rule-set.js';
 
 export interface RulesPermissionPolicyOptions {
@@ -8,8 +11,17 @@ export interface RulesPermissionPolicyOptions {
   homeDir?: string;
 }
 
-/** `PermissionPolicy` over Claude Code rules: deny → ask → allow → mode. */
-export class RulesPermissionPolicy implements PermissionPolicy {
+/** What a check knows beyond the query: the session's remembered rules, where a command runs. */
+export interface ExplainOptions {
+  /** The shell's directory after an earlier `cd`: a Bash command's relative paths resolve here. */
+  commandCwd?: string;
+}
+
+/**
+ * `PermissionPolicy` over Claude Code rules: deny → ask → allow → mode. Also `ReadAccess`:
+ * the same Read deny rules as a path test for Glob and Grep results.
+ */
+export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess {
   private rules: PermissionRules;
 
   constructor(
@@ -37,12 +49,23 @@ export class RulesPermissionPolicy implements PermissionPolicy {
     return this.explain(query, []);
   }
 
-  explain(query: PermissionQuery, sessionRules: readonly SessionRule[]): PermissionExplanation {
+  explain(query: PermissionQuery, sessionRules: readonly SessionRule[], options: ExplainOptions = {}): PermissionExplanation {
     return explainPermission(query.toolName, query.input, query.mode, this.rules, {
       cwd: query.cwd,
       ...(this.options.settingsRoot === undefined ? {} : { settingsRoot: this.options.settingsRoot }),
       ...(this.options.homeDir === undefined ? {} : { homeDir: this.options.homeDir }),
+      ...(options.commandCwd === undefined ? {} : { commandCwd: options.commandCwd }),
       sessionRules,
     });
+  }
+
+  /** `ReadAccess`: undefined when no Read deny rule exists; else a test prepared for this call. */
+  deniedPaths(context: { cwd: string; sessionId: string }): DeniedPathTest | undefined {
+    return readDenyTest(this.rules, resolveAnchors({ ...this.options, cwd: context.cwd }));
+  }
+
+  /** The tool list without the tools a deny rule denies outright. */
+  offeredTools(tools: readonly ToolSchema[]): readonly ToolSchema[] {
+    return offeredTools(this.rules, tools);
   }
 }

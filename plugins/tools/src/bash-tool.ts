@@ -136,8 +136,9 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
       sessionId: context.sessionId,
       ...(input.description ? { description: input.description } : {}),
     });
+    const read = tasks.readOutput ? ` Read its output with BashOutput (bash_id "${ticket.id}")${tasks.stop ? ', stop it with KillShell' : ''}.` : '';
     const log = ticket.logPath ? ` Output is written to ${ticket.logPath}.` : '';
-    return succeed(`Command running in background with ID: ${ticket.id}.${log}${notice}`, {
+    return succeed(`Command running in background with ID: ${ticket.id}.${read}${log}${notice}`, {
       stdout: '', stderr: '', exitCode: null, interrupted: false, timedOut: false, truncated: false, isImage: false as const, cwd, backgroundTaskId: ticket.id,
     });
   }

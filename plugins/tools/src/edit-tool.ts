@@ -5,6 +5,7 @@ import { filesFor, stateFor, type FileToolOptions } from './common-options.js';
 import { structuredPatch, type DiffHunk } from './diff.js';
 import { closestMatch, lineOf, matchEdit } from './edit-match.js';
 import { checkFresh, checkWritable, recordWrite, refuseNonRegular } from './freshness.js';
+import { withPathLock } from './path-lock.js';
 import { errorText, fail, succeed } from './result.js';
 import { decodeText, type TextEncoding } from './workspace-files.js';
 
@@ -76,65 +77,68 @@ export function editTool(options: EditToolOptions = {}): Tool<EditInput, EditToo
       const resolved = await files.resolve(input.file_path, context);
       if (!resolved.ok) return fail(resolved.message, resolved.code);
       const path = resolved.path;
-      try {
-        const found = await files.stat(path);
-        if (found?.isDirectory) return fail(`${input.file_path} is a directory; Edit needs a file path.`, 'is_directory');
-        let content = '';
-        if (!found) {
-          if (oldInput !== '') {
-            return fail(`File does not exist: ${input.file_path}. Use an empty old_string to create it, or Write.`, 'not_found');
+      // Held from the freshness check to the read record, so a concurrent Write or Edit of the same file waits and then sees this one's change.
+      return withPathLock(path, async () => {
+        try {
+          const found = await files.stat(path);
+          if (found?.isDirectory) return fail(`${input.file_path} is a directory; Edit needs a file path.`, 'is_directory');
+          let content = '';
+          if (!found) {
+            if (oldInput !== '') {
+              return fail(`File does not exist: ${input.file_path}. Use an empty old_string to create it, or Write.`, 'not_found');
+            }
+          } else {
+            const refused = refuseNonRegular(found, input.file_path, 'Edit') ?? (await checkWritable(files, path, input.file_path, 'Edit'));
+            if (refused) return refused;
+            const fresh = await checkFresh(files, state, context.sessionId, path, input.file_path, found);
+            if (!fresh.ok) return fresh.result;
+            const decoded = decodeText(fresh.bytes);
+            const unsupported = refuseEncoding(decoded.encoding, input.file_path);
+            if (unsupported) return unsupported;
+            content = decoded.text;
+            if (oldInput === '' && content.length > 0) {
+              return fail(`Cannot use an empty old_string on ${input.file_path}: the file already exists and is not empty.`, 'ambiguous_match');
+            }
           }
-        } else {
-          const refused = refuseNonRegular(found, input.file_path, 'Edit') ?? (await checkWritable(files, path, input.file_path, 'Edit'));
-          if (refused) return refused;
-          const fresh = await checkFresh(files, state, context.sessionId, path, input.file_path, found);
-          if (!fresh.ok) return fresh.result;
-          const decoded = decodeText(fresh.bytes);
-          const unsupported = refuseEncoding(decoded.encoding, input.file_path);
-          if (unsupported) return unsupported;
-          content = decoded.text;
-          if (oldInput === '' && content.length > 0) {
-            return fail(`Cannot use an empty old_string on ${input.file_path}: the file already exists and is not empty.`, 'ambiguous_match');
-          }
-        }
 
-        const { offsets, oldString, newString } = matchEdit(content, oldInput, newInput);
-        if (offsets.length === 0) {
-          const hint = closestMatch(content, oldInput);
-          const detail = hint
-            ? hint.whitespaceOnly
-              ? ` It matches at line ${hint.line} if whitespace is ignored; copy the exact indentation from the file.`
-              : ` The closest match is line ${hint.line}: ${JSON.stringify(hint.text.trim().slice(0, 200))}.`
-            : '';
-          return fail(`String to replace not found in ${input.file_path}.${detail} Read the file again and copy old_string exactly.`, 'no_match');
+          const { offsets, oldString, newString } = matchEdit(content, oldInput, newInput);
+          if (offsets.length === 0) {
+            const hint = closestMatch(content, oldInput);
+            const detail = hint
+              ? hint.whitespaceOnly
+                ? ` It matches at line ${hint.line} if whitespace is ignored; copy the exact indentation from the file.`
+                : ` The closest match is line ${hint.line}: ${JSON.stringify(hint.text.trim().slice(0, 200))}.`
+              : '';
+            return fail(`String to replace not found in ${input.file_path}.${detail} Read the file again and copy old_string exactly.`, 'no_match');
+          }
+          if (offsets.length > 1 && !replaceAll) {
+            const lines = offsets.slice(0, 10).map((offset) => lineOf(content, offset));
+            return fail(
+              `Found ${offsets.length} matches of old_string in ${input.file_path} (lines ${lines.join(', ')}${offsets.length > 10 ? ', …' : ''}), but replace_all is false. ` +
+                'Set replace_all to true to replace every occurrence, or add surrounding context so old_string is unique.',
+              'ambiguous_match',
+            );
+          }
+          const updated = replaceAt(content, replaceAll ? offsets : offsets.slice(0, 1), oldString, newString);
+          await files.write(path, updated);
+          await recordWrite(files, state, context.sessionId, path, updated);
+          const replacements = replaceAll ? offsets.length : 1;
+          const startLine = lineOf(updated, offsets[0]!);
+          const data: EditToolData = {
+            filePath: path,
+            oldString: oldInput,
+            newString: newInput,
+            replaceAll,
+            replacements,
+            startLine,
+            structuredPatch: structuredPatch(content, updated),
+          };
+          const what = !found ? 'created' : replacements > 1 ? `updated (${replacements} replacements)` : 'updated';
+          return succeed(`The file ${input.file_path} has been ${what}; the change starts at line ${startLine}.`, data);
+        } catch (error) {
+          return fail(`Could not edit ${input.file_path}: ${errorText(error)}`, 'io_error');
         }
-        if (offsets.length > 1 && !replaceAll) {
-          const lines = offsets.slice(0, 10).map((offset) => lineOf(content, offset));
-          return fail(
-            `Found ${offsets.length} matches of old_string in ${input.file_path} (lines ${lines.join(', ')}${offsets.length > 10 ? ', …' : ''}), but replace_all is false. ` +
-              'Set replace_all to true to replace every occurrence, or add surrounding context so old_string is unique.',
-            'ambiguous_match',
-          );
-        }
-        const updated = replaceAt(content, replaceAll ? offsets : offsets.slice(0, 1), oldString, newString);
-        await files.write(path, updated);
-        await recordWrite(files, state, context.sessionId, path, updated);
-        const replacements = replaceAll ? offsets.length : 1;
-        const startLine = lineOf(updated, offsets[0]!);
-        const data: EditToolData = {
-          filePath: path,
-          oldString: oldInput,
-          newString: newInput,
-          replaceAll,
-          replacements,
-          startLine,
-          structuredPatch: structuredPatch(content, updated),
-        };
-        const what = !found ? 'created' : replacements > 1 ? `updated (${replacements} replacements)` : 'updated';
-        return succeed(`The file ${input.file_path} has been ${what}; the change starts at line ${startLine}.`, data);
-      } catch (error) {
-        return fail(`Could not edit ${input.file_path}: ${errorText(error)}`, 'io_error');
-      }
+      });
     },
   });
 }

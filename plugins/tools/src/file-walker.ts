@@ -1,3 +1,4 @@
+import type { ReadAccess, ToolContext } from '@tessera/contracts';
 import { readdirSync, type Dirent } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { PathFilter } from './glob-pattern.js';
@@ -13,6 +14,20 @@ export interface WalkOptions {
   onFile(path: string): void;
   /** Longest stretch of synchronous work before yielding to the event loop. Default 10 ms. */
   sliceMs?: number;
+}
+
+/**
+ * The Read-deny test for one Glob or Grep call: asked once, so the rules are prepared once per
+ * call; undefined when there is no `ReadAccess` or it denies nothing, so the search then pays
+ * nothing per file. `readAccess` may be a function, resolved now (the plugins pass a lookup of
+ * the optional `ReadAccess` service).
+ */
+export function deniedPathsFor(
+  readAccess: ReadAccess | (() => ReadAccess | undefined) | undefined,
+  context: Pick<ToolContext, 'cwd' | 'sessionId'>,
+): ((absolutePath: string) => boolean) | undefined {
+  const access = typeof readAccess === 'function' ? readAccess() : readAccess;
+  return access?.deniedPaths({ cwd: context.cwd, sessionId: context.sessionId });
 }
 
 const toPosix = sep === '/' ? (path: string) => path : (path: string) => path.split(sep).join('/');

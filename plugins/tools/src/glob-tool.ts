@@ -1,10 +1,11 @@
-import type { Tool } from '@tessera/contracts';
+import type { ReadAccess, Tool } from '@tessera/contracts';
 import { defineTool } from '@tessera/kernel';
 import fg from 'fast-glob';
 import { readdirSync, type Dirent } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { FileTimes } from './file-times.js';
+import { deniedPathsFor } from './file-walker.js';
 import { compileNamePattern, newestMatchingFiles, type NewestMatches, type WalkOptions } from './glob-fast-path.js';
 import { IgnoreRules, type SearchFilterOptions } from './ignore-rules.js';
 import { NewestFiles } from './newest-files.js';
@@ -21,6 +22,12 @@ export interface GlobToolOptions extends WorkspaceOptions, SearchFilterOptions {
    * call, stopped after a minute idle). Default true; false stats everything on the calling thread.
    */
   statWorker?: boolean;
+  /**
+   * Read permission rules: files they deny are left out of the results and the count, as
+   * Claude Code applies `Read(…)` deny rules to Glob. A function is asked on every call (the
+   * plugin looks up the `ReadAccess` service that way). Default: nothing is denied.
+   */
+  readAccess?: ReadAccess | (() => ReadAccess | undefined);
 }
 
 export interface GlobToolData {
@@ -156,7 +163,10 @@ export async function newestMatches(
   const literal = !fg.isDynamicPattern(escaped);
   const newest = new NewestFiles(limit);
   const times = new FileTimes(newest, options.worker);
-  for (const path of matches) if (isInside(path, root) && !(literal && rules.isIgnoredFile(path))) times.add(path);
+  const denied = options.denied;
+  for (const path of matches) {
+    if (isInside(path, root) && !(literal && rules.isIgnoredFile(path)) && !denied?.(path)) times.add(path);
+  }
   await times.done();
   return { files: newest.sorted(), count: newest.count };
 }
@@ -164,7 +174,7 @@ export async function newestMatches(
 /**
  * Glob: fast-glob (plus a purpose-built walk for `**∕<name>` patterns) over the search path,
  * newest files first, `.gitignore` and heavy folders respected, symbolic links not followed,
- * at most `maxResults` paths.
+ * files that Read permission rules deny left out, at most `maxResults` paths.
  */
 export function globTool(options: GlobToolOptions = {}): Tool<GlobInput, GlobToolData> {
   const maxResults = options.maxResults ?? 100;
@@ -193,7 +203,8 @@ export function globTool(options: GlobToolOptions = {}): Tool<GlobInput, GlobToo
       try {
         const rules = IgnoreRules.create(root.path, root.workspaceRoot, options);
         const worker = useWorker ? StatWorker.available() : undefined;
-        const found = await newestMatches(rest, root.path, rules, maxResults, { worker, signal: context.signal });
+        const denied = deniedPathsFor(options.readAccess, context);
+        const found = await newestMatches(rest, root.path, rules, maxResults, { worker, signal: context.signal, denied });
         if (context.signal.aborted) return fail('Glob aborted.', 'aborted');
         const truncated = found.count > maxResults;
         const filenames = found.files.map((entry) => entry.path);

@@ -1,8 +1,8 @@
-import type { Tool } from '@tessera/contracts';
+import type { ReadAccess, Tool } from '@tessera/contracts';
 import { defineTool } from '@tessera/kernel';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { walkFiles } from './file-walker.js';
+import { deniedPathsFor, walkFiles } from './file-walker.js';
 import { FILE_TYPES } from './file-types.js';
 import { compilePathFilter, type PathFilter } from './glob-pattern.js';
 import { requiredLiteral, searchFile, type FileMatches, type GrepOutputMode, type GrepSettings } from './grep-engine.js';
@@ -21,6 +21,12 @@ export interface GrepToolOptions extends WorkspaceOptions, SearchFilterOptions {
   maxOutputChars?: number;
   /** Content lines are cut to this many characters. Default 500. */
   maxColumns?: number;
+  /**
+   * Read permission rules: files they deny are never opened, so they add no matches, names or
+   * counts, as Claude Code applies `Read(…)` deny rules to Grep. A function is asked on every
+   * call (the plugin looks up the `ReadAccess` service that way). Default: nothing is denied.
+   */
+  readAccess?: ReadAccess | (() => ReadAccess | undefined);
 }
 
 export interface GrepToolData {
@@ -78,7 +84,8 @@ function limitOutput(lines: string[], maxChars: number): { text: string; cut: bo
  * Grep: a regex search written in TypeScript with ripgrep's behaviour where Claude Code relies
  * on it: `.gitignore` and heavy folders skipped, binary files skipped, `glob` / `type` filters,
  * three output modes, context lines, multiline mode and `head_limit`. Files are streamed in
- * pieces by a bounded pool, so memory does not grow with file or tree size.
+ * pieces by a bounded pool, so memory does not grow with file or tree size. Files that Read
+ * permission rules deny are skipped before they are opened.
  */
 export function grepTool(options: GrepToolOptions = {}): Tool<GrepInput, GrepToolData> {
   const maxContentLines = options.maxContentLines ?? 20_000;
@@ -137,9 +144,15 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepInput, GrepToo
         };
         const required = settings.multiline ? undefined : requiredLiteral(settings.line.source, settings.line.flags);
         const literal = required === undefined ? undefined : Buffer.from(required, 'utf8');
+        const search = (path: string) => collect(searchFile(path, settings, Math.max(0, maxContentLines - keptLines), literal));
+        const denied = deniedPathsFor(options.readAccess, context);
+        // Without deny rules the walk calls `search` directly: no per-file check at all.
+        const onFile = denied === undefined ? search : (path: string) => {
+          if (!denied(path)) search(path);
+        };
         const isFile = (await stat(root.path)).isFile();
         if (isFile) {
-          collect(searchFile(root.path, settings, maxContentLines, literal));
+          onFile(root.path);
         } else {
           await walkFiles({
             root: root.path,
@@ -147,7 +160,7 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepInput, GrepToo
             ...(filter ? { filter } : {}),
             signal: context.signal,
             ...(options.sliceMs === undefined ? {} : { sliceMs: options.sliceMs }),
-            onFile: (path) => collect(searchFile(path, settings, Math.max(0, maxContentLines - keptLines), literal)),
+            onFile,
           });
         }
         if (context.signal.aborted) return fail('Search aborted.', 'aborted');

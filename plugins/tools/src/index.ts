@@ -1,5 +1,7 @@
 export { bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_TIMEOUT_MS, bashInputSchema } from './bash-tool.js';
 export type { BashInput, BashToolData, BashToolOptions } from './bash-tool.js';
+export { bashOutputTool, bashOutputInputSchema, killShellTool, killShellInputSchema } from './background-shell-tools.js';
+export type { BackgroundShellToolOptions, BackgroundTasksSource, BashOutputInput, BashOutputToolData, KillShellInput, KillShellToolData } from './background-shell-tools.js';
 export { readTool, readInputSchema } from './read-tool.js';
 export type { ReadInput, ReadToolData, ReadToolOptions } from './read-tool.js';
 export { writeTool, writeInputSchema } from './write-tool.js';
@@ -50,14 +52,16 @@ export type {
   IWorkspaceManifestEntry,
 } from './sandbox/workspace-manifest.js';
 export {
+  bashOutputToolPlugin,
   bashToolPlugin,
   builtinTools,
   editToolPlugin,
   globToolPlugin,
   grepToolPlugin,
+  killShellToolPlugin,
   readToolPlugin,
   webFetchToolPlugin,
   webSearchToolPlugin,
   writeToolPlugin,
 } from './plugins.js';
-export type { BuiltinToolName, BuiltinToolsOptions } from './plugins.js';
+export type { BuiltinToolName, BuiltinToolsOptions, WebFetchPluginOptions } from './plugins.js';

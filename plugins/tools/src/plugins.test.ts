@@ -1,3 +1,4 @@
+import { InMemorySandboxClient } from './sandbox/in-memory-sandbox-client.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,11 +23,15 @@ function toolResults(history: readonly unknown[]): Array<{ toolName: string; con
 }
 
 describe('builtinTools in a session', () => {
-  it('offers all eight tools with Claude Code input shapes', async () => {
+  it('offers all ten tools with Claude Code input shapes', async () => {
     const kernel = await createKernel({ plugins: [...testPreset({ turns: [{ text: 'hi' }] }), ...builtinTools()] });
     const session = kernel.createSession({ cwd: dir });
     const names = [...session.toolsByName.keys()];
-    expect(names).toEqual(['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch']);
+    expect(names).toEqual(['Bash', 'BashOutput', 'KillShell', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch']);
+    const bashOutput = session.toolsByName.get('BashOutput')!.parameters as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(bashOutput.properties)).toEqual(['bash_id', 'filter']);
+    expect(bashOutput.required).toEqual(['bash_id']);
+    expect(Object.keys((session.toolsByName.get('KillShell')!.parameters as { properties: object }).properties)).toEqual(['shell_id']);
     const grep = session.toolsByName.get('Grep')!.parameters as { properties: Record<string, unknown> };
     expect(Object.keys(grep.properties)).toEqual(['pattern', 'path', 'glob', 'type', 'output_mode', '-i', '-n', '-A', '-B', '-C', 'multiline', 'head_limit']);
     await kernel.shutdown();
@@ -101,34 +106,49 @@ describe('builtinTools in a session', () => {
     await kernel.shutdown();
   });
 
-  it('answers WebFetch prompts with the kernel provider found at boot', async () => {
+  it('answers WebFetch prompts with the session provider only when a small model is configured', async () => {
     const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<p>The answer is 42.</p>'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const fetchTurn = { toolCalls: [{ name: 'WebFetch', input: { url, prompt: 'What is the answer?' } }] };
+    const sawPage = (messages: unknown) => JSON.stringify(messages).includes('The answer is 42.');
     try {
-      const kernel = await createKernel({
+      // With a model: the prompt goes to the session's provider, asking for that model.
+      const withModel = await createKernel({
         plugins: [
           ...testPreset({
-            turns: [
-              { toolCalls: [{ name: 'WebFetch', input: { url, prompt: 'What is the answer?' } }] },
-              ({ messages }) => ({ text: JSON.stringify(messages).includes('The answer is 42.') ? 'Forty-two.' : 'page missing' }),
-              { text: 'ok' },
-            ],
+            turns: [fetchTurn, ({ messages, model }) => ({ text: model === 'small-model' && sawPage(messages) ? 'Forty-two.' : 'wrong call' }), { text: 'ok' }],
           }),
+          ...builtinTools({ exclude: ['Bash'], webFetch: { model: 'small-model' } }),
+        ],
+      });
+      const answered = withModel.createSession({ cwd: dir });
+      expect(await answered.run('look it up')).toBe('ok');
+      expect(toolResults(answered.getHistory())[0]).toMatchObject({ toolName: 'WebFetch', content: 'Forty-two.', isError: false });
+      await withModel.shutdown();
+
+      // Without one: no model call (no scripted turn is used up); the page comes back as Markdown.
+      const plain = await createKernel({
+        plugins: [
+          ...testPreset({ turns: [fetchTurn, ({ messages }) => ({ text: sawPage(messages) ? 'read the page' : 'page missing' })] }),
           ...builtinTools({ exclude: ['Bash'] }),
         ],
       });
-      const session = kernel.createSession({ cwd: dir });
-      await session.run('look it up');
-      expect(toolResults(session.getHistory())[0]).toMatchObject({ toolName: 'WebFetch', content: 'Forty-two.', isError: false });
-      await kernel.shutdown();
+      const session = plain.createSession({ cwd: dir });
+      expect(await session.run('look it up')).toBe('read the page');
+      expect(String(toolResults(session.getHistory())[0]?.content)).toContain('The answer is 42.');
+      await plain.shutdown();
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 
   it('can leave tools out', async () => {
-    const plugins = builtinTools({ exclude: ['WebSearch', 'Bash'] });
-    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch']);
+    const plugins = builtinTools({ exclude: ['WebSearch', 'Bash', 'KillShell'] });
+    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-bash-output', 'tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch']);
+    // A sandbox refuses background commands, so their companions are left out too.
+    const sandboxed = builtinTools({ sandbox: { client: new InMemorySandboxClient() } });
+    expect(sandboxed.map((plugin) => plugin.name)).not.toContain('tool-bash-output');
+    expect(sandboxed.map((plugin) => plugin.name)).not.toContain('tool-kill-shell');
   });
 });

@@ -1,5 +1,6 @@
-import { BackgroundTasks, Provider, ToolContribution, type Tool } from '@tessera/contracts';
-import { definePlugin, Stage, type Plugin, type TesseraHooks } from '@tessera/kernel';
+import { BackgroundTasks, ReadAccess, ShellDirectories, ToolContribution, type Tool } from '@tessera/contracts';
+import { definePlugin, Stage, type Plugin, type PluginRegisterContext, type PluginRuntimeContext, type TesseraHooks } from '@tessera/kernel';
+import { bashOutputTool, killShellTool, type BackgroundShellToolOptions } from './background-shell-tools.js';
 import { bashTool, type BashToolOptions } from './bash-tool.js';
 import { editTool, type EditToolOptions } from './edit-tool.js';
 import { globTool, type GlobToolOptions } from './glob-tool.js';
@@ -12,7 +13,7 @@ import { webSearchTool, type WebSearchToolOptions } from './web-search-tool.js';
 import { writeTool, type WriteToolOptions } from './write-tool.js';
 import type { WorkspaceOptions } from './workspace.js';
 
-export type BuiltinToolName = 'Bash' | 'Read' | 'Write' | 'Edit' | 'Glob' | 'Grep' | 'WebFetch' | 'WebSearch';
+export type BuiltinToolName = 'Bash' | 'BashOutput' | 'KillShell' | 'Read' | 'Write' | 'Edit' | 'Glob' | 'Grep' | 'WebFetch' | 'WebSearch';
 
 /** Drops a session's Bash directory and read registry when the session ends. */
 function releaseOnSessionEnd(hooks: TesseraHooks, name: string, state: ToolSessionState): void {
@@ -21,21 +22,37 @@ function releaseOnSessionEnd(hooks: TesseraHooks, name: string, state: ToolSessi
   });
 }
 
-function toolPlugin(name: string, tool: Tool<never, unknown>, state?: ToolSessionState, extra: Partial<Plugin> = {}): Plugin {
+interface ToolPluginExtras extends Partial<Pick<Plugin, 'provides' | 'boot'>> {
+  /** Binds the services named in `provides`, next to the tool. */
+  bindServices?(bind: PluginRegisterContext['bind']): void;
+}
+
+function toolPlugin(name: string, tool: Tool<never, unknown>, state?: ToolSessionState, extras: ToolPluginExtras = {}): Plugin {
+  const { bindServices, ...rest } = extras;
   return definePlugin({
     name,
     contributes: [ToolContribution],
     register({ bind, hooks }) {
       bind(ToolContribution).toConstantValue(tool as Tool);
+      bindServices?.(bind);
       if (state) releaseOnSessionEnd(hooks, name, state);
     },
-    ...extra,
+    ...rest,
   });
 }
 
 /**
+ * `ShellDirectories` over the session state Bash updates, exposing only the lookup: the
+ * permission layer and the hook runner resolve a command's relative paths where it runs.
+ */
+function shellDirectoriesOf(state: ToolSessionState): ShellDirectories {
+  return { cwdFor: (sessionId) => state.cwdFor(sessionId) };
+}
+
+/**
  * Bash as a plugin. `run_in_background` uses the `BackgroundTasks` service when some plugin
- * binds it (looked up at boot); otherwise such calls fail with an explanation.
+ * binds it (looked up at boot); otherwise such calls fail with an explanation. Provides
+ * `ShellDirectories` from its session state, since Bash is what moves a session's shell.
  */
 export function bashToolPlugin(options: BashToolOptions = {}): Plugin {
   const state = options.state ?? defaultToolSessionState;
@@ -47,10 +64,36 @@ export function bashToolPlugin(options: BashToolOptions = {}): Plugin {
     backgroundTasks: () => (typeof given === 'function' ? given() : given) ?? found,
   });
   return toolPlugin('tool-bash', tool as Tool<never, unknown>, state, {
+    provides: [ShellDirectories],
+    bindServices(bind) {
+      bind(ShellDirectories).toConstantValue(shellDirectoriesOf(state));
+    },
     boot({ getOptional }) {
       found = getOptional(BackgroundTasks);
     },
   });
+}
+
+/** The `backgroundTasks` option when given, else the runtime bound as `BackgroundTasks` (found at boot). */
+function backgroundShellPlugin(name: string, make: (options: BackgroundShellToolOptions) => Tool<never, unknown>, options: BackgroundShellToolOptions): Plugin {
+  let found: BackgroundTasks | undefined;
+  const given = options.backgroundTasks;
+  const tool = make({ ...options, backgroundTasks: () => (typeof given === 'function' ? given() : given) ?? found });
+  return toolPlugin(name, tool, undefined, {
+    boot({ getOptional }) {
+      found = getOptional(BackgroundTasks);
+    },
+  });
+}
+
+/** BashOutput: reads what a `run_in_background` command logged (needs the background runtime). */
+export function bashOutputToolPlugin(options: BackgroundShellToolOptions = {}): Plugin {
+  return backgroundShellPlugin('tool-bash-output', (resolved) => bashOutputTool(resolved) as Tool<never, unknown>, options);
+}
+
+/** KillShell: stops a `run_in_background` command (needs the background runtime). */
+export function killShellToolPlugin(options: BackgroundShellToolOptions = {}): Plugin {
+  return backgroundShellPlugin('tool-kill-shell', (resolved) => killShellTool(resolved) as Tool<never, unknown>, options);
 }
 
 export function readToolPlugin(options: ReadToolOptions = {}): Plugin {
@@ -68,28 +111,54 @@ export function editToolPlugin(options: EditToolOptions = {}): Plugin {
   return toolPlugin('tool-edit', editTool({ ...options, state }) as Tool<never, unknown>, state);
 }
 
-export function globToolPlugin(options: GlobToolOptions = {}): Plugin {
-  return toolPlugin('tool-glob', globTool(options) as Tool<never, unknown>);
+/**
+ * The `readAccess` option when given, else the `ReadAccess` service some plugin (the
+ * permission layer) binds, resolved per call: it may be absent, and is looked up only once
+ * the kernel has booted.
+ */
+function readAccessLookup(given: ReadAccess | (() => ReadAccess | undefined) | undefined): {
+  lookup: () => ReadAccess | undefined;
+  boot: NonNullable<Plugin['boot']>;
+} {
+  let runtime: PluginRuntimeContext | undefined;
+  return {
+    lookup: () => (typeof given === 'function' ? given() : given) ?? runtime?.getOptional(ReadAccess),
+    boot(context) {
+      runtime = context;
+    },
+  };
 }
 
+/** Glob as a plugin; matches that `Read(…)` deny rules cover (the `ReadAccess` service) are left out. */
+export function globToolPlugin(options: GlobToolOptions = {}): Plugin {
+  const access = readAccessLookup(options.readAccess);
+  return toolPlugin('tool-glob', globTool({ ...options, readAccess: access.lookup }) as Tool<never, unknown>, undefined, { boot: access.boot });
+}
+
+/** Grep as a plugin; files that `Read(…)` deny rules cover (the `ReadAccess` service) are not searched. */
 export function grepToolPlugin(options: GrepToolOptions = {}): Plugin {
-  return toolPlugin('tool-grep', grepTool(options) as Tool<never, unknown>);
+  const access = readAccessLookup(options.readAccess);
+  return toolPlugin('tool-grep', grepTool({ ...options, readAccess: access.lookup }) as Tool<never, unknown>, undefined, { boot: access.boot });
+}
+
+/** WebFetch options as `builtinTools` and `webFetchToolPlugin` take them. */
+export interface WebFetchPluginOptions extends WebFetchToolOptions {
+  /**
+   * @deprecated Accepted and ignored. WebFetch no longer borrows the kernel's bound
+   * `Provider` (that asked a provider other than the session's, and under the test preset
+   * used up a scripted turn); it answers with `provider` when given, else with the session's
+   * provider when a small `model` is configured, else returns the page as Markdown.
+   */
+  useProvider?: boolean;
 }
 
 /**
- * WebFetch as a plugin. Without a `provider` option it answers prompts with the kernel's
- * `Provider` when one is bound (looked up at boot), else returns the page as Markdown.
+ * WebFetch as a plugin. The `provider` and `model` options pass through to the tool; the
+ * kernel's bound `Provider` is not looked up (see `useProvider`).
  */
-export function webFetchToolPlugin(options: WebFetchToolOptions & { useProvider?: boolean } = {}): Plugin {
-  let found: Provider | undefined;
-  const { useProvider = true, ...rest } = options;
-  const given = rest.provider;
-  const tool = webFetchTool({ ...rest, provider: () => (typeof given === 'function' ? given() : given) ?? (useProvider ? found : undefined) });
-  return toolPlugin('tool-web-fetch', tool as Tool<never, unknown>, undefined, {
-    boot({ getOptional }) {
-      found = getOptional(Provider);
-    },
-  });
+export function webFetchToolPlugin(options: WebFetchPluginOptions = {}): Plugin {
+  const { useProvider: _ignored, ...rest } = options;
+  return toolPlugin('tool-web-fetch', webFetchTool(rest) as Tool<never, unknown>);
 }
 
 export function webSearchToolPlugin(options: WebSearchToolOptions = {}): Plugin {
@@ -107,14 +176,20 @@ export interface BuiltinToolsOptions extends WorkspaceOptions {
   read?: Own<ReadToolOptions>;
   glob?: Own<GlobToolOptions>;
   grep?: Own<GrepToolOptions>;
-  webFetch?: WebFetchToolOptions & { useProvider?: boolean };
+  webFetch?: WebFetchPluginOptions;
   webSearch?: WebSearchToolOptions;
-  /** Tools to leave out, e.g. `['WebFetch', 'WebSearch']` for an offline agent. */
+  /** BashOutput and KillShell (they share Bash's background runtime unless given one). */
+  backgroundShells?: BackgroundShellToolOptions;
+  /**
+   * Tools to leave out, e.g. `['WebFetch', 'WebSearch']` for an offline agent. BashOutput
+   * and KillShell are left out anyway with a sandbox (background commands are refused there).
+   */
   exclude?: readonly BuiltinToolName[];
 }
 
 /**
- * The eight built-in tools as one plugin each, sharing one session state so that Read,
+ * The built-in tools (Bash, BashOutput, KillShell, Read, Write, Edit, Glob, Grep, WebFetch,
+ * WebSearch) as one plugin each, sharing one session state so that Read,
  * Write and Edit agree on what was read. Spread into a preset:
  * `createKernel({ plugins: [...base, ...builtinTools({ additionalDirectories })] })`.
  */
@@ -126,9 +201,16 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Plugin[] {
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   };
   const workspace = options.additionalDirectories ? { additionalDirectories: options.additionalDirectories } : {};
-  const skip = new Set(options.exclude ?? []);
+  const skip = new Set<BuiltinToolName>(options.exclude ?? []);
+  if (options.sandbox) {
+    skip.add('BashOutput');
+    skip.add('KillShell');
+  }
+  const background = { ...(options.bash?.backgroundTasks ? { backgroundTasks: options.bash.backgroundTasks } : {}), ...options.backgroundShells };
   const all: Array<[BuiltinToolName, () => Plugin]> = [
     ['Bash', () => bashToolPlugin({ ...options.bash, ...shared })],
+    ['BashOutput', () => bashOutputToolPlugin(background)],
+    ['KillShell', () => killShellToolPlugin(background)],
     ['Read', () => readToolPlugin({ ...options.read, ...shared })],
     ['Write', () => writeToolPlugin(shared)],
     ['Edit', () => editToolPlugin(shared)],

@@ -17,6 +17,13 @@ export interface ReadToolOptions extends FileToolOptions {
   maxFileBytes?: number;
   /** Larger images are refused. Default 5 MB (the usual provider limit). */
   maxImageBytes?: number;
+  /**
+   * Characters of text returned at most (declared as the tool's `maxResultChars`). Line count
+   * alone does not bound a read: 2,000 long lines are megabytes. Text stops at the last whole
+   * line that fits, with a note saying where to go on; a notebook's rendered text is cut the
+   * same way (images are not counted). Default 100,000.
+   */
+  maxOutputChars?: number;
 }
 
 export interface ReadToolData {
@@ -76,14 +83,78 @@ function looksBinaryText(bytes: Uint8Array): boolean {
   return decodeText(bytes.subarray(0, 8194)).text.includes('\0');
 }
 
-/** `cat -n` layout: the line number right-aligned in six columns, then a tab. */
-export function numberLines(lines: readonly string[], firstLine: number, maxLineLength: number): string {
-  return lines
-    .map((line, index) => {
-      const shown = line.length > maxLineLength ? `${line.slice(0, maxLineLength)}… [line truncated]` : line;
-      return `${String(firstLine + index).padStart(6)}\t${shown}`;
-    })
-    .join('\n');
+/** `cat -n` layout for one line: the number right-aligned in six columns, then a tab. */
+function numberLine(line: string, number: number, maxLineLength: number): string {
+  const shown = line.length > maxLineLength ? `${line.slice(0, maxLineLength)}… [line truncated]` : line;
+  return `${String(number).padStart(6)}\t${shown}`;
+}
+
+/** Room kept for the closing note (`[Showing lines …]`), so the whole result stays within budget. */
+const NOTE_ROOM = 160;
+/** Room for a line's number, tab and truncation marker when a budget shortens lines. */
+const LINE_FRAME = 40;
+
+/**
+ * Numbered lines (`cat -n` layout) within `budget` characters: as many whole lines as fit,
+ * and how many that is. At least one line is shown, so a read always moves on; under a budget
+ * smaller than a long line, lines are cut shorter to fit.
+ */
+export function numberLinesWithin(
+  lines: readonly string[],
+  firstLine: number,
+  maxLineLength: number,
+  budget: number,
+): { text: string; count: number } {
+  const lineCap = Math.max(1, Math.min(maxLineLength, budget - LINE_FRAME));
+  const numbered: string[] = [];
+  let length = 0;
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = numberLine(lines[index]!, firstLine + index, lineCap);
+    length += line.length + (index > 0 ? 1 : 0);
+    if (length > budget && index > 0) break;
+    numbered.push(line);
+  }
+  return { text: numbered.join('\n'), count: numbered.length };
+}
+
+/**
+ * A rendered notebook cut to `budget` characters of text: blocks are kept in order until the
+ * text would overflow, where the overflowing block stops at its last whole line and nothing
+ * after it is kept. Image blocks before the cut stay (they are not text). `cut` tells whether
+ * anything was dropped, and `lastCell` the index of the last cell shown (in part).
+ */
+export function limitNotebookText(
+  blocks: ReadonlyArray<TextBlock | ImageBlock>,
+  budget: number,
+): { blocks: Array<TextBlock | ImageBlock>; cut: boolean; lastCell: number | undefined } {
+  const kept: Array<TextBlock | ImageBlock> = [];
+  let remaining = budget;
+  let lastCell: number | undefined;
+  const noteCells = (text: string) => {
+    for (const match of text.matchAll(/<cell index="(\d+)"/g)) lastCell = Number(match[1]);
+  };
+  for (const block of blocks) {
+    if (block.type === 'image') {
+      kept.push(block);
+      continue;
+    }
+    if (block.text.length <= remaining) {
+      kept.push(block);
+      noteCells(block.text);
+      remaining -= block.text.length + 1;
+      continue;
+    }
+    // At the last whole line that fits; mid-line only when not even one line does (a minified cell).
+    const room = Math.max(0, remaining);
+    const end = block.text.lastIndexOf('\n', room);
+    const part = block.text.slice(0, end > 0 ? end : room);
+    if (part !== '') {
+      kept.push({ type: 'text', text: part });
+      noteCells(part);
+    }
+    return { blocks: kept, cut: true, lastCell };
+  }
+  return { blocks: kept, cut: false, lastCell };
 }
 
 /**
@@ -98,6 +169,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
   const maxLineLength = options.maxLineLength ?? 2_000;
   const maxFileBytes = options.maxFileBytes ?? 50 * 1024 * 1024;
   const maxImageBytes = options.maxImageBytes ?? 5 * 1024 * 1024;
+  const maxOutputChars = options.maxOutputChars ?? 100_000;
 
   return defineTool<ReadInput, ReadToolData>({
     name: 'Read',
@@ -106,6 +178,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
       `${defaultLimit} lines from the start; use offset and limit for long files. Output is numbered like cat -n. ` +
       'Images (PNG, JPEG, GIF, WebP) are returned as images; Jupyter notebooks (.ipynb) cell by cell with their outputs. A file must be read before it is edited or overwritten.',
     inputSchema: readInputSchema,
+    maxResultChars: maxOutputChars,
     async execute(input, context) {
       const resolved = await files.resolve(input.file_path, context);
       if (!resolved.ok) return fail(resolved.message, resolved.code);
@@ -167,7 +240,16 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
               type: 'text',
               text: `Notebook ${input.file_path}: ${notebook.cells} cells${notebook.language ? `, ${notebook.language}` : ''}. (Pass offset/limit to read the raw JSON lines.)`,
             };
-            return succeed([header, ...notebook.blocks], { filePath: path, type: 'notebook', numCells: notebook.cells });
+            const limited = limitNotebookText(notebook.blocks, maxOutputChars - header.text.length - NOTE_ROOM);
+            const blocks = [header, ...limited.blocks];
+            if (limited.cut) {
+              const shown = limited.lastCell === undefined ? 'No cell fits' : `Showing cells 1-${limited.lastCell} of ${notebook.cells}`;
+              blocks.push({
+                type: 'text',
+                text: `[${shown} (output limit; the last one may be cut). Use offset/limit to read the raw JSON lines, or Bash (jq) to print later cells.]`,
+              });
+            }
+            return succeed(blocks, { filePath: path, type: 'notebook', numCells: notebook.cells });
           }
           notice += '<system-reminder>This .ipynb file is not valid notebook JSON; it is shown as text.</system-reminder>\n';
         }
@@ -181,13 +263,15 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
             { filePath: path, type: 'text', startLine: start, numLines: 0, totalLines: lines.length },
           );
         }
-        const shown = lines.slice(start - 1, start - 1 + limit);
-        let output = notice + numberLines(shown, start, maxLineLength);
-        const last = start - 1 + shown.length;
+        const wanted = lines.slice(start - 1, start - 1 + limit);
+        const shown = numberLinesWithin(wanted, start, maxLineLength, maxOutputChars - notice.length - NOTE_ROOM);
+        let output = notice + shown.text;
+        const last = start - 1 + shown.count;
         if (last < lines.length) {
-          output += `\n\n[Showing lines ${start}-${last} of ${lines.length}. Use offset=${last + 1} to read more.]`;
+          const why = shown.count < wanted.length ? ' (output limit)' : '';
+          output += `\n\n[Showing lines ${start}-${last} of ${lines.length}${why}. Use offset=${last + 1} to read more.]`;
         }
-        return succeed(output, { filePath: path, type: 'text', startLine: start, numLines: shown.length, totalLines: lines.length });
+        return succeed(output, { filePath: path, type: 'text', startLine: start, numLines: shown.count, totalLines: lines.length });
       } catch (error) {
         return fail(`Could not read ${input.file_path}: ${errorText(error)}`, 'io_error');
       }

@@ -54,6 +54,15 @@ export class ToolSessionState {
     return state;
   }
 
+  /**
+   * The session's Bash directory, or undefined before any `cd`. Looks without creating or
+   * touching the session, so the permission layer and hook runner asking (for sessions that
+   * may never run Bash) neither grow the state nor reorder it. Backs `ShellDirectories`.
+   */
+  cwdFor(sessionId: string): string | undefined {
+    return this.sessions.get(sessionId)?.cwd;
+  }
+
   has(sessionId: string): boolean {
     return this.sessions.has(sessionId);
   }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { filesFor, stateFor, type FileToolOptions } from './common-options.js';
 import { structuredPatch, type DiffHunk } from './diff.js';
 import { checkFresh, checkWritable, recordWrite, refuseNonRegular } from './freshness.js';
+import { withPathLock } from './path-lock.js';
 import { errorText, fail, succeed } from './result.js';
 import { decodeText } from './workspace-files.js';
 
@@ -43,32 +44,35 @@ export function writeTool(options: WriteToolOptions = {}): Tool<WriteInput, Writ
       const resolved = await files.resolve(input.file_path, context);
       if (!resolved.ok) return fail(resolved.message, resolved.code);
       const path = resolved.path;
-      try {
-        const found = await files.stat(path);
-        if (found?.isDirectory) return fail(`${input.file_path} is a directory; Write needs a file path.`, 'is_directory');
-        let before = '';
-        if (found) {
-          const refused = refuseNonRegular(found, input.file_path, 'Write') ?? (await checkWritable(files, path, input.file_path, 'Write'));
-          if (refused) return refused;
-          const fresh = await checkFresh(files, state, context.sessionId, path, input.file_path, found);
-          if (!fresh.ok) return fresh.result;
-          before = decodeText(fresh.bytes).text;
+      // Held from the freshness check to the read record, so a concurrent Write or Edit of the same file waits and then sees this one's change.
+      return withPathLock(path, async () => {
+        try {
+          const found = await files.stat(path);
+          if (found?.isDirectory) return fail(`${input.file_path} is a directory; Write needs a file path.`, 'is_directory');
+          let before = '';
+          if (found) {
+            const refused = refuseNonRegular(found, input.file_path, 'Write') ?? (await checkWritable(files, path, input.file_path, 'Write'));
+            if (refused) return refused;
+            const fresh = await checkFresh(files, state, context.sessionId, path, input.file_path, found);
+            if (!fresh.ok) return fresh.result;
+            before = decodeText(fresh.bytes).text;
+          }
+          await files.write(path, input.content);
+          await recordWrite(files, state, context.sessionId, path, input.content);
+          const hunks = structuredPatch(before, input.content);
+          const data: WriteToolData = {
+            type: found ? 'update' : 'create',
+            filePath: path,
+            startLine: hunks[0] ? Math.max(1, hunks[0].newStart) : 1,
+            structuredPatch: hunks,
+            success: true,
+          };
+          const output = found ? `The file ${input.file_path} has been updated.` : `File created successfully at: ${input.file_path}`;
+          return succeed(output, data);
+        } catch (error) {
+          return fail(`Could not write ${input.file_path}: ${errorText(error)}`, 'io_error');
         }
-        await files.write(path, input.content);
-        await recordWrite(files, state, context.sessionId, path, input.content);
-        const hunks = structuredPatch(before, input.content);
-        const data: WriteToolData = {
-          type: found ? 'update' : 'create',
-          filePath: path,
-          startLine: hunks[0] ? Math.max(1, hunks[0].newStart) : 1,
-          structuredPatch: hunks,
-          success: true,
-        };
-        const output = found ? `The file ${input.file_path} has been updated.` : `File created successfully at: ${input.file_path}`;
-        return succeed(output, data);
-      } catch (error) {
-        return fail(`Could not write ${input.file_path}: ${errorText(error)}`, 'io_error');
-      }
+      });
     },
   });
 }

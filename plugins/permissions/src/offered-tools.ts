@@ -1,0 +1,17 @@
+import type { ToolSchema } from '@tessera/contracts';
+import { normalizeToolName } from './permission-rule.js';
+import { compileRules, type PermissionRules } from './rule-set.js';
+
+/**
+ * The tools to offer the model: those a deny rule denies outright (`WebFetch`, `Bash(*)`,
+ * `mcp__server`, `mcp__server__*`, or a family rule such as a bare `Edit` for Write) are left
+ * out, as Claude Code removes them from the model's context — every call would be denied.
+ * Rules scoped to a specifier (`Bash(rm *)`) keep the tool. Returns `tools` itself when
+ * nothing is left out.
+ */
+export function offeredTools(rules: PermissionRules, tools: readonly ToolSchema[]): readonly ToolSchema[] {
+  if (!rules.deny || rules.deny.length === 0) return tools;
+  const { deny } = compileRules(rules);
+  const kept = tools.filter((tool) => deny.bareRule(normalizeToolName(tool.name)) === undefined);
+  return kept.length === tools.length ? tools : kept;
+}
