@@ -131,14 +131,14 @@ export class HookRunner {
     return this.entries.some((entry) => entry.event === event);
   }
 
-  matching(call: Pick<HookCall, 'event' | 'matchValue' | 'tool'>): HookEntry[] {
+  matching(call: Pick<HookCall, 'event' | 'matchValue' | 'tool' | 'session'>): HookEntry[] {
     const seen = new Set<string>();
     return this.entries.filter((entry) => {
       if (entry.event !== call.event) return false;
       if (MATCHED_FIELD_EVENTS.has(call.event) && !matchesMatcher(entry.matcher, call.matchValue)) return false;
       if (entry.handler.if !== undefined) {
         if (!TOOL_EVENTS.has(call.event) || !call.tool) return false;
-        if (!matchesIfCondition(entry.handler.if, call.tool.name, call.tool.input)) return false;
+        if (!matchesIfCondition(entry.handler.if, call.tool.name, call.tool.input, this.currentDirectory(call.session))) return false;
       }
       // Identical handlers (from several layers or groups) run once.
       const key = handlerKey(entry.handler);

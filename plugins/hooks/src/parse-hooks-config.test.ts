@@ -74,6 +74,19 @@ describe('parseHooksConfig', () => {
     expect(diagnostics.every((d) => d.file === 'settings.json' && d.message.length > 20)).toBe(true);
   });
 
+  it('warns about an "if" that is not a permission rule, naming the handler', () => {
+    const parsed = parseHooksConfig(
+      { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'a', if: 'Bash(git *' }, { type: 'command', command: 'b', if: 42 }, { type: 'command', command: 'c', if: 'Bash(git *)' }] }] },
+      'settings.json',
+    );
+    const warnings = parsed.diagnostics.filter((entry) => entry.severity === 'warning');
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatchObject({ file: 'settings.json', path: 'hooks.PreToolUse[0].hooks[0]' });
+    expect(warnings[0]!.message).toMatch(/not a valid permission rule/);
+    expect(warnings[1]!.message).toMatch(/must be a permission rule string/);
+    expect(parsed.value.PreToolUse![0]!.hooks.map((handler) => handler.if)).toEqual(['Bash(git *', undefined, 'Bash(git *)']);
+  });
+
   it('reports invalid JSON with a line and column, and a missing file, without throwing', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tessera-hooks-'));
     try {

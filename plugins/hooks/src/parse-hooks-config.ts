@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Diagnostic, HookEventName, HookHandlerConfig, HookMatcherGroup, HooksConfig, HooksSource, ParseResult } from '@tessera/contracts';
+import { validatePermissionRules } from '@tessera/plugin-permissions';
 
 export const HOOK_EVENTS: readonly HookEventName[] = [
   'PreToolUse',
@@ -42,7 +43,13 @@ function parseHandler(raw: unknown, at: string, file: string, diagnostics: Diagn
   }
   if (typeof raw.statusMessage === 'string') common.statusMessage = raw.statusMessage;
   if (typeof raw.once === 'boolean') common.once = raw.once;
-  if (typeof raw.if === 'string') common.if = raw.if;
+  if (typeof raw.if === 'string') {
+    common.if = raw.if;
+    // `if` is a permission rule; one that cannot be read would match every call of its tool.
+    for (const problem of validatePermissionRules([raw.if])) {
+      report('warning', `"if" ${JSON.stringify(raw.if)} is not a valid permission rule (${problem.message}); it matches every call of its tool until fixed`);
+    }
+  } else if (raw.if !== undefined) report('warning', `"if" must be a permission rule string such as "Bash(git *)", got ${JSON.stringify(raw.if)}; it is ignored`);
   if (type === 'command' || (type === undefined && typeof raw.command === 'string')) {
     if (type === undefined) report('warning', 'handler has no "type"; treated as "command"');
     if (typeof raw.command !== 'string' || raw.command.trim() === '') return report('error', 'a command hook needs a non-empty "command" string; this one is skipped');

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { matchesIfCondition } from './if-condition.js';
+
+describe('matchesIfCondition (permission-rule meaning)', () => {
+  const cwd = '/ws';
+  it.each([
+    ['Write(src/**)', 'Write', { file_path: '/ws/src/a.ts' }, true],
+    ['Write(./src/**)', 'Write', { file_path: '/ws/src/deep/b.ts' }, true],
+    ['Write(src/**)', 'Write', { file_path: '/other/src/a.ts' }, false],
+    ['Write(src/*.ts)', 'Write', { file_path: '/ws/src/a.ts' }, true],
+    ['Write(*.ts)', 'Write', { file_path: '/ws/src/a.ts' }, true],
+    ['Write(//etc/**)', 'Write', { file_path: '/etc/hosts' }, true],
+    ['Edit(src/**)', 'Write', { file_path: '/ws/src/a.ts' }, true],
+    ['Edit(src/**)', 'Read', { file_path: '/ws/src/a.ts' }, false],
+    ['Bash(git push:*)', 'Bash', { command: 'git status && git push origin main' }, true],
+    ['Bash(git push:*)', 'Bash', { command: 'git pull' }, false],
+    ['Bash', 'Bash', { command: 'anything' }, true],
+    ['WebFetch(domain:example.com)', 'WebFetch', { url: 'https://example.com/x', prompt: 'p' }, true],
+    ['WebFetch(domain:example.com)', 'WebFetch', { url: 'https://other.org/x', prompt: 'p' }, false],
+  ] as const)('%s on %s %j: %s', (rule, tool, input, expected) => {
+    expect(matchesIfCondition(rule, tool, input, cwd)).toBe(expected);
+  });
+
+  it('anchors relative patterns where the shell is', () => {
+    expect(matchesIfCondition('Write(lib/**)', 'Write', { file_path: '/ws/pkg/lib/a.ts' }, '/ws/pkg')).toBe(true);
+    expect(matchesIfCondition('Write(lib/**)', 'Write', { file_path: '/ws/pkg/lib/a.ts' }, '/ws')).toBe(false);
+  });
+});
