@@ -73,14 +73,17 @@ describe('built-in tools with the permissions plugin', () => {
       [
         { toolCalls: [{ name: 'Bash', input: { command: 'cd secrets' } }] },
         { toolCalls: [{ name: 'Bash', input: { command: 'cat key.txt' } }] },
+        { toolCalls: [{ name: 'Bash', input: { command: 'cd .. && cd secrets && cat key.txt' } }] },
         { text: 'done' },
       ],
       { rules, mode: 'dontAsk' },
     );
     await s.run('read the key');
-    const [, cat] = results(s.getHistory());
+    const [, cat, compound] = results(s.getHistory());
     expect(cat).not.toContain('TOPSECRET');
     expect(cat).toMatch(/denied|not allowed/i);
+    expect(compound).not.toContain('TOPSECRET');
+    expect(compound).toMatch(/denied|not allowed/i);
   });
 
   it('leaves a tool denied outright out of the model request', async () => {

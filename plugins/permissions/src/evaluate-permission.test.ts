@@ -93,6 +93,23 @@ describe('evaluatePermission: Bash rules', () => {
     expect(run('rm -rf ..', join(cwd, 'src', 'a'), 'bypassPermissions')).toBe('auto');
   });
 
+  it('follows a cd inside the command: later relative paths are checked in every directory the shell may be in', () => {
+    const rules = { allow: ['Bash(cd *)', 'Bash(cat *)', 'Bash(mkdir *)'], deny: ['Read(./secrets/**)'] };
+    const run = (command: string, mode: Parameters<typeof evaluatePermission>[2] = 'default') => evaluatePermission('Bash', { command }, mode, rules, { cwd });
+    expect(run('cd secrets && cat key.txt')).toBe('deny');
+    expect(run('cd src; cd ../secrets; cat key.txt')).toBe('deny');
+    expect(run('cd secrets && cat ../README.md')).toBe('auto');
+    expect(run('cd src && cat a.ts')).toBe('auto');
+    // Where `cd "$D"` or `cd -` leads is unknown before it runs: its later file arguments are never allowed by rule.
+    expect(run('cd "$D" && cat key.txt')).toBe('approve');
+    expect(run('cd - && cat key.txt')).toBe('approve');
+    expect(run('cd "$D" && make')).toBe('approve');
+    expect(run('cd "$D" && ls', 'default')).toBe('approve');
+    // acceptEdits resolves mkdir arguments where the command starts: after a cd it asks.
+    expect(run('cd src && mkdir new', 'acceptEdits')).toBe('auto');
+    expect(evaluatePermission('Bash', { command: 'cd src && mkdir new' }, 'acceptEdits', { deny: [] }, { cwd })).toBe('approve');
+  });
+
   it('never auto-approves rm of /, ~, the cwd or its parents', () => {
     expect(bash('rm -rf /', {}, 'bypassPermissions')).toBe('approve');
     expect(bash(`rm -rf ${cwd}`, { allow: ['Bash(rm *)'] })).toBe('approve');

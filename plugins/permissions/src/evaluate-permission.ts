@@ -214,8 +214,15 @@ function allowed(check: AllowCheck): boolean {
   const { tool, input, subject, compiled, session, anchors } = check;
   if (subject.kind === 'bash') {
     if (compiled.allow.bareRule('Bash')) return true;
-    // An unreadable command is never allowed by rule; nor is an empty one.
-    return subject.analyzed.complete && subject.analyzed.commands.length > 0 && suggest(check).length === 0 && outputsAllowed(subject, compiled, anchors);
+    // An unreadable command is never allowed by rule; nor is an empty one, nor one whose file
+    // arguments follow a `cd` to a directory that cannot be known before it runs.
+    return (
+      subject.analyzed.complete &&
+      subject.analyzed.commands.length > 0 &&
+      suggest(check).length === 0 &&
+      outputsAllowed(subject, compiled, anchors) &&
+      !(changesDirectory(subject) && subject.files().unresolvedPaths)
+    );
   }
   if (compiled.allow.rulesFor(tool).some((rule) => matchesRule(rule, tool, input, subject, anchors))) return true;
   return sessionAllows(session, tool, subject);
@@ -267,9 +274,16 @@ function modePolicy(tool: string, subject: PermissionSubject, mode: PermissionMo
   return { decision: 'approve', reason: `${tool} needs approval in ${mode} mode` };
 }
 
+/** Whether the command has a `cd`, `pushd` or `popd` (its later relative paths move). */
+function changesDirectory(subject: Extract<PermissionSubject, { kind: 'bash' }>): boolean {
+  return subject.analyzed.commands.some((command) => command.name === 'cd' || command.name === 'pushd' || command.name === 'popd');
+}
+
 /** acceptEdits also approves `mkdir`, `touch`, `mv`, `cp` (and writes by redirection) inside working directories. */
 function acceptEditsBash(subject: Extract<PermissionSubject, { kind: 'bash' }>, compiled: CompiledRules, anchors: PathAnchors): boolean {
   const files = subject.files();
+  // Its arguments are resolved where the command starts; after a `cd` they may be elsewhere.
+  if (files.changesDirectory) return false;
   if (!files.outputs.every((candidates) => editable(candidates, compiled, anchors))) return false;
   return subject.analyzed.commands.every((command) => {
     if (compiled.allow.matchBash([command.allowForm])) return true;

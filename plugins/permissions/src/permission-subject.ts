@@ -1,13 +1,25 @@
 import { homedir } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
 import { analyzeBashCommand, type AnalyzedBashCommand } from './command-forms.js';
 import { expandHome, pathCandidates, type PathAnchors } from './path-match.js';
 import { EDIT_TOOLS, READ_TOOLS } from './permission-rule.js';
 
-/** Files a Bash command reads, writes (file commands) and redirects output to; each as path candidates. */
+/**
+ * Files a Bash command reads, writes (file commands) and redirects output to; each as path
+ * candidates. After a `cd` inside the command, a relative path has one candidate group per
+ * directory the shell may be in by then, so a deny rule is tested against all of them.
+ */
 export interface BashFiles {
   reads: string[][];
   writes: string[][];
   outputs: string[][];
+  /** The command changes directory (`cd`, `pushd`, `popd`) before it is done. */
+  changesDirectory: boolean;
+  /**
+   * A relative file argument or redirection comes after a `cd` whose target cannot be read
+   * (`cd "$DIR"`, `cd -`, `popd`): where it points is unknown, so no rule may allow it.
+   */
+  unresolvedPaths: boolean;
 }
 
 /** What a tool call is checked as: the parts of its input that rules can name. */
@@ -65,28 +77,65 @@ function shellPath(arg: string, anchors: PathAnchors): string {
   return expandHome(arg.replace(/^\$\{?HOME\}?(?=\/|$)/, '~'), anchors.homeDir);
 }
 
-/** `anchors` here resolve the command's paths: their `cwd` is where the command runs. */
+/** A `cd` target that names one directory, or undefined when it depends on the shell's state. */
+function literalDirectory(target: string): boolean {
+  return !/[$`*?[{]/.test(target) && target !== '-' && !/^~[^/]/.test(target);
+}
+
+/**
+ * `anchors` here resolve the command's paths: their `cwd` is where the command starts. A
+ * `cd` moves later relative paths; since `&&`, `||`, subshells and loops decide at run time
+ * whether it happens, each path is resolved in every directory the shell may be in by then
+ * (where it started, and after each `cd` so far).
+ */
 function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFiles {
   const reads: string[][] = [];
   const writes: string[][] = [];
   const outputs: string[][] = [];
+  let dirs = [anchors.cwd];
+  let changesDirectory = false;
+  let unknownDirectory = false;
+  let unresolvedPaths = false;
+  const groups = (arg: string): string[][] => {
+    const path = shellPath(arg, anchors);
+    if (unknownDirectory && !isAbsolute(path)) unresolvedPaths = true;
+    if (isAbsolute(path)) return [pathCandidates(path, anchors)];
+    return dirs.map((cwd) => pathCandidates(path, { ...anchors, cwd }));
+  };
   for (const forms of analyzed.commands) {
+    if (forms.name === 'cd' || forms.name === 'pushd' || forms.name === 'popd') {
+      changesDirectory = true;
+      // `cd -` (the previous directory) reads like an option: checked before options are skipped.
+      const previous = forms.args.includes('-');
+      const target = forms.name === 'popd' || previous ? undefined : pathArguments(forms.args)[0];
+      // A bare `cd` goes home; a bare `pushd` or any `popd` goes to a directory on the stack.
+      if (forms.name === 'cd' && target === undefined && !previous) dirs = [...new Set([...dirs, anchors.homeDir])];
+      else if (target === undefined || !literalDirectory(target)) unknownDirectory = true;
+      else {
+        const path = shellPath(target, anchors);
+        dirs = [...new Set([...dirs, ...dirs.map((dir) => resolve(dir, path))])];
+      }
+      continue;
+    }
     const isRead = READ_COMMANDS.has(forms.name);
     const isWrite = WRITE_COMMANDS.has(forms.name);
     if (!isRead && !isWrite) continue;
     for (const arg of pathArguments(forms.args)) {
-      const candidates = pathCandidates(shellPath(arg, anchors), anchors);
-      if (isRead) reads.push(candidates);
-      if (isWrite) writes.push(candidates);
+      for (const candidates of groups(arg)) {
+        if (isRead) reads.push(candidates);
+        if (isWrite) writes.push(candidates);
+      }
     }
   }
+  // Redirections are not ordered against the commands here: each is resolved in every directory.
   for (const redirect of analyzed.redirects) {
     if (DEVICE_TARGETS.has(redirect.target) || /^&?\d+$/.test(redirect.target)) continue;
-    const candidates = pathCandidates(shellPath(redirect.target, anchors), anchors);
-    if (redirect.direction === 'in') reads.push(candidates);
-    else outputs.push(candidates);
+    for (const candidates of groups(redirect.target)) {
+      if (redirect.direction === 'in') reads.push(candidates);
+      else outputs.push(candidates);
+    }
   }
-  return { reads, writes, outputs };
+  return { reads, writes, outputs, changesDirectory, unresolvedPaths };
 }
 
 function bashSubject(command: string, anchors: PathAnchors): PermissionSubject {

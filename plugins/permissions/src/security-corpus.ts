@@ -212,6 +212,16 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'echo hi &> /etc/motd',
     'cat "./.env"',
     "cat '.e'nv",
+    // A `cd` inside the command moves its later relative paths.
+    'cd secrets && cat key.pem',
+    'cd secrets; cat key.pem',
+    '(cd secrets && cat key.pem)',
+    'cd src && cat ../.env',
+    'cd secrets || true; head key.pem',
+    'cd ~/.ssh && cat id_rsa',
+    'cd secrets && echo x > key.pem',
+    'pushd secrets && cat key.pem',
+    'cd src && cd ../secrets && cat key.pem',
   ]),
   ...(
     [
