@@ -49,6 +49,8 @@ export interface ProviderRequestDraft {
   system?: string;
   tools: readonly ToolSchema[];
   model?: string;
+  /** See `ProviderRequest.nativeTools`. */
+  nativeTools?: { webSearch?: boolean };
 }
 
 /** Waterfall: taps may replace `request` (trim messages, add cache markers…). */

@@ -26,6 +26,12 @@ export interface ProviderRequest {
   /** Aborting ends the stream; the provider resolves with the partial reply marked `interrupted`. */
   signal: AbortSignal;
   model?: string;
+  /**
+   * Per-call switches for the provider's hosted tools. `webSearch: false` keeps hosted web
+   * search out of this call even when the provider has it on (the permission layer sets it
+   * when `WebSearch` is denied); absent means the provider's own setting.
+   */
+  nativeTools?: { webSearch?: boolean };
   /** Per-call: deltas of this call go here and nowhere else (shared provider instances stay isolated). */
   onTextDelta?: (delta: string) => void;
   onThinkingDelta?: (delta: string) => void;

@@ -9,6 +9,12 @@ import { compileRules, type PermissionRules } from './rule-set.js';
  * Rules scoped to a specifier (`Bash(rm *)`) keep the tool. Returns `tools` itself when
  * nothing is left out.
  */
+/** Whether a deny rule denies `WebSearch` outright: the provider's hosted web search must stay off too. */
+export function webSearchDenied(rules: PermissionRules): boolean {
+  if (!rules.deny || rules.deny.length === 0) return false;
+  return compileRules(rules).deny.bareRule('WebSearch') !== undefined;
+}
+
 export function offeredTools(rules: PermissionRules, tools: readonly ToolSchema[]): readonly ToolSchema[] {
   if (!rules.deny || rules.deny.length === 0) return tools;
   const { deny } = compileRules(rules);

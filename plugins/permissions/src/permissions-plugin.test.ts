@@ -208,9 +208,17 @@ describe('permissionsPlugin', () => {
         plugins: testPreset({ provider, replace: [permissionsPlugin({ rules: { deny } })], plugins: [toolsPlugin(bashTool, webFetch, write)] }),
       });
       await kernel.createSession({ cwd }).run('go');
+      nativeTools = provider.requests[0]!.nativeTools;
       return provider.requests[0]!.tools.map((tool) => tool.name);
     };
+    let nativeTools: unknown;
     expect(await offered([])).toEqual(['Bash', 'WebFetch', 'Write']);
+    expect(nativeTools).toBeUndefined();
+    // Hosted web search is no tool in the list and never reaches preToolUse: it is switched off per request.
+    await offered(['WebSearch']);
+    expect(nativeTools).toEqual({ webSearch: false });
+    await offered(['WebSearch(domain:x.com)']);
+    expect(nativeTools).toBeUndefined();
     expect(await offered(['WebFetch', 'Bash(rm *)', 'Write(./x)'])).toEqual(['Bash', 'Write']);
     expect(await offered(['Bash(*)', 'Edit'])).toEqual(['WebFetch']);
   });

@@ -42,7 +42,10 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
       // Guard stage: later taps (and the provider) see the list the model will get.
       hooks.beforeProviderRequest.tap({ name: `${PERMISSIONS_PLUGIN_NAME}:offered-tools`, stage: Stage.Guard }, ({ request }) => {
         const tools = policy.offeredTools(request.tools);
-        return tools === request.tools ? undefined : { request: { ...request, tools } };
+        // The provider's hosted web search is not in `tools` and never reaches preToolUse.
+        const noWebSearch = policy.webSearchDenied() && request.nativeTools?.webSearch !== false;
+        if (tools === request.tools && !noWebSearch) return undefined;
+        return { request: { ...request, tools, ...(noWebSearch ? { nativeTools: { ...request.nativeTools, webSearch: false } } : {}) } };
       });
       hooks.preToolUse.tapPromise({ name: `${PERMISSIONS_PLUGIN_NAME}:enforce`, stage: Stage.Guard }, (context) =>
         enforcer.checkPermission(context),

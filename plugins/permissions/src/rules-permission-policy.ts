@@ -1,6 +1,6 @@
 import type { PermissionPolicy, PermissionQuery, ReadAccess, ToolSchema } from '@tessera/contracts';
 import { explainPermission, type PermissionExplanation, type SessionRule } from './evaluate-permission.js';
-import { offeredTools } from './offered-tools.js';
+import { offeredTools, webSearchDenied } from './offered-tools.js';
 import { resolveAnchors } from './permission-subject.js';
 import { readDenyTest, type DeniedPathTest } from './read-access.js';
 import { compileRules, type PermissionRules } from './rule-set.js';
@@ -65,6 +65,11 @@ export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess {
   }
 
   /** The tool list without the tools a deny rule denies outright. */
+  /** Whether hosted web search must be kept out of model calls (`WebSearch` denied outright). */
+  webSearchDenied(): boolean {
+    return webSearchDenied(this.rules);
+  }
+
   offeredTools(tools: readonly ToolSchema[]): readonly ToolSchema[] {
     return offeredTools(this.rules, tools);
   }

@@ -116,10 +116,15 @@ describe('AnthropicProvider streaming', () => {
     expect(message.metadata?.serverToolBlocks).toHaveLength(2);
     expect(server.bodies[0]!.tools).toEqual([expect.objectContaining({ type: 'web_search_20250305', name: 'web_search' })]);
 
+    // A request can keep it out (the permission layer does when WebSearch is denied).
+    server.reply({ text: 'no search' });
+    await anthropic.stream({ ...request([user('once more')]), nativeTools: { webSearch: false } });
+    expect(server.bodies[1]!.tools).toBeUndefined();
+
     anthropic.configureNativeWebTools({ webSearch: false });
     server.reply({ text: 'plain' });
     await anthropic.stream(request([user('again')]));
-    expect(server.bodies[1]!.tools).toBeUndefined();
+    expect(server.bodies[2]!.tools).toBeUndefined();
   });
 
   it('sends the key, custom headers and the requested model', async () => {

@@ -142,7 +142,8 @@ export class AnthropicProvider implements Provider {
 
   async stream(request: ProviderRequest): Promise<AssistantMessage> {
     const model = request.model ?? this.model;
-    const params = buildAnthropicRequest(request, { ...this.shape, model, webSearch: this.webSearch });
+    const webSearch = request.nativeTools?.webSearch === false ? undefined : this.webSearch;
+    const params = buildAnthropicRequest(request, { ...this.shape, model, webSearch });
     const context: ErrorContext = { ...this.errorContext, model };
     return streamWithRetries({
       policy: this.retry,

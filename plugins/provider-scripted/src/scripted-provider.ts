@@ -36,6 +36,8 @@ export interface ScriptedRequest {
   system: string | undefined;
   tools: readonly ToolSchema[];
   model: string | undefined;
+  /** The request's hosted-tool switches, when it set any. */
+  nativeTools?: { webSearch?: boolean };
   /** 0 for the first call to this provider. */
   index: number;
 }
@@ -104,6 +106,7 @@ export class ScriptedProvider implements Provider {
       system: request.system,
       tools: request.tools,
       model: request.model,
+      ...(request.nativeTools ? { nativeTools: request.nativeTools } : {}),
       index,
     };
     if (this.record) this.requests.push({ ...view, messages: [...request.messages], tools: [...request.tools] });
