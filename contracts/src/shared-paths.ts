@@ -27,3 +27,16 @@ export interface ReadAccess {
 }
 
 export const ReadAccess = createToken<ReadAccess>('ReadAccess');
+
+/**
+ * Directories the configuration grants a session besides its cwd — Claude Code's
+ * `permissions.additionalDirectories`. Bound by the permission layer; the file tools add them
+ * to their workspace roots, so one setting lets the tools reach a directory and the rules
+ * judge it.
+ */
+export interface WorkspaceGrants {
+  /** Absolute directories, relative entries resolved against `cwd`. */
+  additionalDirectories(cwd: string): readonly string[];
+}
+
+export const WorkspaceGrants = createToken<WorkspaceGrants>('WorkspaceGrants');

@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Message } from '@tessera/contracts';
 import { createKernel, type Kernel } from '@tessera/kernel';
 import { backgroundRuntime } from '@tessera/plugin-background';
@@ -84,6 +84,28 @@ describe('built-in tools with the permissions plugin', () => {
     expect(cat).toMatch(/denied|not allowed/i);
     expect(compound).not.toContain('TOPSECRET');
     expect(compound).toMatch(/denied|not allowed/i);
+  });
+
+  it("lets the file tools reach the rules' additionalDirectories (one setting for both)", async () => {
+    const shared = `${dir}-shared`;
+    await mkdir(shared, { recursive: true });
+    try {
+      await writeFile(join(shared, 'notes.md'), 'shared notes\n');
+      const { session: s } = await session(
+        [
+          { toolCalls: [{ name: 'Read', input: { file_path: join(shared, 'notes.md') } }] },
+          { toolCalls: [{ name: 'Grep', input: { pattern: 'shared', path: shared } }] },
+          { text: 'done' },
+        ],
+        { rules: { additionalDirectories: [`../${basename(shared)}`] } },
+      );
+      await s.run('read the shared notes');
+      const [read, grep] = results(s.getHistory());
+      expect(read).toContain('shared notes');
+      expect(grep).toContain(join(shared, 'notes.md'));
+    } finally {
+      await rm(shared, { recursive: true, force: true });
+    }
   });
 
   it('leaves a tool denied outright out of the model request', async () => {

@@ -1,4 +1,4 @@
-import { ApprovalHandler, PermissionPolicy, ReadAccess, ShellDirectories } from '@tessera/contracts';
+import { ApprovalHandler, PermissionPolicy, ReadAccess, ShellDirectories, WorkspaceGrants } from '@tessera/contracts';
 import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
 import type { ApprovalChainOptions } from './approval-chain.js';
 import { PermissionEnforcer } from './permission-enforcer.js';
@@ -35,10 +35,11 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
   options.onEnforcer?.(enforcer);
   return definePlugin({
     name: PERMISSIONS_PLUGIN_NAME,
-    provides: [PermissionPolicy, ReadAccess],
+    provides: [PermissionPolicy, ReadAccess, WorkspaceGrants],
     register({ bind, hooks }) {
       bind(PermissionPolicy).toConstantValue(policy);
       bind(ReadAccess).toConstantValue(policy);
+      bind(WorkspaceGrants).toConstantValue(policy);
       // Guard stage: later taps (and the provider) see the list the model will get.
       hooks.beforeProviderRequest.tap({ name: `${PERMISSIONS_PLUGIN_NAME}:offered-tools`, stage: Stage.Guard }, ({ request }) => {
         const tools = policy.offeredTools(request.tools);

@@ -1,6 +1,9 @@
-import type { PermissionPolicy, PermissionQuery, ReadAccess, ToolSchema } from '@tessera/contracts';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import type { PermissionPolicy, PermissionQuery, ReadAccess, ToolSchema, WorkspaceGrants } from '@tessera/contracts';
 import { explainPermission, type PermissionExplanation, type SessionRule } from './evaluate-permission.js';
 import { offeredTools, webSearchDenied } from './offered-tools.js';
+import { expandHome } from './path-match.js';
 import { resolveAnchors } from './permission-subject.js';
 import { readDenyTest, type DeniedPathTest } from './read-access.js';
 import { compileRules, type PermissionRules } from './rule-set.js';
@@ -18,10 +21,11 @@ export interface ExplainOptions {
 }
 
 /**
- * `PermissionPolicy` over Claude Code rules: deny → ask → allow → mode. Also `ReadAccess`:
- * the same Read deny rules as a path test for Glob and Grep results.
+ * `PermissionPolicy` over Claude Code rules: deny → ask → allow → mode. Also `ReadAccess`
+ * (the same Read deny rules as a path test for Glob and Grep results) and `WorkspaceGrants`
+ * (the rules' `additionalDirectories`, which the file tools add to their workspace roots).
  */
-export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess {
+export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess, WorkspaceGrants {
   private rules: PermissionRules;
 
   constructor(
@@ -65,6 +69,11 @@ export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess {
   }
 
   /** The tool list without the tools a deny rule denies outright. */
+  /** `additionalDirectories` of the rules, resolved against `cwd`: the file tools add them to their workspace roots. */
+  additionalDirectories(cwd: string): readonly string[] {
+    return (this.rules.additionalDirectories ?? []).map((dir) => resolve(cwd, expandHome(dir, this.options.homeDir ?? homedir())));
+  }
+
   /** Whether hosted web search must be kept out of model calls (`WebSearch` denied outright). */
   webSearchDenied(): boolean {
     return webSearchDenied(this.rules);

@@ -1,4 +1,4 @@
-import { BackgroundTasks, ReadAccess, ShellDirectories, ToolContribution, type Tool } from '@tessera/contracts';
+import { BackgroundTasks, ReadAccess, ShellDirectories, ToolContribution, WorkspaceGrants, type Token, type Tool } from '@tessera/contracts';
 import { definePlugin, Stage, type Plugin, type PluginRegisterContext, type PluginRuntimeContext, type TesseraHooks } from '@tessera/kernel';
 import { bashOutputTool, killShellTool, type BackgroundShellToolOptions } from './background-shell-tools.js';
 import { bashTool, type BashToolOptions } from './bash-tool.js';
@@ -58,9 +58,11 @@ export function bashToolPlugin(options: BashToolOptions = {}): Plugin {
   const state = options.state ?? defaultToolSessionState;
   let found: BackgroundTasks | undefined;
   const given = options.backgroundTasks;
+  const grants = optionalService(WorkspaceGrants, options.grants);
   const tool = bashTool({
     ...options,
     state,
+    grants: grants.lookup,
     backgroundTasks: () => (typeof given === 'function' ? given() : given) ?? found,
   });
   return toolPlugin('tool-bash', tool as Tool<never, unknown>, state, {
@@ -68,9 +70,9 @@ export function bashToolPlugin(options: BashToolOptions = {}): Plugin {
     bindServices(bind) {
       bind(ShellDirectories).toConstantValue(shellDirectoriesOf(state));
     },
-    boot({ getOptional }) {
+    boot: boots(grants.boot, ({ getOptional }) => {
       found = getOptional(BackgroundTasks);
-    },
+    }),
   });
 }
 
@@ -98,47 +100,60 @@ export function killShellToolPlugin(options: BackgroundShellToolOptions = {}): P
 
 export function readToolPlugin(options: ReadToolOptions = {}): Plugin {
   const state = options.state ?? defaultToolSessionState;
-  return toolPlugin('tool-read', readTool({ ...options, state }) as Tool<never, unknown>, state);
+  const grants = optionalService(WorkspaceGrants, options.grants);
+  return toolPlugin('tool-read', readTool({ ...options, state, grants: grants.lookup }) as Tool<never, unknown>, state, { boot: grants.boot });
 }
 
 export function writeToolPlugin(options: WriteToolOptions = {}): Plugin {
   const state = options.state ?? defaultToolSessionState;
-  return toolPlugin('tool-write', writeTool({ ...options, state }) as Tool<never, unknown>, state);
+  const grants = optionalService(WorkspaceGrants, options.grants);
+  return toolPlugin('tool-write', writeTool({ ...options, state, grants: grants.lookup }) as Tool<never, unknown>, state, { boot: grants.boot });
 }
 
 export function editToolPlugin(options: EditToolOptions = {}): Plugin {
   const state = options.state ?? defaultToolSessionState;
-  return toolPlugin('tool-edit', editTool({ ...options, state }) as Tool<never, unknown>, state);
+  const grants = optionalService(WorkspaceGrants, options.grants);
+  return toolPlugin('tool-edit', editTool({ ...options, state, grants: grants.lookup }) as Tool<never, unknown>, state, { boot: grants.boot });
 }
 
 /**
- * The `readAccess` option when given, else the `ReadAccess` service some plugin (the
- * permission layer) binds, resolved per call: it may be absent, and is looked up only once
- * the kernel has booted.
+ * An optional service: the option when given, else what some plugin binds under `token`,
+ * resolved on each use (it may be absent, and is looked up only once the kernel has booted).
  */
-function readAccessLookup(given: ReadAccess | (() => ReadAccess | undefined) | undefined): {
-  lookup: () => ReadAccess | undefined;
-  boot: NonNullable<Plugin['boot']>;
+function optionalService<T>(token: Token<T>, given: T | (() => T | undefined) | undefined): {
+  lookup: () => T | undefined;
+  boot: (context: PluginRuntimeContext) => void;
 } {
   let runtime: PluginRuntimeContext | undefined;
   return {
-    lookup: () => (typeof given === 'function' ? given() : given) ?? runtime?.getOptional(ReadAccess),
+    lookup: () => (typeof given === 'function' ? (given as () => T | undefined)() : given) ?? runtime?.getOptional(token),
     boot(context) {
       runtime = context;
     },
   };
 }
 
+/** Runs each boot step in turn. */
+function boots(...steps: Array<(context: PluginRuntimeContext) => void>): NonNullable<Plugin['boot']> {
+  return (context) => {
+    for (const step of steps) step(context);
+  };
+}
+
 /** Glob as a plugin; matches that `Read(…)` deny rules cover (the `ReadAccess` service) are left out. */
 export function globToolPlugin(options: GlobToolOptions = {}): Plugin {
-  const access = readAccessLookup(options.readAccess);
-  return toolPlugin('tool-glob', globTool({ ...options, readAccess: access.lookup }) as Tool<never, unknown>, undefined, { boot: access.boot });
+  const access = optionalService(ReadAccess, options.readAccess);
+  const grants = optionalService(WorkspaceGrants, options.grants);
+  const tool = globTool({ ...options, readAccess: access.lookup, grants: grants.lookup });
+  return toolPlugin('tool-glob', tool as Tool<never, unknown>, undefined, { boot: boots(access.boot, grants.boot) });
 }
 
 /** Grep as a plugin; files that `Read(…)` deny rules cover (the `ReadAccess` service) are not searched. */
 export function grepToolPlugin(options: GrepToolOptions = {}): Plugin {
-  const access = readAccessLookup(options.readAccess);
-  return toolPlugin('tool-grep', grepTool({ ...options, readAccess: access.lookup }) as Tool<never, unknown>, undefined, { boot: access.boot });
+  const access = optionalService(ReadAccess, options.readAccess);
+  const grants = optionalService(WorkspaceGrants, options.grants);
+  const tool = grepTool({ ...options, readAccess: access.lookup, grants: grants.lookup });
+  return toolPlugin('tool-grep', tool as Tool<never, unknown>, undefined, { boot: boots(access.boot, grants.boot) });
 }
 
 /** WebFetch options as `builtinTools` and `webFetchToolPlugin` take them. */

@@ -1,5 +1,6 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { WorkspaceGrants } from '@tessera/contracts';
 
 export interface WorkspaceOptions {
   /**
@@ -7,6 +8,11 @@ export interface WorkspaceOptions {
    * `additionalDirectories` / `--add-dir`). Relative entries resolve against the session cwd.
    */
   additionalDirectories?: readonly string[];
+  /**
+   * More directories granted elsewhere (the permission layer's `additionalDirectories`),
+   * looked up on every check; the tool plugins pass the bound `WorkspaceGrants`.
+   */
+  grants?: WorkspaceGrants | (() => WorkspaceGrants | undefined);
 }
 
 export type PathResolution =
@@ -66,14 +72,18 @@ async function realpathAllowingMissing(lexical: string): Promise<{ path: string 
  */
 export class WorkspaceRoots {
   private readonly additional: readonly string[];
+  private readonly grants: WorkspaceOptions['grants'];
 
   constructor(options: WorkspaceOptions = {}) {
     this.additional = options.additionalDirectories ?? [];
+    this.grants = options.grants;
   }
 
-  /** The configured roots as given (for messages), cwd first. */
+  /** The configured roots as given (for messages), cwd first, then granted directories. */
   listed(cwd: string): string[] {
-    return [resolve(cwd), ...this.additional.map((dir) => resolve(cwd, dir))];
+    const grants = typeof this.grants === 'function' ? this.grants() : this.grants;
+    const granted = grants?.additionalDirectories(cwd) ?? [];
+    return [...new Set([resolve(cwd), ...this.additional.map((dir) => resolve(cwd, dir)), ...granted.map((dir) => resolve(cwd, dir))])];
   }
 
   /** Real paths of the roots that exist. */
