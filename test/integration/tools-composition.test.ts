@@ -76,7 +76,7 @@ describe('built-in tools with the permissions plugin', () => {
         { toolCalls: [{ name: 'Bash', input: { command: 'cd .. && cd secrets && cat key.txt' } }] },
         { text: 'done' },
       ],
-      { rules, mode: 'dontAsk' },
+      { rules },
     );
     await s.run('read the key');
     const [, cat, compound] = results(s.getHistory());
