@@ -40,3 +40,16 @@ export interface WorkspaceGrants {
 }
 
 export const WorkspaceGrants = createToken<WorkspaceGrants>('WorkspaceGrants');
+
+/**
+ * Where the file tools work when they run in a sandbox: `root` inside the sandbox stands for
+ * the session's host `cwd` (the workspace manifest copies the project there). The permission
+ * layer judges `root/a/b` as `<cwd>/a/b`, so rules written for the project (`Read(./secrets/**)`)
+ * hold inside the sandbox too. Bound by the built-in tools when a sandbox is configured.
+ */
+export interface SandboxPaths {
+  /** Absolute POSIX path of the sandbox workspace root, e.g. `/workspace`. */
+  readonly root: string;
+}
+
+export const SandboxPaths = createToken<SandboxPaths>('SandboxPaths');

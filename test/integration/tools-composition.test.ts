@@ -6,7 +6,7 @@ import { createKernel, type Kernel } from '@tessera/kernel';
 import { backgroundRuntime } from '@tessera/plugin-background';
 import { hooksPlugin } from '@tessera/plugin-hooks';
 import { permissionsPlugin, type PermissionsPluginOptions } from '@tessera/plugin-permissions';
-import { builtinTools } from '@tessera/plugin-tools';
+import { builtinTools, InMemorySandboxClient } from '@tessera/plugin-tools';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -159,5 +159,35 @@ describe.runIf(process.platform !== 'win32')('built-in tools with the background
     expect(output).toBe('Status: running\nready');
     expect(killed).toBe('Killed background shell task_1.');
     expect(after).toMatch(/^Status: cancelled/);
+  });
+});
+
+describe('built-in tools in a sandbox with the permissions plugin', () => {
+  it('judges sandbox paths as the host paths they stand for', async () => {
+    const client = new InMemorySandboxClient();
+    await client.writeFile('/workspace/secrets/key.txt', 'TOPSECRET');
+    await client.writeFile('/workspace/src/a.ts', 'export {};');
+    const provider = new ScriptedProvider({
+      turns: [
+        { toolCalls: [{ name: 'Read', input: { file_path: '/workspace/secrets/key.txt' } }] },
+        { toolCalls: [{ name: 'Read', input: { file_path: '/workspace/src/a.ts' } }] },
+        { toolCalls: [{ name: 'Bash', input: { command: 'cat /workspace/secrets/key.txt' } }] },
+        { text: 'done' },
+      ] as never,
+    });
+    kernel = await createKernel({
+      plugins: testPreset({
+        provider,
+        replace: [permissionsPlugin({ rules: { allow: ['Bash(cat:*)'], deny: ['Read(./secrets/**)'] } })],
+        plugins: builtinTools({ sandbox: { client } }),
+      }),
+    });
+    const s = kernel.createSession({ cwd: dir });
+    await s.run('read');
+    const [secret, source, cat] = results(s.getHistory());
+    expect(secret).toMatch(/denied/i);
+    expect(source).toContain('export {};');
+    expect(cat).toMatch(/denied/i);
+    expect(client.commands).toEqual([]);
   });
 });

@@ -5,9 +5,11 @@ import {
   type PostToolUseContext,
   type PreToolUseContext,
   type PreToolUseDecision,
+  type SandboxPaths,
   type ShellDirectories,
 } from '@tessera/contracts';
 import { requestApproval, type ApprovalChainOptions } from './approval-chain.js';
+import { hostCommand, hostInput, hostPathFor } from './sandbox-view.js';
 import type { SessionRule } from './evaluate-permission.js';
 import { RulesPermissionPolicy } from './rules-permission-policy.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, truncateToolResult } from './truncate-output.js';
@@ -25,6 +27,11 @@ export interface PermissionEnforcerOptions extends ApprovalChainOptions {
    * called at check time. A Bash command's relative paths resolve there; default the session cwd.
    */
   shellDirectories?: () => ShellDirectories | undefined;
+  /**
+   * Where the tools work when they run in a sandbox, called at check time: paths under its
+   * root are judged as the host paths they stand for (`root` ↔ the session cwd).
+   */
+  sandboxPaths?: () => SandboxPaths | undefined;
 }
 
 /**
@@ -43,6 +50,11 @@ export class PermissionEnforcer {
     this.options.approvalHandler = handler;
   }
 
+  /** Late-bound lookup of the sandbox mapping (the plugin passes a container lookup at boot). */
+  setSandboxPaths(lookup: () => SandboxPaths | undefined): void {
+    this.options.sandboxPaths = lookup;
+  }
+
   /** Late-bound lookup of the shell directories (the plugin passes a container lookup at boot). */
   setShellDirectories(lookup: () => ShellDirectories | undefined): void {
     this.options.shellDirectories = lookup;
@@ -51,12 +63,13 @@ export class PermissionEnforcer {
   async checkPermission(context: PreToolUseContext): Promise<PreToolUseDecision | undefined> {
     const { session, toolName, input, toolCallId, signal } = context;
     try {
-      const query = { toolName, input, mode: session.getPermissionMode(), cwd: session.cwd, sessionId: session.sessionId };
+      const judged = this.hostView(toolName, input, session.cwd);
+      const query = { toolName, input: judged, mode: session.getPermissionMode(), cwd: session.cwd, sessionId: session.sessionId };
       const { policy } = this.options;
       const remembered = this.sessionRules.get(session) ?? [];
       const verdict =
         policy instanceof RulesPermissionPolicy
-          ? policy.explain(query, remembered, this.commandCwd(toolName, session.sessionId))
+          ? policy.explain(query, remembered, this.commandCwd(toolName, session.sessionId, session.cwd))
           : await policy.evaluate(query);
       if (verdict.decision === 'auto') return undefined;
       if (verdict.decision === 'deny') return { decision: 'deny', reason: verdict.reason ?? `${toolName} is not allowed`, source: 'permission' };
@@ -85,11 +98,25 @@ export class PermissionEnforcer {
     }
   }
 
-  /** Where a Bash call runs when an earlier `cd` moved the session's shell. */
-  private commandCwd(toolName: string, sessionId: string): { commandCwd?: string } {
+  /** Where a Bash call runs when an earlier `cd` moved the session's shell (as a host path under a sandbox). */
+  private commandCwd(toolName: string, sessionId: string, hostCwd: string): { commandCwd?: string } {
     if (toolName !== 'Bash') return {};
     const commandCwd = this.options.shellDirectories?.()?.cwdFor(sessionId);
-    return commandCwd === undefined ? {} : { commandCwd };
+    if (commandCwd === undefined) return {};
+    const root = this.options.sandboxPaths?.()?.root;
+    return { commandCwd: root === undefined ? commandCwd : (hostPathFor(commandCwd, root, hostCwd) ?? commandCwd) };
+  }
+
+  /** The input as the rules see it: under a sandbox, its paths (and a command's) moved to the host. */
+  private hostView(toolName: string, input: unknown, hostCwd: string): unknown {
+    const root = this.options.sandboxPaths?.()?.root;
+    if (root === undefined) return input;
+    if (toolName === 'Bash' && typeof input === 'object' && input !== null && typeof (input as { command?: unknown }).command === 'string') {
+      const command = (input as { command: string }).command;
+      const moved = hostCommand(command, root, hostCwd);
+      return moved === command ? input : { ...(input as object), command: moved };
+    }
+    return hostInput(input, root, hostCwd);
   }
 
   private remember(session: ISession, rules: readonly SessionRule[]): void {

@@ -1,4 +1,4 @@
-import { ApprovalHandler, PermissionPolicy, ReadAccess, ShellDirectories, WorkspaceGrants } from '@tessera/contracts';
+import { ApprovalHandler, PermissionPolicy, ReadAccess, SandboxPaths, ShellDirectories, WorkspaceGrants } from '@tessera/contracts';
 import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
 import type { ApprovalChainOptions } from './approval-chain.js';
 import { PermissionEnforcer } from './permission-enforcer.js';
@@ -60,6 +60,7 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
       enforcer.setApprovalHandler(getOptional(ApprovalHandler));
       // Looked up at check time: whichever plugin binds it, whenever it is bound.
       enforcer.setShellDirectories(() => getOptional(ShellDirectories));
+      enforcer.setSandboxPaths(() => getOptional(SandboxPaths));
     },
   });
 }

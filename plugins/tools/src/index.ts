@@ -60,6 +60,7 @@ export {
   grepToolPlugin,
   killShellToolPlugin,
   readToolPlugin,
+  sandboxPathsPlugin,
   webFetchToolPlugin,
   webSearchToolPlugin,
   writeToolPlugin,

@@ -1,4 +1,4 @@
-import { BackgroundTasks, ReadAccess, ShellDirectories, ToolContribution, WorkspaceGrants, type Token, type Tool } from '@tessera/contracts';
+import { BackgroundTasks, ReadAccess, SandboxPaths, ShellDirectories, ToolContribution, WorkspaceGrants, type Token, type Tool } from '@tessera/contracts';
 import { definePlugin, Stage, type Plugin, type PluginRegisterContext, type PluginRuntimeContext, type TesseraHooks } from '@tessera/kernel';
 import { bashOutputTool, killShellTool, type BackgroundShellToolOptions } from './background-shell-tools.js';
 import { bashTool, type BashToolOptions } from './bash-tool.js';
@@ -7,7 +7,7 @@ import { globTool, type GlobToolOptions } from './glob-tool.js';
 import { grepTool, type GrepToolOptions } from './grep-tool.js';
 import { readTool, type ReadToolOptions } from './read-tool.js';
 import { defaultToolSessionState, ToolSessionState } from './session-state.js';
-import type { SandboxOptions } from './common-options.js';
+import { DEFAULT_SANDBOX_ROOT, type SandboxOptions } from './common-options.js';
 import { webFetchTool, type WebFetchToolOptions } from './web-fetch-tool.js';
 import { webSearchTool, type WebSearchToolOptions } from './web-search-tool.js';
 import { writeTool, type WriteToolOptions } from './write-tool.js';
@@ -156,6 +156,21 @@ export function grepToolPlugin(options: GrepToolOptions = {}): Plugin {
   return toolPlugin('tool-grep', tool as Tool<never, unknown>, undefined, { boot: boots(access.boot, grants.boot) });
 }
 
+/**
+ * Binds `SandboxPaths` for a sandbox: the permission layer then judges paths under its root as
+ * the host paths they stand for. `builtinTools({ sandbox })` adds it.
+ */
+export function sandboxPathsPlugin(sandbox: Pick<SandboxOptions, 'root'>): Plugin {
+  const root = sandbox.root ?? DEFAULT_SANDBOX_ROOT;
+  return definePlugin({
+    name: 'tool-sandbox-paths',
+    provides: [SandboxPaths],
+    register({ bind }) {
+      bind(SandboxPaths).toConstantValue({ root });
+    },
+  });
+}
+
 /** WebFetch options as `builtinTools` and `webFetchToolPlugin` take them. */
 export interface WebFetchPluginOptions extends WebFetchToolOptions {
   /**
@@ -234,5 +249,6 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Plugin[] {
     ['WebFetch', () => webFetchToolPlugin(options.webFetch)],
     ['WebSearch', () => webSearchToolPlugin(options.webSearch)],
   ];
-  return all.filter(([name]) => !skip.has(name)).map(([, make]) => make());
+  const plugins = all.filter(([name]) => !skip.has(name)).map(([, make]) => make());
+  return options.sandbox ? [...plugins, sandboxPathsPlugin(options.sandbox)] : plugins;
 }
