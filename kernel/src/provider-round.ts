@@ -145,7 +145,7 @@ export class ProviderRound {
         system: request.system,
         tools: request.tools,
         model: request.model,
-        ...(request.nativeTools ? { nativeTools: request.nativeTools } : {}),
+        nativeTools: request.nativeTools,
         signal,
         onTextDelta: this.onTextDelta,
         onThinkingDelta: this.onThinkingDelta,

@@ -115,7 +115,7 @@ async function executeToolCall(
         round,
         toolCallId: call.id,
         toolName: call.name,
-        ...(tool ? { tool } : {}),
+        tool,
         input,
         result: final,
         durationMs: session.clock.now() - startedAt,
