@@ -71,6 +71,20 @@ describe('Glob with the stat worker', () => {
     expect(next).not.toBe(worker);
   });
 
+  it('never waits for a worker that has already exited', async () => {
+    const worker = await StatWorker.started();
+    const expected = await newestMatches('**/*.ts', dir, rules(), 50);
+    await worker!.crashForTesting();
+    // Let the exit event be processed: the worker is now known to be gone.
+    await new Promise((resolve) => setImmediate(resolve));
+    const found = await Promise.race([
+      newestMatches('**/*.ts', dir, rules(), 50, { worker }),
+      new Promise((resolve) => setTimeout(() => resolve('hung'), 5_000)),
+    ]);
+    expect(found).toEqual(expected);
+    await expect(worker!.mtimes(['/x'])).rejects.toThrow(/stopped/);
+  });
+
   it('is used by the Glob tool by default and gives the same answer as statWorker: false', async () => {
     await StatWorker.started();
     const shared = await globTool().execute({ pattern: '**/*.ts' }, toolContext(dir));

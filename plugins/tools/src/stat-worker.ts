@@ -87,7 +87,12 @@ export class StatWorker {
   /** The running worker, or undefined while it starts (it is started if need be) or once failures disabled it. */
   static available(): StatWorker | undefined {
     const current = StatWorker.instance;
-    if (current) return current.online ? current : undefined;
+    if (current) {
+      if (!current.online || current.ended) return undefined;
+      // A call is about to use it: the idle countdown starts again, so it is not retired mid-call.
+      if (current.waiting.size === 0) current.armIdleTimer();
+      return current;
+    }
     if (StatWorker.failures >= MAX_FAILURES) return undefined;
     try {
       StatWorker.instance = new StatWorker();
@@ -130,6 +135,8 @@ export class StatWorker {
 
   /** Modification times of `paths`, in order; NaN where the stat threw. Rejects if the worker fails first. */
   mtimes(paths: string[]): Promise<Float64Array> {
+    // A message to a thread that has exited is dropped without an error: never wait for it.
+    if (this.ended) return Promise.reject(new Error("Glob's stat worker has stopped."));
     return new Promise<Float64Array>((resolve, reject) => {
       const id = this.nextId;
       this.nextId += 1;
