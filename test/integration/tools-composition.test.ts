@@ -108,6 +108,22 @@ describe('built-in tools with the permissions plugin', () => {
     }
   });
 
+  it('judges a command where it will run when the directory an earlier cd went to is gone', async () => {
+    const { session: s } = await session(
+      [
+        { toolCalls: [{ name: 'Bash', input: { command: 'mkdir x && cd x' } }] },
+        { toolCalls: [{ name: 'Bash', input: { command: `rmdir ${join(dir, 'x')}` } }] },
+        { toolCalls: [{ name: 'Bash', input: { command: 'cat secrets/key.txt' } }] },
+        { text: 'done' },
+      ],
+      { rules: { allow: ['Bash(cd:*)', 'Bash(cat:*)', 'Bash(mkdir:*)', 'Bash(rmdir:*)'], deny: ['Read(./secrets/**)'] } },
+    );
+    await s.run('try');
+    const cat = results(s.getHistory())[2]!;
+    expect(cat).not.toContain('TOPSECRET');
+    expect(cat).toMatch(/denied/i);
+  });
+
   it('leaves a tool denied outright out of the model request', async () => {
     const { session: s, provider } = await session([{ text: 'done' }], { rules });
     await s.run('hi');

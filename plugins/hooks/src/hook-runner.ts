@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import {
   TesseraError,
   describeError,
@@ -8,9 +9,11 @@ import {
   type HooksSource,
   type ISession,
   type Provider,
+  type SandboxPaths,
   type ShellDirectories,
   type SubagentLauncher,
 } from '@tessera/contracts';
+import { hostPathFor } from '@tessera/plugin-permissions';
 import { runCommandHook, type ProcessOutcome } from './command-executor.js';
 import { combineOutcomes, interpretOutcome, type HandlerOutcome, type HookRunResult } from './hook-outcome.js';
 import { runHttpHook } from './http-executor.js';
@@ -54,6 +57,8 @@ export interface HookRunnerOptions {
    * they are the session's cwd.
    */
   shellDirectories?: ShellDirectories;
+  /** Under a sandbox, maps the shell's sandbox directory back to the host (bound by the built-in tools). */
+  sandboxPaths?: SandboxPaths;
   /** `transcript_path` sent to hooks. */
   transcriptPath?: (session: ISession | undefined) => string;
   /** Extra environment for command hooks. */
@@ -138,7 +143,8 @@ export class HookRunner {
       if (MATCHED_FIELD_EVENTS.has(call.event) && !matchesMatcher(entry.matcher, call.matchValue)) return false;
       if (entry.handler.if !== undefined) {
         if (!TOOL_EVENTS.has(call.event) || !call.tool) return false;
-        if (!matchesIfCondition(entry.handler.if, call.tool.name, call.tool.input, this.currentDirectory(call.session))) return false;
+        // Anchored where permission rules are (the session cwd), so the two cannot disagree.
+        if (!matchesIfCondition(entry.handler.if, call.tool.name, call.tool.input, call.session?.cwd ?? process.cwd())) return false;
       }
       // Identical handlers (from several layers or groups) run once.
       const key = handlerKey(entry.handler);
@@ -148,10 +154,20 @@ export class HookRunner {
     });
   }
 
-  /** The session's current directory: its shell's after a `cd`, else its cwd. */
+  /**
+   * The session's current directory as a host path: its shell's after a `cd` (under a
+   * sandbox, the host directory that sandbox path stands for), else its cwd. A directory that
+   * no longer exists falls back to the cwd too — Bash itself starts over there, and a command
+   * hook cannot be spawned in a missing directory (a guard that cannot start would fail open).
+   */
   currentDirectory(session: ISession | undefined): string {
     if (!session) return process.cwd();
-    return this.options.shellDirectories?.cwdFor(session.sessionId) ?? session.cwd;
+    const shell = this.options.shellDirectories?.cwdFor(session.sessionId);
+    if (shell === undefined) return session.cwd;
+    const root = this.options.sandboxPaths?.root;
+    const host = root === undefined ? shell : hostPathFor(shell, root, session.cwd);
+    if (host === undefined) return session.cwd;
+    return statSync(host, { throwIfNoEntry: false })?.isDirectory() ? host : session.cwd;
   }
 
   async run(call: HookCall): Promise<HookRunResult> {

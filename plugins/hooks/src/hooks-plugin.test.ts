@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { ShellDirectories, type HooksConfig, type Message, type ToolExecutionEvent } from '@tessera/contracts';
+import { SandboxPaths, ShellDirectories, type HooksConfig, type Message, type ToolExecutionEvent } from '@tessera/contracts';
 import { createKernel, definePlugin, defineTool, PromptBlockedError, toolsPlugin, type Kernel } from '@tessera/kernel';
 import { recordingApprovals } from '@tessera/kernel/testing';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
@@ -104,6 +104,51 @@ describe('PreToolUse', () => {
     await session.run('go');
     expect(JSON.parse(await readFile(join(dir, 'input.json'), 'utf8'))).toMatchObject({ cwd: sub });
     expect((await readFile(join(dir, 'pwd.txt'), 'utf8')).trim()).toBe(sub);
+  });
+
+  it('falls back to the session cwd when the shell directory is gone, and maps a sandbox directory to the host', async () => {
+    const hook = await script('where.sh', 'cat > "$CLAUDE_PROJECT_DIR/input.json"');
+    const sub = join(dir, 'sub');
+    await mkdir(sub);
+    let shellDir = join(dir, 'deleted');
+    const shell = definePlugin({
+      name: 'fake-shell-directories',
+      provides: [ShellDirectories, SandboxPaths],
+      register({ bind }) {
+        bind(ShellDirectories).toConstantValue({ cwdFor: () => shellDir });
+        bind(SandboxPaths).toConstantValue({ root: '/workspace' });
+      },
+    });
+    const { session } = await start({ PreToolUse: [{ matcher: 'Bash', ...command(hook) }] }, [bashCall('ls'), { text: 'ok' }, bashCall('ls'), { text: 'ok' }], {}, [shell]);
+    // Not under the sandbox root, and missing on the host: the session cwd.
+    await session.run('go');
+    expect(JSON.parse(await readFile(join(dir, 'input.json'), 'utf8'))).toMatchObject({ cwd: dir });
+    shellDir = '/workspace/sub';
+    await session.run('again');
+    expect(JSON.parse(await readFile(join(dir, 'input.json'), 'utf8'))).toMatchObject({ cwd: sub });
+    expect(ran).toHaveLength(2);
+  });
+
+  it('anchors `if` path rules at the session cwd, whatever the shell directory', async () => {
+    const hook = await script('block.sh', 'echo "protected" >&2\nexit 2');
+    const shell = definePlugin({
+      name: 'fake-shell-directories',
+      provides: [ShellDirectories],
+      register({ bind }) {
+        bind(ShellDirectories).toConstantValue({ cwdFor: () => '/tmp' });
+      },
+    });
+    const write = defineTool({ name: 'Write', description: 'w', inputSchema: z.object({ file_path: z.string() }), execute: (input) => (ran.push(input), { success: true, output: 'written' }) });
+    const provider = new ScriptedProvider({ turns: [{ toolCalls: [{ id: 'w1', name: 'Write', input: { file_path: join(dir, 'protected', 'a.txt') } }] }, { text: 'ok' }] as never });
+    kernel = await createKernel({
+      plugins: testPreset({
+        provider,
+        plugins: [toolsPlugin(write), shell, hooksPlugin({ configs: [{ config: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: hook, if: 'Edit(./protected/**)' }] }] }, source: { file: join(dir, 'settings.json') } }] })],
+      }),
+    });
+    const session = kernel.createSession({ cwd: dir });
+    await session.run('write it');
+    expect(ran).toEqual([]);
   });
 
   it('does not match BashOutput with a "Bash" matcher', async () => {

@@ -1,6 +1,7 @@
 import {
   ApprovalHandler,
   Provider,
+  SandboxPaths,
   ShellDirectories,
   SubagentLauncher,
   TesseraError,
@@ -175,6 +176,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
       const subagentLauncher = options.subagentLauncher ?? getOptional(SubagentLauncher);
       // Optional: bound by the built-in tools, so `cwd` follows a Bash `cd`.
       const shellDirectories = options.shellDirectories ?? getOptional(ShellDirectories);
+      const sandboxPaths = options.sandboxPaths ?? getOptional(SandboxPaths);
       const loaded: HookEntry[] = [];
       const diagnostics: Diagnostic[] = [];
       for (const file of options.files ?? []) {
@@ -192,6 +194,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         ...(provider ? { provider } : {}),
         ...(subagentLauncher ? { subagentLauncher } : {}),
         ...(shellDirectories ? { shellDirectories } : {}),
+        ...(sandboxPaths ? { sandboxPaths } : {}),
       });
     },
   });

@@ -21,7 +21,7 @@ describe('matchesIfCondition (permission-rule meaning)', () => {
     expect(matchesIfCondition(rule, tool, input, cwd)).toBe(expected);
   });
 
-  it('anchors relative patterns where the shell is', () => {
+  it('anchors relative patterns at the cwd it is given (the runner passes the session cwd)', () => {
     expect(matchesIfCondition('Write(lib/**)', 'Write', { file_path: '/ws/pkg/lib/a.ts' }, '/ws/pkg')).toBe(true);
     expect(matchesIfCondition('Write(lib/**)', 'Write', { file_path: '/ws/pkg/lib/a.ts' }, '/ws')).toBe(false);
   });

@@ -5,7 +5,8 @@ import { matchesPermissionRule } from '@tessera/plugin-permissions';
  * `WebFetch(domain:example.com)`) that must match the tool call for the handler to run. It
  * means exactly what the rule means in a permission `deny` list — the permissions plugin's
  * own matcher decides — so a hook filter and a permission rule never disagree: path
- * patterns are anchored at `cwd` (where the session's shell is), a compound Bash command
+ * patterns are anchored at `cwd` (the session's, where permission rules are anchored too;
+ * a Bash `cd` does not move them), a compound Bash command
  * matches when one of its subcommands does, and `Edit(…)` covers Write. A rule that cannot
  * be read matches every call of its tool (a hook that fires too often is safer than a guard
  * that never fires); the config reader reports such rules.

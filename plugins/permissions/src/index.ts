@@ -21,3 +21,4 @@ export { offeredTools } from './offered-tools.js';
 export { DEFAULT_MAX_OUTPUT_CHARS, truncateMiddle, truncateToolResult } from './truncate-output.js';
 export { permissionsPlugin, PERMISSIONS_PLUGIN_NAME } from './permissions-plugin.js';
 export type { PermissionsPluginOptions } from './permissions-plugin.js';
+export { hostPathFor } from './sandbox-view.js';

@@ -1,4 +1,5 @@
 import { BackgroundTasks, ReadAccess, SandboxPaths, ShellDirectories, ToolContribution, WorkspaceGrants, type Token, type Tool } from '@tessera/contracts';
+import { statSync } from 'node:fs';
 import { definePlugin, Stage, type Plugin, type PluginRegisterContext, type PluginRuntimeContext, type TesseraHooks } from '@tessera/kernel';
 import { bashOutputTool, killShellTool, type BackgroundShellToolOptions } from './background-shell-tools.js';
 import { bashTool, type BashToolOptions } from './bash-tool.js';
@@ -45,8 +46,17 @@ function toolPlugin(name: string, tool: Tool<never, unknown>, state?: ToolSessio
  * `ShellDirectories` over the session state Bash updates, exposing only the lookup: the
  * permission layer and the hook runner resolve a command's relative paths where it runs.
  */
-function shellDirectoriesOf(state: ToolSessionState): ShellDirectories {
-  return { cwdFor: (sessionId) => state.cwdFor(sessionId) };
+function shellDirectoriesOf(state: ToolSessionState, sandboxed: boolean): ShellDirectories {
+  return {
+    cwdFor(sessionId) {
+      const cwd = state.cwdFor(sessionId);
+      // On the host, Bash starts over in the session cwd when the remembered directory is
+      // gone: report where the next command will really run, or a check would judge its
+      // paths in a directory it never runs in. (Sandbox paths are not host paths.)
+      if (cwd === undefined || sandboxed) return cwd;
+      return statSync(cwd, { throwIfNoEntry: false })?.isDirectory() ? cwd : undefined;
+    },
+  };
 }
 
 /**
@@ -68,7 +78,7 @@ export function bashToolPlugin(options: BashToolOptions = {}): Plugin {
   return toolPlugin('tool-bash', tool as Tool<never, unknown>, state, {
     provides: [ShellDirectories],
     bindServices(bind) {
-      bind(ShellDirectories).toConstantValue(shellDirectoriesOf(state));
+      bind(ShellDirectories).toConstantValue(shellDirectoriesOf(state, options.sandbox !== undefined));
     },
     boot: boots(grants.boot, ({ getOptional }) => {
       found = getOptional(BackgroundTasks);
