@@ -90,7 +90,9 @@ describe('evaluatePermission: Bash rules', () => {
     expect(run('mkdir x', join(root, 'outside'), 'acceptEdits')).toBe('approve');
     expect(run('mkdir x', join(cwd, 'src'), 'acceptEdits')).toBe('auto');
     expect(run('rm -rf ..', join(cwd, 'src'), 'bypassPermissions')).toBe('approve');
-    expect(run('rm -rf ..', join(cwd, 'src', 'a'), 'bypassPermissions')).toBe('auto');
+    // The directories the shell stands in are critical too (the session cwd's and the shell's parents).
+    expect(run('rm -rf ..', join(cwd, 'src', 'a'), 'bypassPermissions')).toBe('approve');
+    expect(run('rm -rf build', join(cwd, 'src', 'a'), 'bypassPermissions')).toBe('auto');
   });
 
   it('follows a cd inside the command: later relative paths are checked in every directory the shell may be in', () => {
@@ -108,6 +110,15 @@ describe('evaluatePermission: Bash rules', () => {
     // acceptEdits resolves mkdir arguments where the command starts: after a cd it asks.
     expect(run('cd src && mkdir new', 'acceptEdits')).toBe('auto');
     expect(evaluatePermission('Bash', { command: 'cd src && mkdir new' }, 'acceptEdits', { deny: [] }, { cwd })).toBe('approve');
+  });
+
+  it('follows a cd inside the command when protecting critical directories from rm', () => {
+    expect(bash('cd .. && rm -rf project', {}, 'bypassPermissions')).toBe('approve');
+    expect(bash('cd .. && rm -rf other', {}, 'bypassPermissions')).toBe('auto');
+    expect(bash('cd / && rm -rf home', {}, 'bypassPermissions')).toBe('auto');
+    expect(bash(`cd / && rm -rf ${cwd.split('/').filter(Boolean)[0]}`, {}, 'bypassPermissions')).toBe('approve');
+    expect(bash('cd "$D" && rm -rf x', { allow: ['Bash(rm *)', 'Bash(cd *)'] }, 'bypassPermissions')).toBe('approve');
+    expect(bash('cd src && rm -rf build', {}, 'bypassPermissions')).toBe('auto');
   });
 
   it('never auto-approves rm of /, ~, the cwd or its parents', () => {

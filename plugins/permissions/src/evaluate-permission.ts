@@ -295,21 +295,21 @@ function acceptEditsBash(subject: Extract<PermissionSubject, { kind: 'bash' }>, 
 
 /** `rm` of `/`, the home directory, the working directory or one of its parents is never automatic. */
 function criticalReason(tool: string, subject: PermissionSubject, anchors: PathAnchors, mode: PermissionMode): string | undefined {
-  if (tool === 'Bash' && subject.kind === 'bash') {
+  if (tool === 'Bash' && subject.kind === 'bash' && subject.analyzed.commands.some((command) => command.name === 'rm' || command.name === 'rmdir')) {
     const critical = new Set<string>(['/', anchors.homeDir]);
-    for (let dir = anchors.cwd; ; dir = dirname(dir)) {
-      critical.add(dir);
-      if (dirname(dir) === dir) break;
-    }
-    for (const command of subject.analyzed.commands) {
-      if (command.name !== 'rm' && command.name !== 'rmdir') continue;
-      for (const arg of command.args) {
-        if (arg.startsWith('-')) continue;
-        const target = arg.replace(/^\$\{?HOME\}?(?=\/|$)/, '~');
-        if (subject.resolvePath(target).some((path) => critical.has(path.replace(/\/+$/, '') || '/'))) {
-          return `"${command.allowForm}" removes a critical directory; it always needs approval`;
-        }
+    // The session cwd and where the command starts (after an earlier `cd`), with their parents.
+    for (const start of [anchors.cwd, ...subject.resolvePath('.')]) {
+      for (let dir = start; ; dir = dirname(dir)) {
+        critical.add(dir);
+        if (dirname(dir) === dir) break;
       }
+    }
+    const files = subject.files();
+    // After a `cd` to a directory known only at run time, what `rm` removes cannot be told.
+    if (files.unresolvedPaths) return 'the command removes files after a cd to a directory that cannot be known before it runs; it always needs approval';
+    for (const candidates of files.removes) {
+      const hit = candidates.find((path) => critical.has(path.replace(/\/+$/, '') || '/'));
+      if (hit) return `"${subject.command}" removes a critical directory (${hit}); it always needs approval`;
     }
   }
   if (mode !== 'bypassPermissions' && EDIT_TOOLS.has(tool) && subject.kind === 'path' && subject.candidates?.some((path) => PROTECTED.test(path))) {

@@ -13,6 +13,8 @@ export interface BashFiles {
   reads: string[][];
   writes: string[][];
   outputs: string[][];
+  /** What `rm` / `rmdir` remove, in every directory the shell may be in when they run. */
+  removes: string[][];
   /** The command changes directory (`cd`, `pushd`, `popd`) before it is done. */
   changesDirectory: boolean;
   /**
@@ -92,6 +94,7 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
   const reads: string[][] = [];
   const writes: string[][] = [];
   const outputs: string[][] = [];
+  const removes: string[][] = [];
   let dirs = [anchors.cwd];
   let changesDirectory = false;
   let unknownDirectory = false;
@@ -120,10 +123,12 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
     const isRead = READ_COMMANDS.has(forms.name);
     const isWrite = WRITE_COMMANDS.has(forms.name);
     if (!isRead && !isWrite) continue;
+    const removing = forms.name === 'rm' || forms.name === 'rmdir';
     for (const arg of pathArguments(forms.args)) {
       for (const candidates of groups(arg)) {
         if (isRead) reads.push(candidates);
         if (isWrite) writes.push(candidates);
+        if (removing) removes.push(candidates);
       }
     }
   }
@@ -135,7 +140,7 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
       else outputs.push(candidates);
     }
   }
-  return { reads, writes, outputs, changesDirectory, unresolvedPaths };
+  return { reads, writes, outputs, removes, changesDirectory, unresolvedPaths };
 }
 
 function bashSubject(command: string, anchors: PathAnchors): PermissionSubject {
