@@ -33,13 +33,16 @@ export interface BackgroundOutputRead {
   nextLine: number;
   /** Lines before the requested one were dropped from the log and cannot be read. */
   dropped: boolean;
+  /** More lines are already logged than one read returns: read again from `nextLine`. */
+  more?: boolean;
 }
 
 /**
  * The part of the background runtime other plugins need: hand a job over and get its id,
  * read what it logged, stop it. The background plugin binds this token; without it, tools
- * that need it fail clearly. `sessionId`, when given, limits a read or stop to tasks that
- * session started, so one session cannot read or stop another's commands.
+ * that need it fail clearly. `readOutput` and `stop` reach background shell commands
+ * (`process` tasks) only; `sessionId`, when given, limits them to tasks that session started,
+ * so one session cannot read or stop another's commands (or tasks started outside a session).
  */
 export interface BackgroundTasks {
   spawn(request: BackgroundProcessRequest): Promise<BackgroundTaskTicket>;

@@ -46,6 +46,21 @@ describe.runIf(process.platform !== 'win32')('backgroundRuntime plugin', () => {
       await expect(tasks.readOutput!(done.id, 0, 'other-session')).rejects.toMatchObject({ code: 'background_task_not_found' });
       await expect(tasks.readOutput!('task_99', 0)).rejects.toMatchObject({ code: 'background_task_not_found' });
 
+      // Long output: one read stops at 5,000 lines and says more is waiting.
+      const long = await tasks.spawn({ kind: 'process', command: 'seq 1 12000; echo FINAL', cwd: dir, sessionId: 's1' });
+      await kernel.get(BackgroundTaskManagerToken).wait(long.id);
+      const part = await tasks.readOutput!(long.id, 0, 's1');
+      expect(part.more).toBe(true);
+      let all = [...part.lines];
+      for (let next = part; next.more; ) {
+        next = await tasks.readOutput!(long.id, next.nextLine, 's1');
+        all = all.concat(next.lines);
+      }
+      expect(all).toContain('[stdout] FINAL');
+      // A task started outside any session is no session's to read.
+      const loose = await tasks.spawn({ kind: 'process', command: 'echo loose', cwd: dir });
+      await expect(tasks.readOutput!(loose.id, 0, 's1')).rejects.toMatchObject({ code: 'background_task_not_found' });
+
       const server = await tasks.spawn({ kind: 'process', command: 'echo up; sleep 30', cwd: dir, sessionId: 's1' });
       await expect(tasks.stop!(server.id, 'other-session')).rejects.toMatchObject({ code: 'background_task_not_found' });
       expect(await tasks.stop!(server.id, 's1')).toBe('cancelled');

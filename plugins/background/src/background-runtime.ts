@@ -36,10 +36,10 @@ export interface BackgroundRuntimeOptions
 
 /** `BackgroundTasks` over the manager: Bash `run_in_background` becomes a `process` task. */
 export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): BackgroundTasks {
-  /** The task, if it exists and (when a session is named) that session started it. */
+  /** The shell task, if it exists and (when a session is named) that session started it. */
   const owned = (taskId: string, sessionId: string | undefined): IBackgroundTaskState => {
     const state = manager.get(taskId);
-    if (!state || (sessionId !== undefined && state.parentSessionId !== undefined && state.parentSessionId !== sessionId)) {
+    if (!state || state.kind !== 'process' || (sessionId !== undefined && state.parentSessionId !== sessionId)) {
       throw new BackgroundTaskError('validation', `No background task ${JSON.stringify(taskId)} in this session.`, { code: 'background_task_not_found', taskId });
     }
     return state;
@@ -61,12 +61,17 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
       const lines: string[] = [];
       let cursor = { offset: Math.max(0, Math.floor(fromLine)) };
       let dropped = false;
+      let more = false;
       for (;;) {
         const page = await manager.readLog(taskId, cursor);
         if (page.truncated && lines.length === 0) dropped = true;
         lines.push(...page.lines);
         cursor = page.nextCursor;
-        if (!page.hasMore || page.lines.length === 0 || lines.length >= MAX_READ_LINES) break;
+        if (!page.hasMore || page.lines.length === 0) break;
+        if (lines.length >= MAX_READ_LINES) {
+          more = true;
+          break;
+        }
       }
       // Status after the read: a task seen as finished has logged everything it will.
       const after = owned(taskId, sessionId);
@@ -76,6 +81,7 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
         lines,
         nextLine: cursor.offset,
         dropped,
+        ...(more ? { more } : {}),
       };
     },
     async stop(taskId: string, sessionId?: string): Promise<BackgroundTaskStatus> {

@@ -61,6 +61,16 @@ describe('BashOutput', () => {
     expect(bad).toMatchObject({ success: false, errorCode: 'invalid_pattern' });
   });
 
+  it('says when more output is already waiting', async () => {
+    const runtime: BackgroundTasks = {
+      spawn: async () => ({ id: 'task_1' }),
+      readOutput: async () => ({ status: 'completed', exitCode: 0, lines: ['[stdout] 1'], nextLine: 1, dropped: false, more: true }),
+    };
+    const result = await bashOutputTool({ backgroundTasks: runtime }).execute({ bash_id: 'task_1' }, toolContext('/ws'));
+    expect(text(result)).toBe('Status: completed (exit code 0)\n1\n[More output is already waiting: call BashOutput again to read it.]');
+    expect(result.data).toMatchObject({ more: true });
+  });
+
   it('keeps the newest output within the size limit and says when the log dropped lines', async () => {
     const log = Array.from({ length: 100 }, (_, index) => `[stdout] line ${index}`);
     const { runtime } = fakeRuntime(log, { status: 'running', dropped: true });

@@ -21,6 +21,8 @@ export interface BashOutputToolData {
   lines: number;
   /** New lines the filter dropped; they cannot be read again. */
   filtered: number;
+  /** More output is already waiting: another call returns it. */
+  more?: boolean;
 }
 
 export interface KillShellToolData {
@@ -41,6 +43,8 @@ export type BashOutputInput = z.infer<typeof bashOutputInputSchema>;
 export type KillShellInput = z.infer<typeof killShellInputSchema>;
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+/** Read positions kept at most (one per session and shell); the oldest are forgotten first. */
+const MAX_POSITIONS = 1_000;
 
 function runtimeOf(source: BackgroundTasksSource | undefined): BackgroundTasks | undefined {
   return typeof source === 'function' ? source() : source;
@@ -96,7 +100,9 @@ export function bashOutputTool(options: BackgroundShellToolOptions = {}): Tool<B
       } catch (error) {
         return fail(`No background shell ${JSON.stringify(input.bash_id)} in this session (${errorText(error)}).`, 'not_found');
       }
+      positions.delete(key);
       positions.set(key, read.nextLine);
+      if (positions.size > MAX_POSITIONS) positions.delete(positions.keys().next().value!);
       const all = presentLines(read.lines);
       const kept = filter ? all.filter((line) => filter.test(line)) : all;
       let body = kept.join('\n');
@@ -105,12 +111,14 @@ export function bashOutputTool(options: BackgroundShellToolOptions = {}): Tool<B
       const parts = [`Status: ${read.status}${exit}`];
       if (read.dropped) parts.push('[Earlier output was dropped from the log before it was read.]');
       parts.push(kept.length > 0 ? body : all.length > 0 ? `(no new lines match the filter; ${all.length} discarded)` : '(no new output)');
+      if (read.more) parts.push('[More output is already waiting: call BashOutput again to read it.]');
       return succeed(parts.join('\n'), {
         bashId: input.bash_id,
         status: read.status,
         ...(read.exitCode === undefined ? {} : { exitCode: read.exitCode }),
         lines: kept.length,
         filtered: all.length - kept.length,
+        ...(read.more ? { more: true } : {}),
       });
     },
   });

@@ -8,7 +8,7 @@ import { compilePathFilter, type PathFilter } from './glob-pattern.js';
 import { requiredLiteral, searchFile, type FileMatches, type GrepOutputMode, type GrepSettings } from './grep-engine.js';
 import { IgnoreRules, type SearchFilterOptions } from './ignore-rules.js';
 import { errorText, fail, succeed } from './result.js';
-import { translateRipgrepPattern } from './regex-syntax.js';
+import { translateRipgrepPattern, type TranslateOptions } from './regex-syntax.js';
 import { resolveSearchRoot } from './search-root.js';
 import type { WorkspaceOptions } from './workspace.js';
 
@@ -54,11 +54,14 @@ export const grepInputSchema = z.object({
 
 export type GrepInput = z.infer<typeof grepInputSchema>;
 
-/** JS RegExp from a ripgrep-style pattern (see `translateRipgrepPattern`), with `flags` added. */
-export function compilePattern(pattern: string, flags: string): RegExp {
-  const translated = translateRipgrepPattern(pattern);
-  let extra = flags;
-  for (const flag of translated.flags) if (!extra.includes(flag)) extra += flag;
+/**
+ * JS RegExp from a ripgrep-style pattern (see `translateRipgrepPattern`), with `flags` added.
+ * `options.multiline` says the RegExp will run over whole files (Grep's `multiline`), so `\A`
+ * and `\z` anchor to the ends of the file rather than of each line.
+ */
+export function compilePattern(pattern: string, flags: string, options: TranslateOptions = {}): RegExp {
+  const translated = translateRipgrepPattern(pattern, options);
+  const extra = mergeFlags(flags, translated.flags);
   if (translated.unicode) return new RegExp(translated.source, `${extra}u`);
   try {
     return new RegExp(translated.source, extra);
@@ -69,6 +72,18 @@ export function compilePattern(pattern: string, flags: string): RegExp {
       throw first;
     }
   }
+}
+
+/** `flags` plus those of `extra` it lacks: RegExp rejects a flag given twice, as in `(?m)` plus `m`. */
+function mergeFlags(flags: string, extra: string): string {
+  let merged = flags;
+  for (const flag of extra) if (!merged.includes(flag)) merged += flag;
+  return merged;
+}
+
+/** `regex` again with `extra` flags added (each once). */
+function withFlags(regex: RegExp, extra: string): RegExp {
+  return new RegExp(regex.source, mergeFlags(regex.flags, extra));
 }
 
 function limitOutput(lines: string[], maxChars: number): { text: string; cut: boolean } {
@@ -105,8 +120,8 @@ export function grepTool(options: GrepToolOptions = {}): Tool<GrepInput, GrepToo
         const line = compilePattern(input.pattern, flags);
         settings = {
           line,
-          chunk: new RegExp(line.source, `${line.flags}m`),
-          ...(input.multiline ? { multiline: new RegExp(line.source, `${line.flags}gms`) } : {}),
+          chunk: withFlags(line, 'm'),
+          ...(input.multiline ? { multiline: withFlags(compilePattern(input.pattern, flags, { multiline: true }), 'gms') } : {}),
           mode,
           before: mode === 'content' ? (input['-B'] ?? input['-C'] ?? 0) : 0,
           after: mode === 'content' ? (input['-A'] ?? input['-C'] ?? 0) : 0,

@@ -32,7 +32,11 @@ function siteDomain(domain: string): string | undefined {
  * blocked one. Domains that are not plain host names are left to the caller's post-filter.
  */
 export function queryWithSites(request: Pick<SearchRequest, 'query' | 'allowedDomains' | 'blockedDomains'>): string {
-  const allowed = (request.allowedDomains ?? []).flatMap((domain) => siteDomain(domain) ?? []);
+  const wanted = request.allowedDomains ?? [];
+  const allowed = wanted.flatMap((domain) => siteDomain(domain) ?? []);
+  // Narrowing to some allowed domains would hide hits from the one that cannot be written as
+  // `site:`; then the query stays wide and only the filter after the search applies.
+  if (allowed.length < wanted.length) allowed.length = 0;
   const blocked = (request.blockedDomains ?? []).flatMap((domain) => siteDomain(domain) ?? []);
   const parts = [request.query.trim()];
   if (allowed.length === 1) parts.push(`site:${allowed[0]}`);

@@ -200,7 +200,11 @@ describe('WebSearch domain filters in the query', () => {
   it('leaves the query alone without filters, and keeps odd domains out of it', async () => {
     await searx().execute({ query: 'asyncio' }, toolContext('/'));
     expect(queries.at(-1)).toBe('asyncio');
-    expect(queryWithSites({ query: 'q', allowedDomains: ['a.test OR evil', '(b.test)', 'ok.test'] })).toBe('q site:ok.test');
+    // An allowed domain that cannot be written as site: keeps the query wide (the filter after the search still applies).
+    expect(queryWithSites({ query: 'q', allowedDomains: ['a.test OR evil', '(b.test)', 'ok.test'] })).toBe('q');
+    expect(queryWithSites({ query: 'q', allowedDomains: ['localhost:8000', 'ok.test'] })).toBe('q');
+    expect(queryWithSites({ query: 'q', allowedDomains: ['ok.test', 'two.test'] })).toBe('q (site:ok.test OR site:two.test)');
+    expect(queryWithSites({ query: 'q', blockedDomains: ['bad thing', 'bad.test'] })).toBe('q -site:bad.test');
   });
 
   it('drops the operators for Brave when they would pass its 400-character limit', async () => {
