@@ -124,3 +124,19 @@ describe('Bash positional parameters', () => {
     expect(exited.data).toMatchObject({ exitCode: 7, cwd: join(dir, 'sub') });
   });
 });
+
+describe('Bash in a sandbox whose remembered directory is gone', () => {
+  it('starts over at the sandbox root and says so', async () => {
+    const client = new InMemorySandboxClient();
+    await client.mkdir('/workspace');
+    const state = new ToolSessionState();
+    state.get('session-1').cwd = '/workspace/gone';
+    const tool = bashTool({ state, sandbox: { client } });
+    const result = await tool.execute({ command: 'pwd' }, toolContext('/host'));
+    expect(client.commands.at(-1)!.options.cwd).toBe('/workspace');
+    expect(text(result)).toContain('Shell cwd was reset to /workspace: the previous working directory /workspace/gone no longer exists in the sandbox.');
+    // The next call is clean.
+    const next = await tool.execute({ command: 'pwd' }, toolContext('/host'));
+    expect(text(next)).not.toContain('was reset');
+  });
+});

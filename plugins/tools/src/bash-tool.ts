@@ -146,7 +146,18 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
   async function runInSandbox(input: BashInput, context: ToolContext, timeoutMs: number) {
     const sandbox = options.sandbox!;
     const session = state.get(context.sessionId);
-    const cwd = session.cwd ?? sandbox.root ?? DEFAULT_SANDBOX_ROOT;
+    const root = sandbox.root ?? DEFAULT_SANDBOX_ROOT;
+    let cwd = session.cwd ?? root;
+    let notice = '';
+    if (cwd !== root) {
+      // As on the host: a remembered directory that is gone means starting over at the root.
+      const found = await sandbox.client.stat(cwd).catch(() => undefined);
+      if (!found?.isDirectory) {
+        notice = `\nShell cwd was reset to ${root}: the previous working directory ${cwd} no longer exists in the sandbox. The command ran in ${root}.`;
+        session.cwd = undefined;
+        cwd = root;
+      }
+    }
     const run = await sandbox.client.run(input.command, { cwd, timeoutMs, signal: context.signal, ...(options.env ? { env: options.env as Record<string, string> } : {}) });
     if (run.cwd) session.cwd = run.cwd;
     const merged = new OutputBuffer(maxOutputChars);
@@ -156,7 +167,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
       output: merged.toString(), truncated: merged.truncated, exitCode: run.exitCode, exitSignal: null,
       timedOut: run.timedOut ?? false, aborted: context.signal.aborted, finalCwd: run.cwd,
     };
-    return finishResult(shaped, timeoutMs, session.cwd ?? cwd, '');
+    return finishResult(shaped, timeoutMs, session.cwd ?? cwd, notice);
   }
 
   function finishResult(run: ShellRunResult, timeoutMs: number, cwd: string, notice: string) {

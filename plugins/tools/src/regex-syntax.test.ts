@@ -9,13 +9,17 @@ describe('translateRipgrepPattern', () => {
   it.each([
     ['plain (unchanged)', 'foo\\(bar\\)[a-z]+', 'foo\\(bar\\)[a-z]+', ''],
     ['inline flags', '(?is)a.b', 'a.b', 'is'],
-    ['verbose mode strips blanks and comments, keeps classes', '(?x) a \\  b # comment\n[ c]', 'a b[ c]', ''],
+    ['verbose mode strips blanks and comments, inside classes too', '(?x) a \\  b # comment\n[ c\\ ]', 'a b[c ]', ''],
     ['named groups', '(?P<year>\\d{4})-(?P<month>\\d\\d)', '(?<year>\\d{4})-(?<month>\\d\\d)', ''],
     ['POSIX classes', '[[:alpha:]_][[:alnum:]]*', '[A-Za-z_][0-9A-Za-z]*', ''],
     ['negated POSIX class alone', '[[:^digit:]]', '[^0-9]', ''],
     ['negated POSIX class with an escape', '[x[:^space:]]', '[x\\S]', ''],
     ['text anchors', '\\Afoo\\z', '^foo$', ''],
     ['word-boundary halves', '\\b{start}ab\\b{end}', '\\b(?=\\w)ab\\b(?<=\\w)', ''],
+    ['word-boundary halves, short forms', '\\<ab\\>', '\\b(?=\\w)ab\\b(?<=\\w)', ''],
+    ['superfluous escapes lose the backslash', 'a\\-\\#\\&\\~\\ \\%\\!\\"\\,\\:\\;\\=\\@\\_\\`\\\'', 'a-#&~ %!",:;=@_`\'', ''],
+    ['syntax characters keep theirs', '\\^\\$\\\\\\.\\*\\+\\?\\(\\)\\[\\]\\{\\}\\|\\/', '\\^\\$\\\\\\.\\*\\+\\?\\(\\)\\[\\]\\{\\}\\|\\/', ''],
+    ['in a class, only ] \\ ^ - and syntax characters keep theirs', '[\\]\\\\\\^\\-\\&\\~\\#\\ \\.]', '[\\]\\\\\\^\\-&~# \\.]', ''],
     ['literal ] first in a class', '[]a]', '[\\]a]', ''],
   ])('%s', (_label, pattern, source, flags) => {
     const translated = translateRipgrepPattern(pattern);
