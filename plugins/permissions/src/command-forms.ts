@@ -15,6 +15,8 @@ export interface CommandForms {
   denyForms: string[];
   name: string;
   args: string[];
+  /** The directory a wrapper runs the command in (`env -C dir`, `env --chdir=dir`), as written. */
+  chdir?: string;
 }
 
 export interface AnalyzedBashCommand {
@@ -159,12 +161,26 @@ function formsOf(sub: BashSubcommand): CommandForms {
   const base = name.slice(name.lastIndexOf('/') + 1);
   // `/bin/rm x` is `rm x` to a deny rule.
   if (base !== name) denyForms.add([base, ...stripped.slice(1).map((word) => word.value)].join(' '));
+  const chdir = wrapperDirectory(words.slice(0, looseStart));
   return {
     allowForm: join(words.slice(strictStart), 'raw'),
     denyForms: [...denyForms],
     name: base,
     args: stripped.slice(1).map((word) => word.value),
+    ...(chdir === undefined ? {} : { chdir }),
   };
+}
+
+/** `env -C dir` / `env --chdir dir` / `env --chdir=dir` among the stripped wrapper words. */
+function wrapperDirectory(wrappers: readonly BashWord[]): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < wrappers.length; i++) {
+    const value = wrappers[i]!.value;
+    if (value.startsWith('--chdir=')) found = value.slice('--chdir='.length);
+    else if ((value === '-C' || value === '--chdir') && wrappers[i + 1]) found = wrappers[i + 1]!.value;
+    else if (/^-C./.test(value)) found = value.slice(2);
+  }
+  return found;
 }
 
 /** Reads a Bash command into the forms rules are matched against (see `CommandForms`). */

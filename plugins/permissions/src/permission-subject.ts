@@ -99,11 +99,11 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
   let changesDirectory = false;
   let unknownDirectory = false;
   let unresolvedPaths = false;
-  const groups = (arg: string): string[][] => {
+  const groups = (arg: string, within: readonly string[] = dirs): string[][] => {
     const path = shellPath(arg, anchors);
     if (unknownDirectory && !isAbsolute(path)) unresolvedPaths = true;
     if (isAbsolute(path)) return [pathCandidates(path, anchors)];
-    return dirs.map((cwd) => pathCandidates(path, { ...anchors, cwd }));
+    return within.map((cwd) => pathCandidates(path, { ...anchors, cwd }));
   };
   for (const forms of analyzed.commands) {
     if (forms.name === 'cd' || forms.name === 'pushd' || forms.name === 'popd') {
@@ -124,8 +124,15 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
     const isWrite = WRITE_COMMANDS.has(forms.name);
     if (!isRead && !isWrite) continue;
     const removing = forms.name === 'rm' || forms.name === 'rmdir';
+    // `env -C dir cmd` runs this one command in `dir`: its paths are judged there too.
+    let within = dirs;
+    if (forms.chdir !== undefined) {
+      changesDirectory = true;
+      if (!literalDirectory(forms.chdir)) unknownDirectory = true;
+      else within = [...new Set([...dirs, ...dirs.map((dir) => resolve(dir, shellPath(forms.chdir!, anchors)))])];
+    }
     for (const arg of pathArguments(forms.args)) {
-      for (const candidates of groups(arg)) {
+      for (const candidates of groups(arg, within)) {
         if (isRead) reads.push(candidates);
         if (isWrite) writes.push(candidates);
         if (removing) removes.push(candidates);

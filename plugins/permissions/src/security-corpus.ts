@@ -222,6 +222,9 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'cd secrets && echo x > key.pem',
     'pushd secrets && cat key.pem',
     'cd src && cd ../secrets && cat key.pem',
+    'env --chdir=secrets cat key.pem',
+    'env -C secrets cat key.pem',
+    'env -C secrets head key.pem',
   ]),
   ...(
     [
