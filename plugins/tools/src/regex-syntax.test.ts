@@ -26,6 +26,28 @@ describe('translateRipgrepPattern', () => {
     expect(translated.source).toBe(source);
     expect(translated.flags).toBe(flags);
     expect(() => new RegExp(translated.source, translated.flags)).not.toThrow();
+    expect(() => new RegExp(translated.source, `${translated.flags}u`)).not.toThrow();
+  });
+
+  it('anchors \\A and \\z to the whole text in multiline mode, to each line otherwise', () => {
+    expect(translateRipgrepPattern('\\Afoo|end\\z', { multiline: true }).source).toBe('(?<![\\s\\S])foo|end(?![\\s\\S])');
+    expect(translateRipgrepPattern('\\Afoo|end\\z').source).toBe('^foo|end$');
+    const whole = compilePattern('\\Afoo', '', { multiline: true });
+    expect(new RegExp(whole.source, `${whole.flags}m`).test('x\nfoo')).toBe(false);
+    expect(new RegExp(whole.source, `${whole.flags}m`).test('foo\nx')).toBe(true);
+    const end = compilePattern('end\\z', '', { multiline: true });
+    expect(new RegExp(end.source, `${end.flags}m`).test('the end\n')).toBe(false);
+    expect(new RegExp(end.source, `${end.flags}m`).test('the end')).toBe(true);
+  });
+
+  it('keeps Rust escapes valid when the u flag is forced', () => {
+    for (const pattern of ['\\pL+\\-x', '\\x{41}\\#\\&\\~\\%\\ \\/', '[\\pL\\-\\&\\#\\]]', '\\p{Lu}\\<\\>', '(?x)\\pL \\ \\# [a\\ ]']) {
+      const translated = translateRipgrepPattern(pattern);
+      expect(translated.unicode).toBe(true);
+      expect(() => new RegExp(translated.source, 'u'), pattern).not.toThrow();
+    }
+    expect(translateRipgrepPattern('\\pL+\\-x')).toEqual({ source: '\\p{L}+-x', flags: '', unicode: true });
+    expect(translateRipgrepPattern('[\\pL\\d]')).toEqual({ source: '[\\p{L}\\d]', flags: '', unicode: true });
   });
 
   it('marks Unicode classes, one-letter ones braced', () => {
@@ -45,6 +67,8 @@ describe('translateRipgrepPattern', () => {
   it('names what it cannot translate', () => {
     expect(() => translateRipgrepPattern('[[:vowel:]]')).toThrow(/unknown POSIX class \[:vowel:\]/);
     expect(() => translateRipgrepPattern('[a[:^alpha:]]')).toThrow(/negated POSIX class/);
+    expect(() => translateRipgrepPattern('(?x)[a#b]')).toThrow(/unclosed character class at offset 0.*# inside brackets starts a comment/);
+    expect(() => translateRipgrepPattern('x[abc')).toThrow(/unclosed character class at offset 1/);
   });
 });
 
@@ -58,6 +82,22 @@ describe('compilePattern (ripgrep syntax to RegExp)', () => {
     ['\\pL\\pL', 'ßü', true],
     ['(?x) foo \\# bar', 'foo# bar', false],
     ['(?x) foo \\# bar', 'foo#bar', true],
+    ['\\pL+\\-x', 'ab-x', true],
+    ['\\pL+\\-x', 'abx', false],
+    ['[\\pL\\-]+\\#', 'a-ü#', true],
+    ['[\\pL\\d]', '7', true],
+    ['[\\pL\\d]', '{', false],
+    ['\\x{41}\\&\\~', 'A&~', true],
+    ['\\<foo\\>', 'a foo b', true],
+    ['\\<foo\\>', 'afoo', false],
+    ['(?x)[a b]', ' ', false],
+    ['(?x)[a b]', 'b', true],
+    ['(?x)[ ^ a ]', 'a', false],
+    ['(?x)[ ^ a ]', 'b', true],
+    ['(?x)[a # letters\n b]+$', 'ab', true],
+    ['(?x)[a # letters\n b]', '#', false],
+    ['(?x)[\\ ]', ' ', true],
+    ['(?x)[ ] ]', ']', true],
   ])('%s on %j: %s', (pattern, text, matches) => {
     expect(compilePattern(pattern, '').test(text)).toBe(matches);
   });
@@ -74,6 +114,38 @@ describe('Grep with ripgrep syntax', () => {
       const bad = await grepTool().execute({ pattern: '[[:vowel:]]' }, toolContext(dir));
       expect(bad).toMatchObject({ success: false, errorCode: 'invalid_pattern' });
       expect(bad.output).toMatch(/unknown POSIX class/);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('anchors \\A and \\z to the file in multiline mode and to the line otherwise', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFile(join(dir, 'a.txt'), 'x\nfoo\nthe end\n');
+      await writeFile(join(dir, 'b.txt'), 'foo\nthe end');
+      const files = async (pattern: string, multiline: boolean) =>
+        (await grepTool().execute({ pattern, multiline }, toolContext(dir))).data?.filenames.map((path) => path.slice(dir.length + 1)).sort();
+      expect(await files('\\Afoo', true)).toEqual(['b.txt']);
+      expect(await files('end\\z', true)).toEqual(['b.txt']);
+      expect(await files('^foo$', true)).toEqual(['a.txt', 'b.txt']);
+      expect(await files('\\Afoo', false)).toEqual(['a.txt', 'b.txt']);
+      expect(await files('end\\z', false)).toEqual(['a.txt', 'b.txt']);
+      const content = await grepTool().execute({ pattern: '\\Afoo\\nthe', multiline: true, output_mode: 'content' }, toolContext(dir));
+      expect(content.output).toBe(`${join(dir, 'b.txt')}:1:foo\n${join(dir, 'b.txt')}:2:the end`);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('accepts inline (?m) and (?s) with the flags Grep adds itself', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      await writeFile(join(dir, 'a.txt'), 'foo\nbar\n');
+      for (const [pattern, multiline] of [['(?m)^bar', false], ['(?m)^bar', true], ['(?s)foo.bar', true]] as const) {
+        const result = await grepTool().execute({ pattern, multiline }, toolContext(dir));
+        expect(result, pattern).toMatchObject({ success: true, data: { numFiles: 1 } });
+      }
     } finally {
       await cleanup();
     }

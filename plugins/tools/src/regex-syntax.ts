@@ -72,6 +72,11 @@ interface Piece {
   unicode: boolean;
 }
 
+/**
+ * JavaScript RegExp source and flags for a ripgrep pattern (the rewrites listed above), so that
+ * patterns written for ripgrep search the same here; throws `PatternSyntaxError` for what has no
+ * translation, naming it.
+ */
 export function translateRipgrepPattern(pattern: string, options: TranslateOptions = {}): TranslatedPattern {
   let source = pattern;
   let flags = '';
@@ -128,9 +133,9 @@ function skipVerbose(source: string, index: number): number {
 }
 
 /**
- * The escape starting at `index` (a backslash) in JavaScript syntax that means the same with
- * and without the `u` flag where Rust and JavaScript agree; escapes JavaScript reads
- * differently or rejects are left as written for RegExp to report.
+ * The escape starting at `index` (a backslash), rewritten to mean in JavaScript what it means
+ * in Rust, valid with and without the `u` flag; escapes with no rewriting are left as written,
+ * for RegExp to accept or report.
  */
 function translateEscape(source: string, index: number, context: { inClass: boolean; multiline: boolean }): Piece {
   const codePoint = codePointEscape(source, index);

@@ -436,6 +436,9 @@ describe('Bash tool on E2BSandboxClient', () => {
   it('carries a cd over to the next call', async () => {
     await mkdir(join(host, 'src'));
     const client = new E2BSandboxClient(new FakeSandbox());
+    // The fake keeps files in memory while its commands run in real bash: the directory must
+    // exist for both (Bash checks a remembered directory before running in it).
+    await client.mkdir(join(host, 'src'));
     const tool = bashTool({ state: new ToolSessionState(), sandbox: { client, root: host } });
     await tool.execute({ command: 'cd src' }, toolContext(host));
     const where = await tool.execute({ command: 'pwd' }, toolContext(host));
