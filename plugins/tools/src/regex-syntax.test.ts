@@ -52,7 +52,12 @@ describe('translateRipgrepPattern', () => {
 
   it('marks Unicode classes, one-letter ones braced', () => {
     expect(translateRipgrepPattern('\\pL+\\PN')).toEqual({ source: '\\p{L}+\\P{N}', flags: '', unicode: true });
-    expect(translateRipgrepPattern('\\p{Greek}')).toMatchObject({ source: '\\p{Greek}', unicode: true });
+    // Rust takes bare script names; JavaScript wants Script=… (categories and properties stay as they are).
+    expect(translateRipgrepPattern('\\p{Greek}')).toMatchObject({ source: '\\p{Script=Greek}', unicode: true });
+    expect(translateRipgrepPattern('\\P{Han}')).toMatchObject({ source: '\\P{Script=Han}', unicode: true });
+    expect(translateRipgrepPattern('\\p{Lu}\\p{Alphabetic}\\p{sc=Latn}')).toMatchObject({ source: '\\p{Lu}\\p{Alphabetic}\\p{sc=Latn}' });
+    expect(compilePattern('\\p{Greek}+', '').test('alpha αβγ')).toBe(true);
+    expect(compilePattern('^\\p{Greek}+$', '').test('abc')).toBe(false);
   });
 
   it('turns Rust code-point escapes into \\u{…}, inside classes too', () => {

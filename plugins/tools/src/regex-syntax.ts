@@ -163,12 +163,39 @@ function isSuperfluousEscape(char: string, inClass: boolean): boolean {
   return !(inClass && char === '-');
 }
 
+const propertyNames = new Map<string, string>();
+
+/**
+ * A Rust Unicode class name as JavaScript spells it. Rust takes a bare script name
+ * (`\p{Greek}`), JavaScript wants `Script=Greek`; general categories, binary properties and
+ * explicit `name=value` forms are the same in both. Rust's loose spelling (`\p{greek}`,
+ * `\p{Greek }`) is not matched here; such a name fails as JavaScript reports it.
+ */
+function unicodePropertyName(name: string): string {
+  let spelled = propertyNames.get(name);
+  if (spelled === undefined) {
+    spelled = name;
+    if (!name.includes('=') && !validProperty(name) && validProperty(`Script=${name}`)) spelled = `Script=${name}`;
+    if (propertyNames.size < 256) propertyNames.set(name, spelled);
+  }
+  return spelled;
+}
+
+function validProperty(name: string): boolean {
+  try {
+    new RegExp(`\\p{${name}}`, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Rust's Unicode classes, `\pL` (braced for JavaScript) and `\p{…}`, which need the `u` flag. */
 function propertyEscape(source: string, index: number): Piece | undefined {
   const letter = source[index + 1];
   if (letter !== 'p' && letter !== 'P') return undefined;
-  const braced = /^\{[^}]*\}/.exec(source.slice(index + 2));
-  if (braced) return { text: `\\${letter}${braced[0]}`, length: 2 + braced[0].length, unicode: true };
+  const braced = /^\{([^}]*)\}/.exec(source.slice(index + 2));
+  if (braced) return { text: `\\${letter}{${unicodePropertyName(braced[1]!)}}`, length: 2 + braced[0].length, unicode: true };
   const name = source[index + 2];
   if (name !== undefined && /^[A-Za-z]$/.test(name)) return { text: `\\${letter}{${name}}`, length: 3, unicode: true };
   return undefined;
