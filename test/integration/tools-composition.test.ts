@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -112,14 +113,17 @@ describe('built-in tools with the permissions plugin', () => {
     const { session: s } = await session(
       [
         { toolCalls: [{ name: 'Bash', input: { command: 'mkdir x && cd x' } }] },
-        { toolCalls: [{ name: 'Bash', input: { command: `rmdir ${join(dir, 'x')}` } }] },
-        { toolCalls: [{ name: 'Bash', input: { command: 'cat secrets/key.txt' } }] },
+        // Something else removes the directory the shell stands in (removing it through Bash needs approval).
+        (() => {
+          rmSync(join(dir, 'x'), { recursive: true, force: true });
+          return { toolCalls: [{ name: 'Bash', input: { command: 'cat secrets/key.txt' } }] };
+        }) as never,
         { text: 'done' },
       ],
-      { rules: { allow: ['Bash(cd:*)', 'Bash(cat:*)', 'Bash(mkdir:*)', 'Bash(rmdir:*)'], deny: ['Read(./secrets/**)'] } },
+      { rules: { allow: ['Bash(cd:*)', 'Bash(cat:*)', 'Bash(mkdir:*)'], deny: ['Read(./secrets/**)'] } },
     );
     await s.run('try');
-    const cat = results(s.getHistory())[2]!;
+    const cat = results(s.getHistory())[1]!;
     expect(cat).not.toContain('TOPSECRET');
     expect(cat).toMatch(/denied/i);
   });
