@@ -58,9 +58,11 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
     },
     boot({ getOptional }) {
       enforcer.setApprovalHandler(getOptional(ApprovalHandler));
-      // Looked up at check time: whichever plugin binds it, whenever it is bound.
-      enforcer.setShellDirectories(() => getOptional(ShellDirectories));
-      enforcer.setSandboxPaths(() => getOptional(SandboxPaths));
+      // Optional services other plugins bind (the built-in tools); every binding is in place at boot.
+      const shellDirectories = getOptional(ShellDirectories);
+      const sandboxPaths = getOptional(SandboxPaths);
+      enforcer.setShellDirectories(() => shellDirectories);
+      enforcer.setSandboxPaths(() => sandboxPaths);
     },
   });
 }

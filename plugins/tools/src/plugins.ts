@@ -128,17 +128,17 @@ export function editToolPlugin(options: EditToolOptions = {}): Plugin {
 
 /**
  * An optional service: the option when given, else what some plugin binds under `token`,
- * resolved on each use (it may be absent, and is looked up only once the kernel has booted).
+ * found once at boot (every binding is in place by then; it may be absent).
  */
 function optionalService<T>(token: Token<T>, given: T | (() => T | undefined) | undefined): {
   lookup: () => T | undefined;
   boot: (context: PluginRuntimeContext) => void;
 } {
-  let runtime: PluginRuntimeContext | undefined;
+  let found: T | undefined;
   return {
-    lookup: () => (typeof given === 'function' ? (given as () => T | undefined)() : given) ?? runtime?.getOptional(token),
+    lookup: () => (typeof given === 'function' ? (given as () => T | undefined)() : given) ?? found,
     boot(context) {
-      runtime = context;
+      found = context.getOptional(token);
     },
   };
 }
