@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AssistantMessage, Provider, ProviderRequest } from '@tessera/contracts';
+import type { ProviderRequest } from '@tessera/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { text, toolContext } from './test-support.js';
+import { replyProvider, text, toolContext } from './test-support.js';
 import { webFetchTool } from './web-fetch-tool.js';
 
 let server: Server;
@@ -130,16 +130,6 @@ describe('WebFetch cross-host redirects', () => {
     expect(text(denied)).toContain('b is denied');
   });
 });
-
-function replyProvider(answer: string, seen: ProviderRequest[]): Provider {
-  return {
-    name: 'fake',
-    async stream(request): Promise<AssistantMessage> {
-      seen.push(request);
-      return { role: 'assistant', content: [{ type: 'text', text: answer }], state: 'complete', stopReason: 'end_turn' };
-    },
-  };
-}
 
 describe('WebFetch summary provider', () => {
   it("returns the Markdown without calling the session's provider when no model is configured", async () => {

@@ -1,17 +1,14 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { ToolContext } from '@tessera/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BraveSearchBackend, queryWithSites, SearxngSearchBackend } from './search-backends.js';
-import { text, toolContext } from './test-support.js';
+import { routedServer, text, toolContext, type RouteHandler } from './test-support.js';
 import { webFetchTool } from './web-fetch-tool.js';
 import { webSearchTool } from './web-search-tool.js';
 
-type Handler = (request: IncomingMessage, response: ServerResponse) => void;
-let server: Server;
+let server: Awaited<ReturnType<typeof routedServer>>;
 let base: string;
-const routes = new Map<string, Handler>();
-const hits = new Map<string, number>();
+let routes: Map<string, RouteHandler>;
+let hits: Map<string, number>;
 /** The `q` parameter each fake search backend received, newest last. */
 const queries: string[] = [];
 
@@ -20,15 +17,8 @@ function serve(path: string, contentType: string, body: Buffer): void {
 }
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    const path = new URL(request.url ?? '/', 'http://x').pathname;
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    const handler = routes.get(path);
-    if (handler) handler(request, response);
-    else response.writeHead(404).end('missing');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await routedServer();
+  ({ base, routes, hits } = server);
 
   routes.set('/a', (_req, res) => res.writeHead(302, { location: '/secret' }).end());
   serve('/secret', 'text/plain', Buffer.from('secret content'));
@@ -67,7 +57,7 @@ beforeAll(async () => {
     );
   });
 });
-afterAll(async () => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
 
 describe('WebFetch cache and permission checks', () => {
   it('re-checks every hop of a cached redirect chain, so a newly denied target is not served from the cache', async () => {

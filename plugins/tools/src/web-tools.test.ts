@@ -1,29 +1,19 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { AssistantMessage, Provider, ProviderRequest } from '@tessera/contracts';
+import type { ProviderRequest } from '@tessera/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { htmlToMarkdown } from './html-to-markdown.js';
 import { BraveSearchBackend, SearxngSearchBackend } from './search-backends.js';
-import { text, toolContext } from './test-support.js';
+import { replyProvider, routedServer, text, toolContext, type RouteHandler } from './test-support.js';
 import { webFetchTool } from './web-fetch-tool.js';
 import { hostMatches, webSearchTool } from './web-search-tool.js';
 
-type Handler = (request: IncomingMessage, response: ServerResponse) => void;
-let server: Server;
+let server: Awaited<ReturnType<typeof routedServer>>;
 let base: string;
-const routes = new Map<string, Handler>();
-const hits = new Map<string, number>();
+let routes: Map<string, RouteHandler>;
+let hits: Map<string, number>;
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    const path = new URL(request.url ?? '/', 'http://x').pathname;
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    const handler = routes.get(path);
-    if (handler) handler(request, response);
-    else response.writeHead(404).end('missing');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await routedServer();
+  ({ base, routes, hits } = server);
   routes.set('/page', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<html><head><title>Doc</title><script>alert(1)</script></head><body><h1>Hello</h1><p>Read <a href="/more">more</a> &amp; <b>bold</b>.</p><ul><li>one</li><li>two</li></ul></body></html>');
@@ -65,17 +55,7 @@ beforeAll(async () => {
     res.end(JSON.stringify({ results: [{ title: 'Searx hit', url: 'https://searx.example.net/x', content: `for ${url.searchParams.get('q')}` }] }));
   });
 });
-afterAll(async () => new Promise<void>((resolve) => server.close(() => resolve())));
-
-function replyProvider(answer: string, seen: ProviderRequest[]): Provider {
-  return {
-    name: 'fake',
-    async stream(request): Promise<AssistantMessage> {
-      seen.push(request);
-      return { role: 'assistant', content: [{ type: 'text', text: answer }], state: 'complete', stopReason: 'end_turn' };
-    },
-  };
-}
+afterAll(() => server.close());
 
 describe('htmlToMarkdown', () => {
   it('converts common elements and drops scripts', () => {
