@@ -8,6 +8,8 @@ export default defineConfig({
   test: {
     include: ['{contracts,kernel,plugins/*,presets/*,examples/*}/src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/bench/**'],
+    // Reports once whether ../shared/compat is there (its suites are skipped when it is not).
+    globalSetup: ['test/support/report-corpus.ts'],
     testTimeout: 20_000,
   },
 });

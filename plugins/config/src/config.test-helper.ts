@@ -4,8 +4,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const repoRoot = join(packageRoot, '..', '..');
-export const settingsCorpus = join(repoRoot, '..', 'shared', 'compat', 'claude', 'settings');
 
 /** A temp directory with `files` (objects are JSON-encoded); `cleanup()` removes it. */
 export function tempTree(files: Record<string, string | object>): { root: string; cleanup: () => void } {

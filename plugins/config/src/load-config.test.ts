@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { settingsCorpus, tempTree } from './config.test-helper.js';
+import { corpora, describeRealCorpus, fixtureCorpus } from '../../../test/support/compat-corpus.js';
+import { tempTree } from './config.test-helper.js';
 import { SettingsPolicyError } from './errors.js';
 import { loadConfig } from './load-config.js';
 import { readSettingsLayer } from './settings-layer.js';
@@ -14,22 +15,50 @@ function project(files: Record<string, string | object>) {
   return { cwd: join(tree.root, 'repo'), home: join(tree.root, 'home'), root: tree.root };
 }
 
-describe('settings corpus', () => {
-  const files = readdirSync(settingsCorpus).filter((name) => name.endsWith('.json'));
-  it('has the 17 files', () => expect(files).toHaveLength(17));
+const settingsFiles = (root: string) => readdirSync(join(root, 'claude', 'settings')).filter((name) => name.endsWith('.json'));
 
-  it.each(files)('%s validates without errors', (name) => {
-    const { layer, diagnostics } = readSettingsLayer(join(settingsCorpus, name), 'project');
+describe.each(corpora)('settings files in the $label', (corpus) => {
+  it.each(settingsFiles(corpus.root))('%s validates without errors', (name) => {
+    const { layer, diagnostics } = readSettingsLayer(join(corpus.root, 'claude', 'settings', name), 'project');
     expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(layer.failed).toBe(false);
     expect(layer.settings).toBeDefined();
   });
+});
+
+describeRealCorpus('settings corpus', (corpus) => {
+  it('has the 17 files', () => expect(settingsFiles(corpus.root)).toHaveLength(17));
 
   it('warns about mcpServers in settings.json (the llama_index negative case)', () => {
-    const { diagnostics, layer } = readSettingsLayer(join(settingsCorpus, 'run-llama__llama_index__.claude__settings.json'), 'project');
+    const { diagnostics, layer } = readSettingsLayer(join(corpus.root, 'claude', 'settings', 'run-llama__llama_index__.claude__settings.json'), 'project');
     expect(diagnostics).toMatchObject([{ severity: 'warning', path: 'mcpServers' }]);
     expect(diagnostics[0]!.message).toContain('.mcp.json');
     expect((layer.settings as Record<string, unknown>).mcpServers).toBeDefined();
+  });
+});
+
+describe('settings fixtures', () => {
+  const read = (name: string) => readSettingsLayer(join(fixtureCorpus.root, 'claude', 'settings', name), 'project');
+
+  it('warns about mcpServers in settings.json and keeps the key', () => {
+    const { diagnostics, layer } = read('fixtures__mcp-in-settings__.claude__settings.json');
+    expect(diagnostics).toMatchObject([{ severity: 'warning', path: 'mcpServers' }]);
+    expect(diagnostics[0]!.message).toContain('.mcp.json');
+    expect((layer.settings as Record<string, unknown>).mcpServers).toBeDefined();
+  });
+
+  it('reads minified, tab-indented and CRLF + BOM files alike', () => {
+    expect(read('fixtures__minified__.claude__settings.json').layer.settings).toMatchObject({ model: 'sonnet', env: { NODE_ENV: 'test' } });
+    expect(read('fixtures__tabs__.claude__settings.local.json').layer.settings).toMatchObject({ permissions: { allow: ['Bash(cargo test:*)'] }, includeCoAuthoredBy: false });
+    expect(read('fixtures__crlf-bom__.claude__settings.json').layer.settings).toMatchObject({ permissions: { deny: ['Bash(rm -rf:*)'] } });
+  });
+
+  it('keeps $schema, empty arrays and keys it does not know', () => {
+    const { layer, diagnostics } = read('fixtures__permissions__.claude__settings.json');
+    expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(layer.settings).toMatchObject({ permissions: { deny: [], defaultMode: 'acceptEdits' }, enabledMcpjsonServers: ['github'] });
+    const tabs = read('fixtures__tabs__.claude__settings.local.json').layer.settings as Record<string, unknown>;
+    expect(tabs.feedbackSurveyState).toEqual({ lastShownTime: 1754089210000 });
   });
 });
 

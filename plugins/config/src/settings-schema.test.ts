@@ -2,10 +2,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { packageRoot, settingsCorpus } from './config.test-helper.js';
+import { corpora } from '../../../test/support/compat-corpus.js';
+import { packageRoot } from './config.test-helper.js';
 import { settingsJsonSchema } from './settings-schema.js';
 
-const corpus = readdirSync(settingsCorpus).filter((name) => name.endsWith('.json'));
+// Every settings file of every corpus present (the fixtures always, ../shared/compat when there).
+const corpus = corpora.flatMap(({ root }) => {
+  const dir = join(root, 'claude', 'settings');
+  return readdirSync(dir).filter((name) => name.endsWith('.json')).map((name) => join(dir, name));
+});
 
 describe('settingsJsonSchema', () => {
   it('matches the generated settings.schema.json (regenerate with scripts/generate-schema.mjs)', () => {
@@ -23,8 +28,9 @@ describe('settingsJsonSchema', () => {
   // Round trip: JSON Schema → validator (zod's own importer), then every corpus file.
   const validator = z.fromJSONSchema(settingsJsonSchema() as Parameters<typeof z.fromJSONSchema>[0]);
 
-  it.each(corpus)('the exported schema accepts %s', (name) => {
-    const value: unknown = JSON.parse(readFileSync(join(settingsCorpus, name), 'utf8'));
+  it.each(corpus)('the exported schema accepts %s', (file) => {
+    // A byte order mark is not JSON; the settings reader drops it, and so does this check.
+    const value: unknown = JSON.parse(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
     const result = validator.safeParse(value);
     expect(result.error?.issues ?? []).toEqual([]);
   });

@@ -1,22 +1,25 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { corpora, describeRealCorpus, fixtureCorpus } from '../../../test/support/compat-corpus.js';
 import { readAgentDefinition } from './agent-definition.js';
-import { compatRoot, tempTree } from './corpus.test-helper.js';
+import { tempTree } from './corpus.test-helper.js';
 
-const agentsDir = join(compatRoot, 'claude', 'agents');
-const agentFiles = readdirSync(agentsDir).filter((name) => name.endsWith('.md'));
+const agentFilesIn = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.md'));
 
-describe('readAgentDefinition over the corpus', () => {
-  it('finds the corpus', () => {
-    expect(agentFiles.length).toBeGreaterThanOrEqual(40);
+describe.each(corpora)('readAgentDefinition over the $label', (corpus) => {
+  const agentsDir = join(corpus.root, 'claude', 'agents');
+  const agentFiles = agentFilesIn(agentsDir);
+
+  it('finds the agents', () => {
+    expect(agentFiles.length).toBeGreaterThanOrEqual(10);
   });
 
   it.each(agentFiles)('%s reads with no error diagnostics', (name) => {
     const file = join(agentsDir, name);
     const { value, diagnostics } = readAgentDefinition(file);
     expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
-    expect(value.name).toMatch(/^[a-z0-9][a-z0-9-]*$/);
+    expect(value.name).toMatch(/^[a-z0-9][a-z0-9._-]*$/);
     expect(value.description.length).toBeGreaterThan(0);
     expect(value.systemPrompt.length).toBeGreaterThan(0);
     expect(value.systemPrompt.startsWith('---')).toBe(false);
@@ -27,8 +30,17 @@ describe('readAgentDefinition over the corpus', () => {
       for (const tool of value.tools) expect(tool).toBe(tool.trim());
     }
   });
+});
 
-  it('splits comma tool strings and keeps model shortcuts', () => {
+describeRealCorpus('readAgentDefinition on known files', (corpus) => {
+  const agentsDir = join(corpus.root, 'claude', 'agents');
+  const agentFiles = agentFilesIn(agentsDir);
+
+  it('holds at least the 42 agents the corpus README counts', () => {
+    expect(agentFiles.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it('keeps the source it is given', () => {
     const file = join(agentsDir, agentFiles.find((name) => name.includes('kubernetes-architect'))!);
     const { value } = readAgentDefinition(file, { source: 'plugin:cicd' });
     expect(value.source).toBe('plugin:cicd');
@@ -43,6 +55,41 @@ describe('readAgentDefinition over the corpus', () => {
     expect(value.model).toBe('inherit');
     expect(value.color).toBe('yellow');
     expect(diagnostics.map((d) => d.severity)).toEqual(['warning']);
+  });
+});
+
+describe('readAgentDefinition on the fixture files', () => {
+  const agentsDir = join(fixtureCorpus.root, 'claude', 'agents');
+  const read = (name: string) => readAgentDefinition(join(agentsDir, name));
+
+  it('reads a description that breaks YAML (colons inside a plain scalar) with one warning', () => {
+    const { value, diagnostics } = read('invalid-yaml-description.md');
+    expect(value.name).toBe('invalid-yaml-description');
+    expect(value.description).toContain('<example>');
+    expect(value.model).toBe('inherit');
+    expect(value.color).toBe('yellow');
+    expect(diagnostics.map((d) => d.severity)).toEqual(['warning']);
+  });
+
+  it('reads names with dots and underscores as Claude Code does', () => {
+    expect(read('powershell-5.1-expert.md').value.name).toBe('powershell-5.1-expert');
+    expect(read('dotnet-framework-4.8-expert.md').value.name).toBe('dotnet-framework-4.8-expert');
+    expect(read('data_pipeline_helper.md').value.name).toBe('data_pipeline_helper');
+  });
+
+  it('reads tools as a comma string, a YAML list and a JSON list alike', () => {
+    expect(read('code-reviewer.md').value.tools).toEqual(['Read', 'Grep', 'Glob']);
+    expect(read('yaml-list-tools.md').value.tools).toEqual(['Read', 'Grep']);
+    expect(read('json-list-tools.md').value.tools).toEqual(['Read', 'Bash(git status:*)']);
+  });
+
+  it('reads CRLF and BOM files like LF files', () => {
+    const crlf = read('crlf-agent.md');
+    expect(crlf.value).toMatchObject({ name: 'crlf-agent', tools: ['Read'] });
+    expect(crlf.value.systemPrompt.split(/\r?\n/)).toEqual(['Saved with CRLF line endings.', 'Still one system prompt.']);
+    const bom = read('bom-agent.md');
+    expect(bom.value).toMatchObject({ name: 'bom-agent', model: 'opus' });
+    expect(bom.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
   });
 });
 
@@ -93,11 +140,11 @@ describe('readAgentDefinition fields', () => {
     });
   });
 
-  it('maps the `manual` alias to default and reports unsupported modes', () => {
+  it('maps the `manual` alias to default and warns about unsupported modes (the agent still loads)', () => {
     expect(read('---\nname: a\ndescription: d\npermissionMode: manual\n---\nx').value.permissionMode).toBe('default');
     const bad = read('---\nname: a\ndescription: d\npermissionMode: ignore\n---\nx');
     expect(bad.value.permissionMode).toBeUndefined();
-    expect(bad.diagnostics).toMatchObject([{ severity: 'error', path: 'permissionMode', line: 4 }]);
+    expect(bad.diagnostics).toMatchObject([{ severity: 'warning', path: 'permissionMode', line: 4 }]);
   });
 
   it('reports a missing name without throwing and names the value after the file', () => {
@@ -107,9 +154,34 @@ describe('readAgentDefinition fields', () => {
     expect(diagnostics[0]!.message).toContain('name: helper');
   });
 
-  it.each(['Bad_Name', '-lead', 'plugin:agent', 'UPPER'])('reports the invalid name %s', (name) => {
+  it.each(['-lead', 'plugin:agent', '  '])('refuses the name %j, as Claude Code does', (name) => {
     const { diagnostics } = read(`---\nname: "${name}"\ndescription: d\n---\nbody`);
     expect(diagnostics).toMatchObject([{ severity: 'error', path: 'name', line: 2 }]);
+  });
+
+  it.each(['powershell-5.1-expert', 'dotnet-framework-4.8-expert', 'my_agent', 'v2.0'])('loads the name %s without comment', (name) => {
+    const { value, diagnostics } = read(`---\nname: "${name}"\ndescription: d\n---\nbody`);
+    expect(value.name).toBe(name);
+    expect(diagnostics).toEqual([]);
+  });
+
+  it.each(['Bad_Name', 'UPPER', 'with space'])('loads the undocumented name %s with a warning', (name) => {
+    const { value, diagnostics } = read(`---\nname: "${name}"\ndescription: d\n---\nbody`);
+    expect(value.name).toBe(name);
+    expect(diagnostics).toMatchObject([{ severity: 'warning', path: 'name', line: 2 }]);
+  });
+
+  it('warns about fields with bad values and keeps the agent', () => {
+    const { value, diagnostics } = read('---\nname: a\ndescription: d\nmaxTurns: lots\nisolation: container\ntools: {Read: true}\ncolor: [1, {x: 2}]\n---\nbody');
+    expect(value).toMatchObject({ name: 'a', description: 'd', systemPrompt: 'body' });
+    expect(value.maxTurns).toBeUndefined();
+    expect(value.tools).toBeUndefined();
+    expect(diagnostics.map((d) => [d.severity, d.path])).toEqual([
+      ['warning', 'tools'],
+      ['warning', 'maxTurns'],
+      ['warning', 'isolation'],
+      ['warning', 'color'],
+    ]);
   });
 
   it('reports a missing description and missing frontmatter', () => {

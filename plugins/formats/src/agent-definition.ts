@@ -4,8 +4,14 @@ import { DiagnosticSink, readList, readString } from './coerce.js';
 import { parseFrontmatter } from './frontmatter.js';
 import { readTextFile } from './read-text.js';
 
-/** Lowercase letters, digits and hyphens, not starting with a hyphen (the contract's rule). */
-export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
+/**
+ * Names that load without comment: lowercase letters, digits, hyphens, dots and underscores,
+ * starting with a letter or digit (`powershell-5.1-expert`, `data_helper`). Claude Code
+ * documents lowercase and hyphens but loads these too.
+ */
+export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
+/** What Claude Code itself refuses: a `:` (reserved for `plugin:agent`) or a leading hyphen. */
+const REFUSED_AGENT_NAME = /:|^-|^\s*$/;
 
 const PERMISSION_MODES: Record<string, PermissionMode> = {
   default: 'default',
@@ -30,9 +36,10 @@ export interface ReadAgentOptions {
 
 /**
  * Reads a subagent definition (`.claude/agents/*.md`): frontmatter fields plus the body as the
- * system prompt. Never throws. A file Claude Code would skip (no `name`, an invalid `name`, no
- * `description`, unreadable) still yields a value — named after the file — but carries an
- * `error` diagnostic: callers register only definitions without error diagnostics.
+ * system prompt. Never throws. A file Claude Code would skip (no `name`, a `name` with `:` or a
+ * leading `-`, no `description`, unreadable) still yields a value — named after the file — but
+ * carries an `error` diagnostic: callers register only definitions without error diagnostics.
+ * A field with a bad value is a warning and is ignored; the agent still loads.
  */
 export function readAgentDefinition(path: string, options: ReadAgentOptions | string = {}): ParseResult<AgentDefinition> {
   const file = resolve(path);
@@ -60,9 +67,14 @@ export function parseAgentDefinition(text: string, file: string, source = 'file'
   const name = readString(data.name, 'name', sink);
   if (name === undefined) {
     if (document.hasFrontmatter) sink.error('name', `Agent has no \`name\`; add \`name: ${value.name}\` to the frontmatter (it is skipped until then).`, 2);
-  } else if (!AGENT_NAME_PATTERN.test(name)) {
-    sink.error('name', `Agent name ${JSON.stringify(name)} is invalid: use lowercase letters, digits and hyphens, not starting with a hyphen.`);
-  } else value.name = name;
+  } else if (REFUSED_AGENT_NAME.test(name)) {
+    sink.error('name', `Agent name ${JSON.stringify(name)} is refused (Claude Code skips it too): a name may not be empty, contain \`:\` or start with \`-\`. Rename it, e.g. \`${suggestAgentName(name) || value.name}\`.`);
+  } else {
+    if (!AGENT_NAME_PATTERN.test(name)) {
+      sink.warn('name', `Agent name ${JSON.stringify(name)} has characters Claude Code does not document (use lowercase letters, digits, \`-\`, \`.\`, \`_\`); it is loaded as written.`);
+    }
+    value.name = name;
+  }
 
   const description = readString(data.description, 'description', sink);
   if (description === undefined || description.trim() === '') {
@@ -84,7 +96,7 @@ export function parseAgentDefinition(text: string, file: string, source = 'file'
 
   if (data.isolation !== undefined && data.isolation !== null) {
     if (data.isolation === 'worktree') value.isolation = 'worktree';
-    else sink.error('isolation', `\`isolation\` must be \`worktree\`; got ${JSON.stringify(data.isolation)}.`);
+    else sink.warn('isolation', `\`isolation\` must be \`worktree\`; got ${JSON.stringify(data.isolation)}, so the agent runs without isolation.`);
   }
   const color = readString(data.color, 'color', sink);
   if (color !== undefined) value.color = color;
@@ -102,7 +114,7 @@ function readMaxTurns(raw: unknown, sink: DiagnosticSink, value: AgentDefinition
   if (raw === undefined || raw === null) return;
   const turns = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
   if (typeof turns === 'number' && Number.isInteger(turns) && turns > 0) value.maxTurns = turns;
-  else sink.error('maxTurns', `\`maxTurns\` must be a positive integer; got ${JSON.stringify(raw)}.`);
+  else sink.warn('maxTurns', `\`maxTurns\` must be a positive integer; got ${JSON.stringify(raw)}, so it is ignored.`);
 }
 
 function readPermissionMode(raw: unknown, sink: DiagnosticSink, value: AgentDefinition): void {
@@ -110,11 +122,15 @@ function readPermissionMode(raw: unknown, sink: DiagnosticSink, value: AgentDefi
   const mode = typeof raw === 'string' ? PERMISSION_MODES[raw] : undefined;
   if (mode !== undefined) value.permissionMode = mode;
   else {
-    sink.error(
+    sink.warn(
       'permissionMode',
-      `\`permissionMode\` ${JSON.stringify(raw)} is not supported; use one of ${Object.keys(PERMISSION_MODES).join(', ')}.`,
+      `\`permissionMode\` ${JSON.stringify(raw)} is not supported and is ignored; use one of ${Object.keys(PERMISSION_MODES).join(', ')}.`,
     );
   }
+}
+
+function suggestAgentName(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
 }
 
 function fallbackDefinition(file: string, source: string): AgentDefinition {

@@ -44,7 +44,7 @@ export function readBoolean(value: unknown, key: string, sink: DiagnosticSink): 
   const word = String(value).trim().toLowerCase();
   if (TRUE_WORDS.has(word)) return true;
   if (FALSE_WORDS.has(word)) return false;
-  sink.error(key, `\`${key}\` must be a boolean (true/false, yes/no, on/off, 1/0); got ${JSON.stringify(value)}.`);
+  sink.warn(key, `\`${key}\` must be a boolean (true/false, yes/no, on/off, 1/0); got ${JSON.stringify(value)}, so the default applies.`);
   return undefined;
 }
 
@@ -57,7 +57,7 @@ export function readString(value: unknown, key: string, sink: DiagnosticSink): s
     // `argument-hint: [file] [mode]` is a YAML flow list; the author meant the literal text.
     return value.map((item) => `[${String(item)}]`).join(' ');
   }
-  sink.error(key, `\`${key}\` must be a string; got ${describe(value)}.`);
+  sink.warn(key, `\`${key}\` must be a string; got ${describe(value)}, so it is ignored.`);
   return undefined;
 }
 
@@ -79,12 +79,12 @@ export function readList(
       if (typeof item === 'string' || typeof item === 'number') {
         const text = String(item).trim();
         if (text !== '') items.push(text);
-      } else sink.error(`${key}[${index}]`, `\`${key}\` entries must be strings; entry ${index} is ${describe(item)}.`);
+      } else sink.warn(`${key}[${index}]`, `\`${key}\` entries must be strings; entry ${index} is ${describe(item)} and is skipped.`);
     });
     return items;
   }
   if (typeof value !== 'string') {
-    sink.error(key, `\`${key}\` must be a list or a comma-separated string; got ${describe(value)}.`);
+    sink.warn(key, `\`${key}\` must be a list or a comma-separated string; got ${describe(value)}, so it is ignored.`);
     return undefined;
   }
   const text = value.trim();

@@ -94,13 +94,13 @@ describe('readSkillFile', () => {
     expect(readSkillFile(join(root, 's', 'SKILL.md')).value.disableModelInvocation).toBe(expected);
   });
 
-  it('reports wrong types with the key and its line, and keeps going', () => {
+  it('warns about wrong types with the key and its line, and keeps going', () => {
     const root = tree({ 's/SKILL.md': '---\ndescription: d\nuser-invocable: maybe\ncontext: spoon\n---\nx' });
     const { value, diagnostics } = readSkillFile(join(root, 's', 'SKILL.md'));
     expect(value.userInvocable).toBe(true);
     expect(diagnostics).toMatchObject([
-      { severity: 'error', path: 'user-invocable', line: 3 },
-      { severity: 'error', path: 'context', line: 4 },
+      { severity: 'warning', path: 'user-invocable', line: 3 },
+      { severity: 'warning', path: 'context', line: 4 },
     ]);
   });
 
@@ -111,6 +111,13 @@ describe('readSkillFile', () => {
     expect(value.name).toBe('other');
     expect(value.description).toBe('Title first para');
     expect(diagnostics.map((d) => [d.severity, d.path])).toEqual([['warning', 'name'], ['info', 'description']]);
+  });
+
+  it('reports `version` and other common undocumented keys as info and keeps them', () => {
+    const root = tree({ 's/SKILL.md': '---\ndescription: d\nversion: 1.0.0\ntags: [a]\n---\nx' });
+    const { value, diagnostics } = readSkillFile(join(root, 's', 'SKILL.md'));
+    expect(value.extra).toEqual({ version: '1.0.0', tags: ['a'] });
+    expect(diagnostics.map((d) => [d.severity, d.path])).toEqual([['info', 'version'], ['info', 'tags']]);
   });
 
   it('warns (not errors) on agent without context fork and on unknown keys', () => {

@@ -36,6 +36,8 @@ const SHARED_KEYS = new Set([
 ]);
 /** Documented keys that are accepted and ignored by Claude Code itself. */
 const IGNORED_KEYS = new Set(['license', 'compatibility', 'metadata', 'background', '$schema']);
+/** Undocumented keys common in published files (`version` in 8 of 43 real skills): info, not warning. */
+const COMMON_UNDOCUMENTED_KEYS = new Set(['version', 'author', 'tags']);
 
 /**
  * Reads the shared frontmatter table. `ownKeys` are keys the caller handles (e.g. `name` for
@@ -68,7 +70,7 @@ export function readPromptFrontmatter(
   if (effort !== undefined) result.effort = effort;
   if (data.context !== undefined && data.context !== null) {
     if (data.context === 'fork') result.context = 'fork';
-    else sink.error('context', `\`context\` must be \`fork\` (or omitted); got ${JSON.stringify(data.context)}.`);
+    else sink.warn('context', `\`context\` must be \`fork\` (or omitted); got ${JSON.stringify(data.context)}, so the prompt runs inline.`);
   }
   const agent = readString(data.agent, 'agent', sink);
   if (agent !== undefined) {
@@ -85,6 +87,10 @@ export function readPromptFrontmatter(
     if (SHARED_KEYS.has(key) || ownKeys.has(key)) continue;
     result.extra[key] = value;
     if (IGNORED_KEYS.has(key)) continue;
+    if (COMMON_UNDOCUMENTED_KEYS.has(key)) {
+      sink.info(key, `\`${key}\` is not a ${kind} frontmatter key Claude Code reads; it is kept in \`extra\`.`);
+      continue;
+    }
     const hint = key === 'tools' ? ' (did you mean `allowed-tools`?)' : '';
     sink.warn(key, `\`${key}\` is not a documented ${kind} frontmatter key${hint}; it is kept in \`extra\` and otherwise ignored.`);
   }

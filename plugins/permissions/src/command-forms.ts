@@ -1,4 +1,5 @@
 import { parseBashCommand, type BashSubcommand, type BashWord, type ParsedBashCommand } from './bash-command.js';
+import { writeTargets } from './write-targets.js';
 
 /**
  * How one subcommand is compared with rules.
@@ -17,6 +18,12 @@ export interface CommandForms {
   args: string[];
   /** The directory a wrapper runs the command in (`env -C dir`, `env --chdir=dir`), as written. */
   chdir?: string;
+  /**
+   * Files and directories the command writes through an option or as its destination
+   * (`sort -o f`, `tar -x -C d`, `rsync … d`; see `write-targets.ts`), as written. They are
+   * judged like output redirections.
+   */
+  writeTargets: string[];
 }
 
 export interface AnalyzedBashCommand {
@@ -162,12 +169,14 @@ function formsOf(sub: BashSubcommand): CommandForms {
   // `/bin/rm x` is `rm x` to a deny rule.
   if (base !== name) denyForms.add([base, ...stripped.slice(1).map((word) => word.value)].join(' '));
   const chdir = wrapperDirectory(words.slice(0, looseStart));
+  const args = stripped.slice(1).map((word) => word.value);
   return {
     allowForm: join(words.slice(strictStart), 'raw'),
     denyForms: [...denyForms],
     name: base,
-    args: stripped.slice(1).map((word) => word.value),
+    args,
     ...(chdir === undefined ? {} : { chdir }),
+    writeTargets: writeTargets(base, args),
   };
 }
 

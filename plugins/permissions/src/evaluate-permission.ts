@@ -228,9 +228,14 @@ function allowed(check: AllowCheck): boolean {
   return sessionAllows(session, tool, subject);
 }
 
-/** Output redirections of an allowed command must be covered by Edit allow rules too. */
+/**
+ * Output redirections of an allowed command, and files it writes through options or as its
+ * destination (`sort -o f`, `tar -x -C d`), must be covered by Edit allow rules too.
+ */
 function outputsAllowed(subject: Extract<PermissionSubject, { kind: 'bash' }>, compiled: CompiledRules, anchors: PathAnchors): boolean {
-  if (subject.analyzed.redirects.every((redirect) => redirect.direction === 'in')) return true;
+  // Checked on the parse first: resolving paths costs syscalls.
+  const { redirects, commands } = subject.analyzed;
+  if (redirects.every((redirect) => redirect.direction === 'in') && commands.every((command) => command.writeTargets.length === 0)) return true;
   const outputs = subject.files().outputs;
   const editRules = compiled.allow.rulesFor('Edit');
   return outputs.every((candidates) =>
@@ -279,7 +284,10 @@ function changesDirectory(subject: Extract<PermissionSubject, { kind: 'bash' }>)
   return subject.analyzed.commands.some((command) => command.name === 'cd' || command.name === 'pushd' || command.name === 'popd');
 }
 
-/** acceptEdits also approves `mkdir`, `touch`, `mv`, `cp` (and writes by redirection) inside working directories. */
+/**
+ * acceptEdits also approves `mkdir`, `touch`, `mv`, `cp` inside working directories; every
+ * output (redirection, write option, destination) must be inside them too.
+ */
 function acceptEditsBash(subject: Extract<PermissionSubject, { kind: 'bash' }>, compiled: CompiledRules, anchors: PathAnchors): boolean {
   const files = subject.files();
   // Its arguments are resolved where the command starts; after a `cd` they may be elsewhere.

@@ -11,7 +11,13 @@ import { EDIT_TOOLS, READ_TOOLS } from './permission-rule.js';
  */
 export interface BashFiles {
   reads: string[][];
+  /** Arguments of file commands that write (`cp`, `tee`, `sed`…): checked against Edit denies. */
   writes: string[][];
+  /**
+   * Output redirections and what commands write through options or as their destination
+   * (`sort -o f`, `curl -O`, `tar -x -C d`, `rsync … d`): Edit denies, and an Edit allow
+   * next to a Bash allow, as for `> f`.
+   */
   outputs: string[][];
   /** What `rm` / `rmdir` remove, in every directory the shell may be in when they run. */
   removes: string[][];
@@ -41,7 +47,7 @@ export type PermissionSubject =
 
 // Commands whose arguments are files they read or write; Read/Edit denies reach them.
 const READ_COMMANDS = new Set(
-  'cat head tail less more bat batcat nl od xxd hexdump strings base64 wc sort uniq cut tac rev file stat diff cmp grep egrep fgrep rg ag ack awk gawk sed source . jq yq ls tree find du md5sum sha1sum sha256sum shasum iconv column paste fold fmt pr tar zip unzip gzip gunzip zcat bzcat xzcat cp mv rsync scp vim vi nvim nano emacs view open xdg-open readlink realpath'.split(' '),
+  'cat head tail less more bat batcat nl od xxd hexdump strings base64 wc sort uniq cut tac rev file stat diff cmp grep egrep fgrep rg ag ack awk gawk sed source . jq yq ls tree find du md5sum sha1sum sha256sum shasum iconv column paste fold fmt pr tar zip unzip gzip gunzip zcat bzcat xzcat cp mv rsync scp install dd vim vi nvim nano emacs view open xdg-open readlink realpath'.split(' '),
 );
 const WRITE_COMMANDS = new Set(
   'rm rmdir mv cp touch mkdir tee chmod chown chgrp ln truncate dd shred unlink install rsync scp sed patch split csplit tar unzip gzip gunzip'.split(' '),
@@ -122,7 +128,7 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
     }
     const isRead = READ_COMMANDS.has(forms.name);
     const isWrite = WRITE_COMMANDS.has(forms.name);
-    if (!isRead && !isWrite) continue;
+    if (!isRead && !isWrite && forms.writeTargets.length === 0) continue;
     const removing = forms.name === 'rm' || forms.name === 'rmdir';
     // `env -C dir cmd` runs this one command in `dir`: its paths are judged there too.
     let within = dirs;
@@ -131,12 +137,19 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
       if (!literalDirectory(forms.chdir)) unknownDirectory = true;
       else within = [...new Set([...dirs, ...dirs.map((dir) => resolve(dir, shellPath(forms.chdir!, anchors)))])];
     }
-    for (const arg of pathArguments(forms.args)) {
-      for (const candidates of groups(arg, within)) {
-        if (isRead) reads.push(candidates);
-        if (isWrite) writes.push(candidates);
-        if (removing) removes.push(candidates);
+    if (isRead || isWrite) {
+      for (const arg of pathArguments(forms.args)) {
+        for (const candidates of groups(arg, within)) {
+          if (isRead) reads.push(candidates);
+          if (isWrite) writes.push(candidates);
+          if (removing) removes.push(candidates);
+        }
       }
+    }
+    // Written through an option or as the destination (`sort -o f`, `tar -x -C d`): like `> f`.
+    for (const target of forms.writeTargets) {
+      if (DEVICE_TARGETS.has(target)) continue;
+      for (const candidates of groups(target, within)) outputs.push(candidates);
     }
   }
   // Redirections are not ordered against the commands here: each is resolved in every directory.

@@ -27,5 +27,8 @@ describe('sandbox paths judged as host paths', () => {
     expect(hostCommand('cd /workspace && cat "/workspace/a b" >/workspace/out', '/workspace', '/proj')).toBe('cd /proj && cat "/proj/a b" >/proj/out');
     expect(hostCommand('ls /workspace2 /x/workspace/y', '/workspace', '/proj')).toBe('ls /workspace2 /x/workspace/y');
     expect(hostCommand('echo hi', '/workspace', '/proj')).toBe('echo hi');
+    // Glued to a short option, as write options often are.
+    expect(hostCommand("sort -o/workspace/out x && tar -xf a.tar '-C/workspace/d'", '/workspace', '/proj')).toBe("sort -o/proj/out x && tar -xf a.tar '-C/proj/d'");
+    expect(hostCommand('ls -x/workspace2', '/workspace', '/proj')).toBe('ls -x/workspace2');
   });
 });

@@ -35,12 +35,13 @@ const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/
 
 /**
  * A command's text with the sandbox root replaced by the host cwd wherever it starts a path
- * (`cat /workspace/secrets/k` → `cat <cwd>/secrets/k`), for judging only: the command itself
- * runs unchanged in the sandbox. A root that merely starts a longer name (`/workspace2`) is
- * left alone.
+ * (`cat /workspace/secrets/k` → `cat <cwd>/secrets/k`), also glued to a short option
+ * (`sort -o/workspace/x`, `tar -C/workspace`), for judging only: the command itself runs
+ * unchanged in the sandbox. A root that merely starts a longer name (`/workspace2`) is left alone.
  */
 export function hostCommand(command: string, root: string, hostCwd: string): string {
   const base = posix.normalize(root).replace(/\/+$/, '');
   if (base === '' || !command.includes(base)) return command;
-  return command.replace(new RegExp(`(^|[\\s'"=:<>|;&(])${escapeRegExp(base)}(?=/|$|[\\s'";&|)<>])`, 'g'), (_match, lead: string) => `${lead}${hostCwd}`);
+  const lead = `(^|[\\s'"=:<>|;&(]|(?:^|[\\s'"])-[A-Za-z]+)`;
+  return command.replace(new RegExp(`${lead}${escapeRegExp(base)}(?=/|$|[\\s'";&|)<>])`, 'g'), (_match, before: string) => `${before}${hostCwd}`);
 }

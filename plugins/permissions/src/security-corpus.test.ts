@@ -44,7 +44,7 @@ describe('security corpus', () => {
     expect(SECURITY_CORPUS.length).toBeGreaterThanOrEqual(150);
     expect(new Set(SECURITY_CORPUS.map((entry) => entry.id)).size).toBe(SECURITY_CORPUS.length);
     const categories = new Set(SECURITY_CORPUS.map((entry) => entry.category));
-    for (const category of ['compound', 'substitution', 'wrapper', 'quoting', 'path', 'symlink', 'case', 'file-command', 'web', 'tool']) {
+    for (const category of ['compound', 'substitution', 'wrapper', 'quoting', 'path', 'symlink', 'case', 'file-command', 'write-option', 'web', 'tool']) {
       expect(categories).toContain(category);
     }
   });

@@ -1,4 +1,5 @@
 import type { LineBuffer } from './line-buffer.js';
+import { redactSecretText, SecretTextStream } from './redact-text.js';
 
 /** Longest sequence/round number text: `-1.2345678901234567e+308`. */
 const MAX_NUMBER_BYTES = 24;
@@ -13,10 +14,12 @@ const DELTA = ',"delta":';
  * bytes and shares its timestamp (one clock reading per chunk); the
  * `{"timestamp":…,"event":…` heads are re-encoded only when the millisecond changes, and
  * the `,"round":…,"executionId":…}` end only when the round or execution does. The bytes
- * are exactly what the general path (`JSON.stringify`) writes for the same record. Data
- * without exactly the taps' shape (`sequence`, `delta`, `round`, `executionId`, in that
- * order; finite numbers; strings of at most `maxChars`) is refused (`false`) and takes
- * the general path.
+ * are exactly what `JSON.stringify` writes for the record with its strings redacted. The
+ * deltas of one stream (same round and execution, consecutive sequence numbers) go
+ * through one `SecretTextStream`, so a secret split across chunks is redacted in each of
+ * them; the general path redacts each string on its own. Data without exactly the taps'
+ * shape (`sequence`, `delta`, `round`, `executionId`, in that order; finite numbers;
+ * strings of at most `maxChars`) is refused (`false`) and takes the general path.
  */
 export class DeltaLines {
   private timestamp = '';
@@ -33,6 +36,8 @@ export class DeltaLines {
   private tailEnd = 0;
   /** True right after a line with new fields, until the next line of this file. */
   private fresh = false;
+  /** Redaction state of the stream the last delta belonged to. */
+  private readonly secrets = new SecretTextStream();
 
   /**
    * @param sessionJson `"sessionId":"…"`, already serialised.
@@ -77,14 +82,17 @@ export class DeltaLines {
     const { sequence, delta, round, executionId } = data;
     if (!(Number.isFinite(sequence) && Number.isFinite(round) && typeof delta === 'string' && typeof executionId === 'string')) return false;
     if (delta.length > this.maxChars || executionId.length > this.maxChars) return false;
+    // A chunk continues the stream of the previous one only when it is the next in sequence.
+    if (round !== this.round || executionId !== this.executionId || sequence !== this.sequence + 1) this.secrets.reset();
+    const text = this.secrets.push(delta);
     if (round !== this.round || executionId !== this.executionId) {
       this.round = round as number;
       this.executionId = executionId;
       // Finite numbers print the same through template literals as through JSON.stringify.
-      this.end = Buffer.from(`,"round":${round as number},"executionId":${JSON.stringify(executionId)}}\n`);
+      this.end = Buffer.from(`,"round":${round as number},"executionId":${JSON.stringify(redactSecretText(executionId))}}\n`);
     }
     // JSON text of a string: at most 6 bytes (`\uXXXX`) per UTF-16 unit, plus quotes.
-    buffer.reserve(head.length + SEQUENCE.length + MAX_NUMBER_BYTES + DELTA.length + delta.length * 6 + 2 + this.end.length);
+    buffer.reserve(head.length + SEQUENCE.length + MAX_NUMBER_BYTES + DELTA.length + text.length * 6 + 2 + this.end.length);
     const { chunk } = buffer;
     let offset = buffer.offset;
     chunk.set(head, offset);
@@ -93,7 +101,7 @@ export class DeltaLines {
     offset = writeAscii(chunk, offset, SEQUENCE);
     offset = writeNumber(chunk, offset, sequence as number);
     offset = writeAscii(chunk, offset, DELTA);
-    offset = writeJsonString(chunk, offset, delta);
+    offset = writeJsonString(chunk, offset, text);
     chunk.set(this.end, offset);
     offset += this.end.length;
     buffer.commit(offset);

@@ -9,7 +9,9 @@ import { isFlatRecord } from './flat-record.js';
 import { LineBuffer } from './line-buffer.js';
 import { appendChunks, started, writePayload } from './log-file-io.js';
 import { SessionLogWriteError } from './session-log-write-error.js';
-import { isSecretKey, REDACTED, redactSecrets } from './redact-secrets.js';
+import { isSecretKey, keyNeedsRedaction, REDACTED, redactSecrets } from './redact-secrets.js';
+import { redactSecretText } from './redact-text.js';
+import { StreamEventRedactor } from './stream-event-redactor.js';
 
 export interface FileSessionLoggerOptions {
   /** Directory of `{sessionId}.jsonl` files (default `~/.tessera/logs`). */
@@ -42,6 +44,8 @@ interface LogFile {
   buffer: LineBuffer;
   /** Fast path for the two per-chunk stream events. */
   deltas: DeltaLines;
+  /** Redacts the provider's native stream events as fragments of one text. */
+  streamEvents: StreamEventRedactor;
   /** Payload files waiting to be written, by hash. */
   payloads: Map<string, string>;
   /** The last field externalised and the reference JSON written for it. */
@@ -60,7 +64,8 @@ interface LogFile {
 }
 
 /**
- * JSONL session log (spec: FileSessionLogger). `log()` only redacts, serialises and buffers;
+ * JSONL session log (spec: FileSessionLogger). `log()` only redacts (secret-named keys,
+ * and credentials inside any string: see `redactSecretText`), serialises and buffers;
  * lines reach the file in batches, asynchronously, at most `flushDelayMs` after they were
  * logged — never a synchronous append per event. Fields over the inline threshold are
  * written once, content-addressed, and referenced from the line. Write failures are
@@ -122,9 +127,12 @@ export class FileSessionLogger implements SessionLogger {
   }
 
   private line(file: LogFile, timestamp: string, event: string, data: SessionLogData): string {
+    if (event === 'provider_native_raw_payload' && data.payloadKind === 'stream_event' && data.payload !== undefined) {
+      data = { ...data, payload: file.streamEvents.redact(data.payload, data.round, data.executionId) as SessionLogData[string] };
+    }
     const head = `{"timestamp":"${timestamp}",${file.sessionJson},"event":${this.quoted(event)}`;
     if (isFlatRecord(data, this.externalPayloadThresholdBytes)) {
-      // Nothing to redact or externalise: one native stringify.
+      // Nothing to redact (no secret-named key, no credential hint) or externalise: one native stringify.
       const json = JSON.stringify(data);
       return json.length > 2 ? `${head},${json.slice(1)}\n` : `${head}}\n`;
     }
@@ -150,7 +158,7 @@ export class FileSessionLogger implements SessionLogger {
   private quoted(text: string): string {
     let json = this.quotedCache.get(text);
     if (json === undefined) {
-      json = JSON.stringify(text);
+      json = JSON.stringify(redactSecretText(text));
       if (this.quotedCache.size < 1_000) this.quotedCache.set(text, json);
     }
     return json;
@@ -159,7 +167,7 @@ export class FileSessionLogger implements SessionLogger {
   private fieldPrefix(key: string): string {
     let prefix = this.prefixCache.get(key);
     if (prefix === undefined) {
-      prefix = `,${JSON.stringify(key)}:`;
+      prefix = `,${JSON.stringify(keyNeedsRedaction(key) ? redactSecretText(key) : key)}:`;
       if (this.prefixCache.size < 1_000) this.prefixCache.set(key, prefix);
     }
     return prefix;
@@ -184,6 +192,7 @@ export class FileSessionLogger implements SessionLogger {
         payloadDir: join(this.dir, `${sessionId}.payloads`),
         buffer: new LineBuffer(),
         deltas: new DeltaLines(sessionJson, Math.floor((this.externalPayloadThresholdBytes - 2) / 6)),
+        streamEvents: new StreamEventRedactor(),
         payloads: new Map(),
         lastPayload: undefined,
         written: new Set(),

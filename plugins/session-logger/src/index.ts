@@ -16,6 +16,7 @@ export {
 } from './external-payload.js';
 export type { IExternalPayloadReference } from './external-payload.js';
 export { isSecretKey, REDACTED, redactSecrets } from './redact-secrets.js';
+export { redactSecretText, SecretTextStream } from './redact-text.js';
 export { tapSessionLogEvents } from './session-log-taps.js';
 export {
   parseSessionLog,

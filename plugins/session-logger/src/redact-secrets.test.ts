@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fake } from './fake-credentials.test-helper.js';
 import { isSecretKey, REDACTED, redactSecrets } from './redact-secrets.js';
 
 describe('redactSecrets', () => {
@@ -41,5 +42,24 @@ describe('redactSecrets', () => {
     expect(redactSecrets({ big: 10n, at: new Date(0) })).toEqual({ big: '10', at: '1970-01-01T00:00:00.000Z' });
     const shared = { v: 1 };
     expect(redactSecrets({ a: shared, b: shared })).toEqual({ a: { v: 1 }, b: { v: 1 } });
+  });
+
+  it('redacts credentials inside strings, keys and error messages, copy-on-write', () => {
+    const token = `ghp_${fake(36, 90)}`;
+    const input = {
+      output: `GITHUB_TOKEN=${token}`,
+      list: ['plain', `see ${token}`],
+      byToken: { [token]: 1 },
+      error: new Error(`401 with ${token}`),
+      untouched: { text: 'ordinary text', inputTokens: 3 },
+    };
+    const redacted = redactSecrets(input);
+    expect(JSON.stringify(redacted)).not.toContain(token);
+    expect(redacted.output).toBe('GITHUB_TOKEN=[REDACTED:github-token]');
+    expect(redacted.list).toEqual(['plain', 'see [REDACTED:github-token]']);
+    expect(redacted.byToken).toEqual({ '[REDACTED:github-token]': 1 });
+    expect(redacted.error).toEqual({ name: 'Error', message: '401 with [REDACTED:github-token]' });
+    expect(redacted.untouched).toBe(input.untouched);
+    expect(input.output).toContain(token);
   });
 });

@@ -12,7 +12,7 @@ export type { SessionStorage, SessionStorageWriter, SessionStorageStat, SessionS
 export { FileSessionStorage } from './file-session-storage.js';
 export { MemorySessionStorage } from './memory-session-storage.js';
 export { FileBlobStore, MemoryBlobStore, parseBlobRef, isBlobRef, BLOB_REF_PREFIX, type BlobStore } from './blob-store.js';
-export { MAX_PERSIST_CHARS, TRUNCATION_NOTICE, BLOB_THRESHOLD_CHARS, serializeEntry, truncateForPersistence } from './persist-transform.js';
+export { MAX_PERSIST_CHARS, TRUNCATION_NOTICE, BLOB_THRESHOLD_CHARS, serializeEntry, truncateForPersistence, type RedactText } from './persist-transform.js';
 export { defaultAgentDir, encodeCwd, sessionDirFor, sessionFileName } from './paths.js';
 export {
   SessionVersionTooNewError,

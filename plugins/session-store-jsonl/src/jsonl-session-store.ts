@@ -4,6 +4,7 @@ import { assertSafeId } from './errors.js';
 import { FileSessionStorage } from './file-session-storage.js';
 import { defaultAgentDir, sessionDirFor } from './paths.js';
 import { HISTORY_EVENT_TYPE, RECORD_META_TYPE, recordFromSession, recordMeta } from './record-mapping.js';
+import { redactStrings, type RedactText } from './persist-transform.js';
 import { toPiMessages } from './pi-messages.js';
 import { SessionManager, type SessionManagerOptions } from './session-manager.js';
 import type { SessionStorage } from './session-storage.js';
@@ -21,11 +22,16 @@ interface Tracked {
   name: string | undefined;
 }
 
-/** Equal as stored: compares the pi shapes the file holds, so conversion detail never forks history. */
-function sameMessage(a: Message | undefined, b: Message | undefined): boolean {
+/**
+ * Equal as stored: compares the pi shapes the file holds, redacted when the store redacts
+ * (a message loaded back from the file must equal the live one it was written from), so
+ * conversion detail never forks history.
+ */
+function sameMessage(a: Message | undefined, b: Message | undefined, redact: RedactText | undefined): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
-  return JSON.stringify(toPiMessages(a, 0)) === JSON.stringify(toPiMessages(b, 0));
+  const stored = (message: Message): string => JSON.stringify(redact ? redactStrings(toPiMessages(message, 0), redact) : toPiMessages(message, 0));
+  return stored(a) === stored(b);
 }
 
 /**
@@ -144,7 +150,7 @@ export class JsonlSessionStore implements SessionStore {
     const { manager } = tracked;
     let common = 0;
     const limit = Math.min(tracked.messages.length, record.messages.length);
-    while (common < limit && sameMessage(tracked.messages[common], record.messages[common])) common += 1;
+    while (common < limit && sameMessage(tracked.messages[common], record.messages[common], this.#options.redact)) common += 1;
     if (common < tracked.messages.length) {
       // History was rewritten: continue from the last shared message (or a new root), never edit.
       const anchor = tracked.compacted ? undefined : tracked.messageEntryIds[common - 1];

@@ -9,6 +9,11 @@ export const BLOB_THRESHOLD_CHARS = 1024;
 const TRANSIENT_KEYS = new Set(['partialJson', 'jsonlEvents']);
 // Provider-signed or encrypted blocks must round-trip byte for byte, so they are never cut.
 const SIGNED_KEYS = ['signature', 'thinkingSignature', 'encrypted_content', 'encryptedContent'];
+/** Entry fields that link the tree or name types: never handed to a `redact` function. */
+const STRUCTURAL_KEYS = new Set(['type', 'version', 'id', 'parentId', 'timestamp', 'cwd', 'parentSession', 'customType', 'fromId', 'targetId', 'firstKeptEntryId']);
+
+/** Replaces secrets in a text (see `SessionManagerOptions.redact`). */
+export type RedactText = (text: string) => string;
 
 /** Cuts `text` to MAX_PERSIST_CHARS including the notice, never splitting a surrogate pair. */
 export function truncateForPersistence(text: string): string {
@@ -61,10 +66,64 @@ function transform(value: unknown, blobs: BlobStore | undefined, signed: boolean
 }
 
 /**
- * The JSONL line for an entry: long strings truncated, transient fields dropped, large
- * images moved to the blob store. The in-memory entry keeps its full content.
+ * A copy of `value` with `redact` applied to its strings; copy-on-write. Signed or
+ * encrypted blocks, image bytes and blob refs are kept as they are.
  */
-export function serializeEntry(entry: object, blobs?: BlobStore): string {
+export function redactStrings(value: unknown, redact: RedactText): unknown {
+  return redactValue(value, redact, 0);
+}
+
+function redactValue(value: unknown, redact: RedactText, depth: number): unknown {
+  if (typeof value === 'string') return isBlobRef(value) ? value : redact(value);
+  if (typeof value !== 'object' || value === null || depth > 64) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      const next = redactValue(item, redact, depth + 1);
+      if (next !== item && !copy) copy = value.slice(0, index);
+      copy?.push(next);
+    }
+    return copy ?? value;
+  }
+  const source = value as Record<string, unknown>;
+  // Providers verify signed and encrypted blocks on resume: they are written as they are.
+  if (SIGNED_KEYS.some((key) => source[key] !== undefined)) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const key of Object.keys(source)) {
+    const item = source[key];
+    // Image bytes are not text: scanning them could only corrupt them.
+    const next = key === 'data' && source.type === 'image' ? item : redactValue(item, redact, depth + 1);
+    if (next !== item) copy ??= { ...source };
+    if (copy) copy[key] = next;
+  }
+  return copy ?? value;
+}
+
+/**
+ * `entry` (or a header) with `redact` applied to every string of its content; the fields
+ * that link the tree (`id`, `parentId`, `type`, `timestamp`, …) are left alone.
+ */
+export function redactEntry<T extends object>(entry: T, redact: RedactText): T {
+  const source = entry as Record<string, unknown>;
+  let copy: Record<string, unknown> | undefined;
+  for (const key of Object.keys(source)) {
+    if (STRUCTURAL_KEYS.has(key)) continue;
+    const item = source[key];
+    const next = redactValue(item, redact, 0);
+    if (next !== item) copy ??= { ...source };
+    if (copy) copy[key] = next;
+  }
+  return (copy ?? entry) as T;
+}
+
+/**
+ * The JSONL line for an entry: secrets redacted when a `redact` function is given, long
+ * strings truncated, transient fields dropped, large images moved to the blob store. The
+ * in-memory entry keeps its full content.
+ */
+export function serializeEntry(entry: object, blobs?: BlobStore, redact?: RedactText): string {
+  if (redact) entry = redactEntry(entry, redact);
   const line = JSON.stringify(entry);
   // Fast path: nothing to cut, drop or externalize (the common case for text messages).
   if (

@@ -1,8 +1,8 @@
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fixtureCorpus, realCorpus } from '../../../test/support/compat-corpus.js';
 import type { Message } from '@tessera/contracts';
 import { messageSchema } from '@tessera/contracts/schemas';
 import { JsonlSessionStore } from './jsonl-session-store.js';
@@ -10,8 +10,17 @@ import { appendKernelMessage, fromPiMessage, toPiMessages } from './pi-messages.
 import { recordFromSession } from './record-mapping.js';
 import { SessionManager } from './session-manager.js';
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const compatDir = join(repoRoot, '..', 'shared', 'compat', 'pi-sessions');
+/** pi files to convert, with the least each must yield; the real ones only when present. */
+const piFiles = [
+  { path: join(fixtureCorpus.root, 'pi-sessions', 'v1-two-compactions.jsonl'), minMessages: 8, minToolUses: 2 },
+  { path: join(fixtureCorpus.root, 'pi-sessions', 'v2-branches.jsonl'), minMessages: 6, minToolUses: 1 },
+  ...(realCorpus.present
+    ? [
+        { path: join(realCorpus.root, 'pi-sessions', 'large-session.jsonl'), minMessages: 100, minToolUses: 10 },
+        { path: join(realCorpus.root, 'pi-sessions', 'before-compaction.jsonl'), minMessages: 100, minToolUses: 10 },
+      ]
+    : []),
+];
 
 const conversation: Message[] = [
   { role: 'system', content: 'rules' },
@@ -81,15 +90,15 @@ describe('pi message shapes', () => {
     ]);
   });
 
-  it('turns the real pi sessions into valid, paired kernel messages', async () => {
+  it(`turns pi sessions into valid, paired kernel messages (${piFiles.length} files${realCorpus.present ? '' : '; real-world corpus not found'})`, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tessera-pi-shapes-'));
     try {
-      for (const name of ['large-session.jsonl', 'before-compaction.jsonl']) {
-        const file = join(dir, name);
-        await copyFile(join(compatDir, name), file);
+      for (const [index, { path, minMessages, minToolUses }] of piFiles.entries()) {
+        const file = join(dir, `${index}.jsonl`);
+        await copyFile(path, file);
         const manager = await SessionManager.open(file, { agentDir: join(dir, 'agent'), terminalId: null, onWarning: () => undefined });
         const { record } = recordFromSession(manager);
-        expect(record.messages.length).toBeGreaterThan(100);
+        expect(record.messages.length).toBeGreaterThanOrEqual(minMessages);
         const uses: string[] = [];
         const results: string[] = [];
         for (const message of record.messages) {
@@ -97,7 +106,7 @@ describe('pi message shapes', () => {
           if (message.role === 'assistant') for (const block of message.content) if (block.type === 'tool_use') uses.push(block.id);
           if (message.role === 'tool') for (const block of message.content) results.push(block.toolUseId);
         }
-        expect(uses.length).toBeGreaterThan(10);
+        expect(uses.length).toBeGreaterThanOrEqual(minToolUses);
         expect(new Set(results)).toEqual(new Set(uses.filter((id) => results.includes(id))));
         expect(results.every((id) => uses.includes(id))).toBe(true);
       }

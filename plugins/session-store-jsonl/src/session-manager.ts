@@ -8,7 +8,7 @@ import { FileSessionStorage } from './file-session-storage.js';
 import { MemorySessionStorage } from './memory-session-storage.js';
 import { migrateToCurrentVersion, generateEntryId } from './migrations.js';
 import { defaultAgentDir, sessionDirFor, sessionFileName } from './paths.js';
-import { resolveBlobRefs, type BlobResolution } from './persist-transform.js';
+import { resolveBlobRefs, type BlobResolution, type RedactText } from './persist-transform.js';
 import { filesByMtime, listSessionsInDir, readHeader, readSessionInfo, type SessionInfo } from './session-listing.js';
 import { readSessionFile, splitFileEntries } from './session-loader.js';
 import { SessionPersistence, type WarningSink } from './session-persistence.js';
@@ -29,6 +29,15 @@ export interface SessionManagerOptions {
   terminalId?: string | null;
   /** Non-fatal problems (skipped lines, missing blobs, the first write failure); default `process.emitWarning`. */
   onWarning?: WarningSink;
+  /**
+   * Opt-in: applied to every string of what is written (message text, tool arguments and
+   * results, summaries, custom data, the title), e.g. `redactSecretText` from
+   * `@tessera/plugin-session-logger`. Off by default, because a resumed session then sees
+   * the redacted text. Tree links (`id`, `parentId`, `type`, `timestamp`, …), image bytes,
+   * blob refs and signed or encrypted blocks are left as they are. The entries in memory
+   * keep their full content.
+   */
+  redact?: RedactText;
 }
 
 export interface NewSessionOptions {
@@ -42,6 +51,7 @@ interface Environment {
   blobs: BlobStore;
   terminalId: string | undefined;
   warn: WarningSink;
+  redact: RedactText | undefined;
 }
 
 function resolveEnvironment(options: SessionManagerOptions, inMemory = false): Environment {
@@ -58,6 +68,7 @@ function resolveEnvironment(options: SessionManagerOptions, inMemory = false): E
     blobs: options.blobStore ?? (inMemory ? new MemoryBlobStore() : new FileBlobStore(join(agentDir, 'blobs'))),
     terminalId,
     warn: options.onWarning ?? ((message) => process.emitWarning(message, { code: 'TESSERA_SESSION_WARNING' })),
+    redact: options.redact,
   };
 }
 
@@ -97,7 +108,7 @@ export class SessionManager extends AppendMethods {
     this.#sessionDir = sessionDir;
     this.#persist = persist;
     this.#env = env;
-    this.#persistence = new SessionPersistence(env.storage, env.blobs, env.warn);
+    this.#persistence = new SessionPersistence(env.storage, env.blobs, env.warn, env.redact);
   }
 
   // ------------------------------------------------------------------ factories

@@ -2,7 +2,7 @@ import { basename, dirname, join } from 'node:path';
 import type { BlobStore } from './blob-store.js';
 import type { SessionEntry, SessionHeader } from './entries.js';
 import { SessionPersistenceError } from './errors.js';
-import { serializeEntry } from './persist-transform.js';
+import { redactEntry, serializeEntry, type RedactText } from './persist-transform.js';
 import type { SessionStorage, SessionStorageWriter } from './session-storage.js';
 
 export type WarningSink = (message: string, details?: Record<string, unknown>) => void;
@@ -29,6 +29,7 @@ export class SessionPersistence {
     private readonly storage: SessionStorage,
     private readonly blobs: BlobStore | undefined,
     private readonly warn: WarningSink,
+    private readonly redact?: RedactText,
   ) {}
 
   get file(): string | undefined {
@@ -56,7 +57,7 @@ export class SessionPersistence {
   }
 
   append(entry: SessionEntry): void {
-    const line = serializeEntry(entry, this.blobs);
+    const line = serializeEntry(entry, this.blobs, this.redact);
     if (this.#batch) {
       this.#batch.lines.push(line);
       return;
@@ -86,7 +87,10 @@ export class SessionPersistence {
   /** Atomically replaces the file with header + entries. */
   rewrite(header: SessionHeader, entries: readonly SessionEntry[]): Promise<void> {
     // Serialize now: the entries may change before the chain reaches this step.
-    const lines = [JSON.stringify(header), ...entries.map((entry) => serializeEntry(entry, this.blobs))];
+    const lines = [
+      JSON.stringify(this.redact ? redactEntry(header, this.redact) : header),
+      ...entries.map((entry) => serializeEntry(entry, this.blobs, this.redact)),
+    ];
     this.onDisk = true;
     this.#batch = undefined;
     const file = this.#file;

@@ -1,15 +1,12 @@
 import { readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readAgentDefinition } from '@tessera/plugin-formats';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { corpora, describeRealCorpus } from '../../../test/support/compat-corpus.js';
 import { agentDefinitionDirectories, discoverAgentDefinitions } from './agent-definition-discovery.js';
 import { filterSubagentTools } from './agent-definitions.js';
-
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const CORPUS = join(repoRoot, '..', 'shared', 'compat', 'claude', 'agents');
 
 let dir: string;
 let cwd: string;
@@ -67,26 +64,40 @@ describe('discoverAgentDefinitions', () => {
   });
 });
 
-describe('the Claude Code agent corpus', () => {
-  const files = readdirSync(CORPUS).filter((name) => name.endsWith('.md'));
+describe.each(corpora)('the Claude Code agents in the $label', (corpus) => {
+  const dir = join(corpus.root, 'claude', 'agents');
+  const files = readdirSync(dir).filter((name) => name.endsWith('.md'));
 
-  it('has files to check', () => {
-    expect(files.length).toBeGreaterThanOrEqual(40);
-  });
-
-  it('loads every corpus agent through discovery, with usable tool filters', async () => {
+  it('loads every agent through discovery, with usable tool filters', async () => {
     for (const file of files) {
-      await put(join(cwd, '.claude', 'agents', file), await import('node:fs/promises').then((fs) => fs.readFile(join(CORPUS, file), 'utf8')));
+      await put(join(cwd, '.claude', 'agents', file), await readFile(join(dir, file), 'utf8'));
     }
     const found = discoverAgentDefinitions({ cwd, home });
     const errors = found.diagnostics.filter((d) => d.severity === 'error');
     expect(errors).toEqual([]);
     const custom = found.definitions.filter((d) => d.source === 'project');
-    const names = new Set(files.map((file) => readAgentDefinition(join(CORPUS, file)).value.name));
+    const names = new Set(files.map((file) => readAgentDefinition(join(dir, file)).value.name));
     expect(custom.length).toBe(names.size);
     for (const definition of custom) {
       expect(definition.systemPrompt.length).toBeGreaterThan(0);
       filterSubagentTools([], definition);
     }
+  });
+});
+
+describeRealCorpus('the Claude Code agent corpus', (corpus) => {
+  it('has the files the corpus README counts', () => {
+    expect(readdirSync(join(corpus.root, 'claude', 'agents')).filter((name) => name.endsWith('.md')).length).toBeGreaterThanOrEqual(40);
+  });
+});
+
+describe('agents whose names Claude Code accepts', () => {
+  it('discovers names with dots and underscores', async () => {
+    for (const name of ['powershell-5.1-expert', 'dotnet-framework-4.8-expert', 'data_pipeline_helper']) {
+      await put(join(cwd, '.claude', 'agents', `${name}.md`), agent(name));
+    }
+    const found = discoverAgentDefinitions({ cwd, home });
+    expect(found.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(found.definitions.filter((d) => d.source === 'project').map((d) => d.name).sort()).toEqual(['data_pipeline_helper', 'dotnet-framework-4.8-expert', 'powershell-5.1-expert']);
   });
 });

@@ -15,12 +15,16 @@
 // Targets: per-file median ≤ 1 ms (cold run), whole corpus < 300 ms cold.
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO_ROOT, environment, fmt, fmtRatio, median, parseArgs, summarize, table, writeResults } from '../lib/common.mjs';
 
-const COMPAT = join(REPO_ROOT, '..', 'shared', 'compat');
+// The real-world corpus beside the clone; a plain clone falls back to the project's fixtures
+// (same layout, far fewer files — the numbers then say so and are not comparable).
+const REAL_COMPAT = process.env.TESSERA_COMPAT_DIR ?? join(REPO_ROOT, '..', 'shared', 'compat');
+const COMPAT = existsSync(join(REAL_COMPAT, 'claude')) ? REAL_COMPAT : join(REPO_ROOT, 'test', 'fixtures', 'compat');
+if (COMPAT !== REAL_COMPAT) console.warn(`formats-corpus: ${REAL_COMPAT} not found; measuring the fixtures in test/fixtures/compat instead`);
 const args = parseArgs(process.argv.slice(2));
 const quick = Boolean(args.quick);
 
