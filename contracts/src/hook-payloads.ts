@@ -3,6 +3,7 @@ import type { IHistoryEntry } from './history.js';
 import type { AssistantMessage, Message } from './message.js';
 import type { PermissionMode } from './permissions.js';
 import type { ProviderRawPayload } from './provider.js';
+import type { SessionServices } from './session-services.js';
 import type { Tool, ToolResult, ToolSchema } from './tool.js';
 
 /**
@@ -12,6 +13,8 @@ import type { Tool, ToolResult, ToolSchema } from './tool.js';
 export interface ISession {
   readonly sessionId: string;
   readonly cwd: string;
+  /** Services as this session resolved them (see `SessionServices`). */
+  readonly services: SessionServices;
   getPermissionMode(): PermissionMode;
   getHistory(): readonly Message[];
 }

@@ -20,3 +20,4 @@ export * from './provider-error.js';
 export * from './provider-retry.js';
 export * from './subagent-launcher.js';
 export * from './shared-paths.js';
+export * from './session-services.js';

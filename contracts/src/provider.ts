@@ -27,9 +27,11 @@ export interface ProviderRequest {
   signal: AbortSignal;
   model?: string;
   /**
-   * Per-call switches for the provider's hosted tools. `webSearch: false` keeps hosted web
-   * search out of this call even when the provider has it on (the permission layer sets it
-   * when `WebSearch` is denied); absent means the provider's own setting.
+   * Per-call requests for the provider's hosted tools. `webSearch: true` (what a session sends
+   * by default) uses hosted web search when the provider offers it and its own options do not
+   * turn it off; `webSearch: false` keeps it out of this call (the permission layer sets it
+   * when `WebSearch` is denied); absent means the provider's own setting. Providers never
+   * keep these between calls: one session's request cannot change another's.
    */
   nativeTools?: { webSearch?: boolean };
   /** Per-call: deltas of this call go here and nowhere else (shared provider instances stay isolated). */
@@ -52,8 +54,6 @@ export interface Provider {
   stream(request: ProviderRequest): Promise<AssistantMessage>;
   /** Context-window facts for a model (default: this provider's model), when known. */
   getModelInfo?(model?: string): ModelInfo | undefined;
-  /** Providers with hosted web tools may enable them; others omit this. */
-  configureNativeWebTools?(options: { webSearch?: boolean }): void;
 }
 
 export const Provider = createToken<Provider>('Provider');

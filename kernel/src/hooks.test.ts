@@ -1,10 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
+import { noSessionServices } from '@tessera/contracts';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { createHooks } from './hooks.js';
 import { Session } from './session.js';
 import { Stage } from './stage.js';
 
-const fakeSession = { sessionId: 's', cwd: '/', getPermissionMode: () => 'default' as const, getHistory: () => [] };
+const fakeSession = { sessionId: 's', cwd: '/', services: noSessionServices, getPermissionMode: () => 'default' as const, getHistory: () => [] };
 
 describe('hooks', () => {
   it('is one frozen object per kernel', () => {

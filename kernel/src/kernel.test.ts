@@ -5,6 +5,9 @@ import { z } from 'zod';
 import {
   Clock,
   createToken,
+  Diagnostics,
+  processWarningDiagnostics,
+  type DiagnosticReport,
   Provider,
   SessionStore,
   ToolContribution,
@@ -201,16 +204,78 @@ describe('kernel lifecycle', () => {
         definePlugin({
           name: 'auditor',
           requires: [Widget],
+          optional: [Clock],
           register({ hooks }) {
             hooks.preToolUse.tap({ name: 'auditor', stage: Stage.Guard }, () => undefined);
+            hooks.textDelta.tap({ name: 'auditor:meter', stage: Stage.Observe }, () => undefined);
           },
         }),
       ],
     });
     const description = kernel.describe();
-    expect(description.plugins[1]).toEqual({ name: 'auditor', provides: [], requires: ['test/Widget'], contributes: [], replaces: [] });
+    expect(description.plugins[0]!.taps).toEqual([]);
+    expect(description.plugins[1]).toEqual({
+      name: 'auditor',
+      provides: [],
+      requires: ['test/Widget'],
+      optional: ['Clock'],
+      contributes: [],
+      replaces: [],
+      // In hook order (the order of `kernel.hooks`), then tap order.
+      taps: [
+        { hook: 'textDelta', name: 'auditor:meter', stage: Stage.Observe },
+        { hook: 'preToolUse', name: 'auditor', stage: Stage.Guard },
+      ],
+    });
     expect(description.hooks.preToolUse).toEqual([{ name: 'auditor', stage: Stage.Guard }]);
     expect(Object.isFrozen(kernel.hooks)).toBe(true);
+  });
+
+  it('resolves services per session: a rebind reaches sessions created afterwards, never a running one', async () => {
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] }), provides('first')] });
+    const before = kernel.createSession();
+    expect(before.services.get(Widget).id).toBe('first');
+    kernel.container.rebind(Widget).toConstantValue({ id: 'second' });
+    const after = kernel.createSession();
+    expect(after.services.get(Widget).id).toBe('second');
+    expect(before.services.get(Widget).id).toBe('first');
+    expect(after.services.getOptional(SessionStore)).toBeUndefined();
+    expect(after.services.getAll(ToolContribution)).toEqual([]);
+    await kernel.shutdown();
+  });
+
+  it('binds a Diagnostics reporter when no plugin provides one, and lets a plugin provide its own', async () => {
+    const bare = await createKernel({ plugins: [] });
+    expect(bare.get(Diagnostics)).toBe(processWarningDiagnostics);
+    const seen: DiagnosticReport[] = [];
+    const custom = await createKernel({
+      plugins: [definePlugin({ name: 'sink', provides: [Diagnostics], register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => seen.push(report) }) })],
+    });
+    custom.get(Diagnostics).report({ severity: 'warning', code: 'X', message: 'm' });
+    expect(seen).toEqual([{ severity: 'warning', code: 'X', message: 'm' }]);
+  });
+
+  it('releases container-built singletons at shutdown and builds fresh ones when the same plugin value is composed again', async () => {
+    const released: number[] = [];
+    let built = 0;
+    const counter = definePlugin({
+      name: 'counter',
+      provides: [Widget],
+      register({ bind }) {
+        bind(Widget)
+          .toResolvedValue(() => ({ id: String(++built) }))
+          .inSingletonScope()
+          .onDeactivation((widget) => void released.push(Number(widget.id)));
+      },
+    });
+    const first = await createKernel({ plugins: [counter] });
+    expect(first.get(Widget).id).toBe('1');
+    await first.shutdown();
+    expect(released).toEqual([1]);
+    const second = await createKernel({ plugins: [counter] });
+    expect(second.get(Widget).id).toBe('2');
+    await second.shutdown();
+    expect(released).toEqual([1, 2]);
   });
 
   it('says which plugin is missing when no provider is bound', async () => {

@@ -3,6 +3,8 @@ import {
   Compaction,
   ContextWindow,
   describeError,
+  Diagnostics,
+  processWarningDiagnostics,
   Provider,
   SessionLogger,
   SessionStore,
@@ -19,6 +21,7 @@ import { createHooks, type HookName, type TesseraHooks } from './hooks.js';
 import { flattenPlugins, type Plugin, type PluginInput, type PluginRuntimeContext } from './plugin.js';
 import { resolvePluginGraph } from './plugin-graph.js';
 import { Session } from './session.js';
+import { ContainerSessionServices } from './session-services.js';
 import { Stage } from './stage.js';
 import type { SessionOptions } from './session-options.js';
 
@@ -30,8 +33,12 @@ export interface PluginDescription {
   name: string;
   provides: string[];
   requires: string[];
+  /** Tokens the plugin uses when present. */
+  optional: string[];
   contributes: string[];
   replaces: string[];
+  /** Hook taps this plugin made while registering, in hook order (`kernel.hooks`), then tap order. */
+  taps: Array<{ hook: string; name: string; stage: number }>;
 }
 
 export interface KernelDescription {
@@ -72,6 +79,7 @@ export class Kernel {
 
   /** @internal — use `createKernel`. */
   private readonly decorated: ReadonlyMap<symbol, readonly string[]>;
+  private readonly tapsByPlugin: ReadonlyMap<string, PluginDescription['taps']>;
 
   constructor(
     plugins: readonly Plugin[],
@@ -79,8 +87,10 @@ export class Kernel {
     container: Container,
     hooks: TesseraHooks,
     decorated: ReadonlyMap<symbol, readonly string[]> = new Map(),
+    tapsByPlugin: ReadonlyMap<string, PluginDescription['taps']> = new Map(),
   ) {
     this.decorated = decorated;
+    this.tapsByPlugin = tapsByPlugin;
     this.plugins = plugins;
     this.replaced = replaced;
     this.container = container;
@@ -113,8 +123,10 @@ export class Kernel {
         name: plugin.name,
         provides: toNames(plugin.provides),
         requires: toNames(plugin.requires),
+        optional: toNames(plugin.optional),
         contributes: toNames(plugin.contributes),
         replaces: plugin.replaces === undefined ? [] : typeof plugin.replaces === 'string' ? [plugin.replaces] : [...plugin.replaces],
+        taps: [...(this.tapsByPlugin.get(plugin.name) ?? [])],
       })),
       replaced: Object.fromEntries(this.replaced),
       decorated: Object.fromEntries([...this.decorated].map(([token, names]) => [tokenName(token), [...names]])),
@@ -144,6 +156,7 @@ export class Kernel {
     const session = new Session({
       ...options,
       sessionId,
+      services: new ContainerSessionServices(this.container),
       provider,
       tools: [...this.getAll(ToolContribution), ...(options.tools ?? [])],
       hooks: this.hooks,
@@ -177,10 +190,15 @@ export class Kernel {
           failures.push(`plugin "${plugin.name}": ${describeError(error)}`);
         }
       }
-      this.container.unbindAll();
+      const diagnostics = this.getOptional(Diagnostics) ?? processWarningDiagnostics;
+      // Singletons built by the container are released here (their onDeactivation handlers).
+      await this.container.unbindAllAsync().catch((error: unknown) => failures.push(`releasing services: ${describeError(error)}`));
       if (failures.length > 0) {
-        process.emitWarning(`Kernel shutdown finished with errors:\n  ${failures.join('\n  ')}`, {
+        diagnostics.report({
+          severity: 'error',
           code: 'TESSERA_SHUTDOWN_ERROR',
+          source: 'kernel',
+          message: `Kernel shutdown finished with errors:\n  ${failures.join('\n  ')}`,
         });
       }
     })();
@@ -236,9 +254,13 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
   const container = new Container();
   const hooks = createHooks();
   const decorated = new Map<symbol, string[]>();
+  const tapsByPlugin = new Map<string, PluginDescription['taps']>();
   const problems: CompositionProblem[] = [];
+  const hookEntries = Object.entries(hooks) as Array<[HookName, TesseraHooks[HookName]]>;
   for (const plugin of graph.plugins) {
     const declared = new Set<symbol>([...(plugin.provides ?? []), ...(plugin.contributes ?? [])]);
+    // The taps a plugin makes are the ones that appear while it registers.
+    const before = hookEntries.map(([, hook]) => new Set(hook.taps));
     try {
       plugin.register?.({
         hooks,
@@ -271,10 +293,17 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
           plugins: [plugin.name],
         });
     }
+    const taps: PluginDescription['taps'] = [];
+    hookEntries.forEach(([name, hook], index) => {
+      for (const tap of hook.taps) if (!before[index]!.has(tap)) taps.push({ hook: name, name: tap.name, stage: tap.stage ?? 0 });
+    });
+    if (taps.length > 0) tapsByPlugin.set(plugin.name, taps);
   }
   if (problems.length > 0) throw new KernelCompositionError(problems);
+  // Where warnings go when no plugin says: Node process warnings.
+  if (!container.isBound(Diagnostics)) container.bind(Diagnostics).toConstantValue(processWarningDiagnostics);
 
-  const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks, decorated);
+  const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks, decorated, tapsByPlugin);
   await kernel.boot();
   return kernel;
 }

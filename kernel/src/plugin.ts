@@ -35,6 +35,8 @@ export interface Plugin {
   readonly provides?: readonly Token<unknown>[];
   /** Tokens some other plugin must provide. */
   readonly requires?: readonly Token<unknown>[];
+  /** Tokens this plugin uses when some plugin provides them (it works without them). */
+  readonly optional?: readonly Token<unknown>[];
   /** Multi-valued contribution points this plugin adds to (tools, commands…). */
   readonly contributes?: readonly Token<unknown>[];
   /** Names of plugins this one takes the place of; they are dropped from the graph. */

@@ -10,6 +10,9 @@ import { isTapped } from './hooks.js';
 import type { Session } from './session.js';
 import type { RunOptions } from './session-options.js';
 
+/** What a session asks of provider-hosted tools unless its options say otherwise. */
+const DEFAULT_NATIVE_TOOLS: Readonly<{ webSearch?: boolean }> = Object.freeze({ webSearch: true });
+
 /**
  * Per-run state of the provider side of a turn. One instance per `run()`; its delta
  * callback is created once and reused by every round, so the streaming path allocates
@@ -102,6 +105,7 @@ export class ProviderRound {
       system: options.systemMessage,
       tools: session.toolSchemas,
       model: options.model,
+      nativeTools: options.nativeTools ?? DEFAULT_NATIVE_TOOLS,
     };
     if (isTapped(hooks.beforeProviderRequest)) {
       const context = (await hooks.beforeProviderRequest.promise({

@@ -8,6 +8,7 @@ import type {
   SessionEndReason,
   SessionStartSource,
   SessionLogger,
+  SessionServices,
   SessionStore,
   Tool,
   ToolExecutionEvent,
@@ -46,6 +47,14 @@ export interface SessionOptions {
   /** Idle timeout per provider call in ms, refreshed by every streamed delta. */
   providerTimeout?: number;
   permissionMode?: PermissionMode;
+  /**
+   * Provider-hosted tools this session asks for on every request (default `{ webSearch: true }`:
+   * a provider that offers hosted web search and was not configured with `webSearch: false`
+   * uses it). Per call, so nothing a session does changes a provider other sessions share.
+   */
+  nativeTools?: { webSearch?: boolean };
+  /** The services this session resolves (`kernel.createSession` passes the kernel's). */
+  services?: SessionServices;
   /** Shared kernel hooks; a Session made without a kernel gets a fresh set. */
   hooks?: TesseraHooks;
   clock?: Clock;

@@ -3,6 +3,7 @@ import {
   createAbortError,
   describeError,
   messageToHistoryEntry,
+  noSessionServices,
   systemClock,
   type Clock,
   type IContextWindowState,
@@ -12,6 +13,7 @@ import {
   type Message,
   type PermissionMode,
   type SessionLogData,
+  type SessionServices,
   type Tool,
   type ToolSchema,
 } from '@tessera/contracts';
@@ -38,6 +40,7 @@ export class Session implements ISession {
   readonly cwd: string;
   readonly hooks: TesseraHooks;
   readonly clock: Clock;
+  readonly services: SessionServices;
   /** @internal — read by the turn runner. */
   readonly options: SessionOptions;
   /** @internal */
@@ -63,6 +66,7 @@ export class Session implements ISession {
     this.cwd = options.cwd ?? process.cwd();
     this.hooks = options.hooks ?? createHooks();
     this.clock = options.clock ?? systemClock;
+    this.services = options.services ?? noSessionServices;
     this.permissionMode = options.permissionMode ?? 'default';
     this.autoCompactThreshold = options.autoCompactThreshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD;
     this.createdAt = new Date(this.clock.now()).toISOString();
@@ -81,7 +85,6 @@ export class Session implements ISession {
       parameters: tool.parameters,
     }));
 
-    options.provider.configureNativeWebTools?.({ webSearch: true });
     if (options.sessionLogger) this.log('session_init', {
       systemPrompt: options.systemMessage ?? '',
       systemPromptLength: options.systemMessage?.length ?? 0,

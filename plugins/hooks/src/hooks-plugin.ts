@@ -22,7 +22,7 @@ import { readHooksFile } from './parse-hooks-config.js';
 export const HOOKS_PLUGIN_NAME = 'claude-hooks';
 
 /** PreToolUse hooks tap just before `Stage.Guard` (the permission enforcer). */
-export const PRE_TOOL_USE_STAGE = Stage.Guard - 10;
+export const PRE_TOOL_USE_STAGE = Stage.BeforeGuard;
 
 export interface HooksPluginOptions extends Omit<HookRunnerOptions, 'provider'>, Omit<HookApprovalOptions, 'approvalHandler'> {
   /** Parsed configurations with their source (settings layer or plugin). */
@@ -53,7 +53,7 @@ function appendFeedback(result: ToolResult, text: string): ToolResult {
 
 /**
  * Runs Claude Code hooks (settings `hooks` and plugin hooks.json) on the kernel's hooks.
- * PreToolUse taps just before the permission guard (`Stage.Guard - 10`); other events at
+ * PreToolUse taps just before the permission guard (`Stage.BeforeGuard`); other events at
  * `Stage.Default`.
  */
 export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {

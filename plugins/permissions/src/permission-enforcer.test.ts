@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { PostToolUseContext, PreToolUseContext } from '@tessera/contracts';
+import { noSessionServices, type PostToolUseContext, type PreToolUseContext } from '@tessera/contracts';
 import { PermissionEnforcer } from './permission-enforcer.js';
 import { RulesPermissionPolicy } from './rules-permission-policy.js';
 
-const session = { sessionId: 's', cwd: '/work', getPermissionMode: () => 'default' as const, getHistory: () => [] };
+const session = { sessionId: 's', cwd: '/work', services: noSessionServices, getPermissionMode: () => 'default' as const, getHistory: () => [] };
 
 function context(command: string, approvedBy?: string): PreToolUseContext {
   return {

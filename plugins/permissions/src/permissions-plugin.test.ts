@@ -213,12 +213,13 @@ describe('permissionsPlugin', () => {
     };
     let nativeTools: unknown;
     expect(await offered([])).toEqual(['Bash', 'WebFetch', 'Write']);
-    expect(nativeTools).toBeUndefined();
+    // A session asks for hosted web search by default; the provider's own options decide.
+    expect(nativeTools).toEqual({ webSearch: true });
     // Hosted web search is no tool in the list and never reaches preToolUse: it is switched off per request.
     await offered(['WebSearch']);
     expect(nativeTools).toEqual({ webSearch: false });
     await offered(['WebSearch(domain:x.com)']);
-    expect(nativeTools).toBeUndefined();
+    expect(nativeTools).toEqual({ webSearch: true });
     expect(await offered(['WebFetch', 'Bash(rm *)', 'Write(./x)'])).toEqual(['Bash', 'Write']);
     expect(await offered(['Bash(*)', 'Edit'])).toEqual(['WebFetch']);
   });

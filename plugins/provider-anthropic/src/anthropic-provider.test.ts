@@ -108,9 +108,8 @@ describe('AnthropicProvider streaming', () => {
   it('runs hosted web search as a server tool and reports it through onServerToolUse', async () => {
     server.reply({ webSearch: { query: 'tessera release', results: [{ title: 'T', url: 'https://example.com' }] }, text: 'Found it.' });
     const anthropic = provider();
-    anthropic.configureNativeWebTools({ webSearch: true });
     const uses: ServerToolUse[] = [];
-    const message = await anthropic.stream(request([user('search')], { onServerToolUse: (use) => uses.push(use) }));
+    const message = await anthropic.stream({ ...request([user('search')], { onServerToolUse: (use) => uses.push(use) }), nativeTools: { webSearch: true } });
     expect(uses).toEqual([{ name: 'web_search', input: { query: 'tessera release' } }]);
     expect(message.content).toEqual([{ type: 'text', text: 'Found it.' }]);
     expect(message.metadata?.serverToolBlocks).toHaveLength(2);
@@ -121,10 +120,22 @@ describe('AnthropicProvider streaming', () => {
     await anthropic.stream({ ...request([user('once more')]), nativeTools: { webSearch: false } });
     expect(server.bodies[1]!.tools).toBeUndefined();
 
-    anthropic.configureNativeWebTools({ webSearch: false });
+    // A call that does not ask gets none; the earlier call changed nothing on the provider.
     server.reply({ text: 'plain' });
     await anthropic.stream(request([user('again')]));
     expect(server.bodies[2]!.tools).toBeUndefined();
+  });
+
+  it('honours webSearch: false in its options whatever a call asks (no session can turn it back on)', async () => {
+    const off = provider({ webSearch: false });
+    server.reply({ text: 'a' }).reply({ text: 'b' });
+    await off.stream({ ...request([user('a')]), nativeTools: { webSearch: true } });
+    await off.stream({ ...request([user('b')]), nativeTools: { webSearch: true } });
+    expect(server.bodies.map((body) => body.tools)).toEqual([undefined, undefined]);
+    const on = provider({ webSearch: { maxUses: 2 } });
+    server.reply({ text: 'c' });
+    await on.stream(request([user('c')]));
+    expect(server.bodies[2]!.tools).toEqual([expect.objectContaining({ name: 'web_search', max_uses: 2 })]);
   });
 
   it('sends the key, custom headers and the requested model', async () => {
@@ -138,16 +149,18 @@ describe('AnthropicProvider streaming', () => {
     expect(server.bodies[0]).toMatchObject({ model: 'claude-haiku-4-5', stream: true });
   });
 
-  it('reads ANTHROPIC_API_KEY and fails construction with an auth error when no key exists', () => {
+  it('reads ANTHROPIC_API_KEY; without a key it constructs and fails the first call with an auth error, sending nothing', async () => {
     const saved = process.env.ANTHROPIC_API_KEY;
     try {
       delete process.env.ANTHROPIC_API_KEY;
-      const error = captureSync(() => new AnthropicProvider({ baseURL: server.baseURL }));
+      const keyless = new AnthropicProvider({ baseURL: server.baseURL });
+      const error = await keyless.stream(request([user('hi')])).then(() => undefined, (thrown: unknown) => thrown);
       expect(error).toBeInstanceOf(AnthropicProviderError);
-      expect(error).toMatchObject({ code: 'auth', category: 'provider' });
+      expect(error).toMatchObject({ code: 'auth', category: 'provider', recoverable: false });
       expect((error as Error).message).toContain('ANTHROPIC_API_KEY');
+      expect(server.requests).toHaveLength(0);
       process.env.ANTHROPIC_API_KEY = 'sk-env';
-      expect(new AnthropicProvider({ baseURL: server.baseURL }).client.apiKey).toBe('sk-env');
+      expect(new AnthropicProvider({ baseURL: server.baseURL }).client?.apiKey).toBe('sk-env');
     } finally {
       if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
       else process.env.ANTHROPIC_API_KEY = saved;

@@ -26,7 +26,11 @@ export interface AnthropicProviderOptions {
   thinkingBudget?: number;
   /** Cache breakpoints on tools, system prompt and conversation tail (default on, 5-minute TTL). */
   promptCaching?: boolean | { ttl: '5m' | '1h' };
-  /** Hosted web search; `configureNativeWebTools({ webSearch })` switches it later. */
+  /**
+   * Hosted web search. `false`: never. `true` or options: on every call (unless the call says
+   * `nativeTools: { webSearch: false }`). Unset: on for calls that ask for it with
+   * `nativeTools: { webSearch: true }`, which a session does by default.
+   */
   webSearch?: boolean | AnthropicWebSearchOptions;
   /** Extra HTTP headers on every request (e.g. `anthropic-beta`). */
   headers?: Record<string, string>;
@@ -59,10 +63,11 @@ const DEFAULT_MAX_TOKENS = 8192;
 export class AnthropicProvider implements Provider {
   readonly name = 'anthropic';
   readonly model: string;
-  readonly client: Anthropic;
-  private webSearch: Anthropic.WebSearchTool20250305 | undefined;
+  /** The SDK client; undefined when no API key was found (the first call then fails with `auth`). */
+  readonly client: Anthropic | undefined;
+  private readonly webSearchMode: 'never' | 'always' | 'on-request';
+  private readonly webSearchTool: Anthropic.WebSearchTool20250305;
   private readonly shape: Omit<RequestShape, 'model' | 'webSearch'>;
-  private readonly webSearchOptions: AnthropicWebSearchOptions;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly sleep: Sleep;
@@ -86,8 +91,15 @@ export class AnthropicProvider implements Provider {
       thinkingBudget: budget,
       cacheControl: caching === false ? undefined : caching === true ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: caching.ttl },
     };
-    this.webSearchOptions = typeof options.webSearch === 'object' ? options.webSearch : {};
-    this.configureNativeWebTools({ webSearch: options.webSearch !== undefined && options.webSearch !== false });
+    this.webSearchMode = options.webSearch === undefined ? 'on-request' : options.webSearch === false ? 'never' : 'always';
+    const { maxUses, allowedDomains, blockedDomains } = typeof options.webSearch === 'object' ? options.webSearch : {};
+    this.webSearchTool = {
+      type: 'web_search_20250305',
+      name: 'web_search',
+      ...(maxUses === undefined ? {} : { max_uses: maxUses }),
+      ...(allowedDomains === undefined ? {} : { allowed_domains: allowedDomains }),
+      ...(blockedDomains === undefined ? {} : { blocked_domains: blockedDomains }),
+    };
     this.retry = {
       maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
       baseDelayMs: options.retryBaseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs,
@@ -99,13 +111,11 @@ export class AnthropicProvider implements Provider {
     const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
     if (options.client !== undefined) {
       this.client = options.client;
+    } else if (apiKey === undefined || apiKey === '') {
+      // Constructing never fails for want of a key (a CLI must compose for `doctor` or first-run
+      // setup); the first call reports what to set.
+      this.client = undefined;
     } else {
-      if (apiKey === undefined || apiKey === '') {
-        throw new AnthropicProviderError(
-          'No Anthropic API key: set ANTHROPIC_API_KEY, or pass apiKey (in settings: the profile\'s "apiKey", e.g. "$ENV:ANTHROPIC_API_KEY").',
-          { code: 'auth' },
-        );
-      }
       // An explicit apiKey keeps the SDK from reading any other credential source.
       this.client = new Anthropic({
         apiKey,
@@ -117,23 +127,9 @@ export class AnthropicProvider implements Provider {
       });
     }
     this.errorContext = {
-      baseURL: this.client.baseURL,
+      baseURL: this.client?.baseURL ?? options.baseURL ?? 'https://api.anthropic.com',
       keySource: options.apiKey === undefined ? 'environment' : 'option',
     };
-  }
-
-  configureNativeWebTools(options: { webSearch?: boolean }): void {
-    if (options.webSearch === undefined) return;
-    const { maxUses, allowedDomains, blockedDomains } = this.webSearchOptions;
-    this.webSearch = options.webSearch
-      ? {
-          type: 'web_search_20250305',
-          name: 'web_search',
-          ...(maxUses === undefined ? {} : { max_uses: maxUses }),
-          ...(allowedDomains === undefined ? {} : { allowed_domains: allowedDomains }),
-          ...(blockedDomains === undefined ? {} : { blocked_domains: blockedDomains }),
-        }
-      : undefined;
   }
 
   getModelInfo(model: string = this.model): ModelInfo | undefined {
@@ -141,8 +137,11 @@ export class AnthropicProvider implements Provider {
   }
 
   async stream(request: ProviderRequest): Promise<AssistantMessage> {
+    if (this.client === undefined) throw missingKeyError();
+    const client = this.client;
     const model = request.model ?? this.model;
-    const webSearch = request.nativeTools?.webSearch === false ? undefined : this.webSearch;
+    const asked = request.nativeTools?.webSearch;
+    const webSearch = asked === false || this.webSearchMode === 'never' || (this.webSearchMode === 'on-request' && asked !== true) ? undefined : this.webSearchTool;
     const params = buildAnthropicRequest(request, { ...this.shape, model, webSearch });
     const context: ErrorContext = { ...this.errorContext, model };
     return streamWithRetries({
@@ -152,13 +151,14 @@ export class AnthropicProvider implements Provider {
       newReader: () => new AnthropicStreamReader(request),
       beforeAttempt: () =>
         request.onProviderNativeRawPayload?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'request', payload: params }),
-      attempt: (reader, setRequestId) => this.attempt(params, request, reader, setRequestId),
+      attempt: (reader, setRequestId) => this.attempt(client, params, request, reader, setRequestId),
       toError: (thrown, requestId) => withRequestId(toAnthropicProviderError(thrown, context), requestId),
     });
   }
 
   /** One HTTP attempt: resolves with the reply (interrupted on abort), rejects with what failed. */
   private async attempt(
+    client: Anthropic,
     params: Anthropic.MessageCreateParamsStreaming,
     request: ProviderRequest,
     reader: AnthropicStreamReader,
@@ -172,7 +172,7 @@ export class AnthropicProvider implements Provider {
     const onRaw = request.onProviderNativeRawPayload;
     let requestId: string | undefined;
     try {
-      const { data: events, request_id } = await this.client.messages
+      const { data: events, request_id } = await client.messages
         .create(params, { signal: controller.signal, maxRetries: 0 })
         .withResponse();
       requestId = request_id ?? undefined;
@@ -224,5 +224,13 @@ function idleTimeoutError(timeoutMs: number): AnthropicProviderError {
   return new AnthropicProviderError(
     `Anthropic sent nothing for ${timeoutMs} ms and the attempt was stopped. Retry, or raise the provider timeout.`,
     { code: 'timeout' },
+  );
+}
+
+/** The typed error for a provider built without a key, raised at first use. */
+function missingKeyError(): AnthropicProviderError {
+  return new AnthropicProviderError(
+    'No Anthropic API key: set ANTHROPIC_API_KEY, or pass apiKey (in settings: the profile\'s "apiKey", e.g. "$ENV:ANTHROPIC_API_KEY").',
+    { code: 'auth' },
   );
 }

@@ -1,4 +1,5 @@
 import {
+  noSessionServices,
   Clock,
   describeError,
   Provider,
@@ -52,7 +53,7 @@ const MODEL_SHORTCUTS = new Set(['sonnet', 'opus', 'haiku', 'fable']);
 
 /** A stand-in for hook contexts when the parent session object is not reachable. */
 function parentView(parentSessionId: string, cwd: string): ISession {
-  return { sessionId: parentSessionId, cwd, getPermissionMode: () => 'default', getHistory: () => [] };
+  return { sessionId: parentSessionId, cwd, services: noSessionServices, getPermissionMode: () => 'default', getHistory: () => [] };
 }
 
 /** Logs to the transcript and to an extra logger; one failing never silences the other. */
