@@ -1,8 +1,9 @@
 import type { PermissionMode } from './permissions.js';
+import { createToken } from './token.js';
 
 /** A subagent definition (built-in, or a `.md` file with frontmatter; body = system prompt). */
 export interface AgentDefinition {
-  /** Lowercase letters, digits and hyphens. */
+  /** Lowercase letters, digits, hyphens, dots and underscores (see docs/leniency.md). */
   name: string;
   description: string;
   systemPrompt: string;
@@ -21,3 +22,9 @@ export interface AgentDefinition {
   /** Where it was found: `builtin`, `project`, `user`, `plugin:<name>`… */
   source: string;
 }
+
+/**
+ * Contribution point for agent definitions from outside the agents folders (bundle plugins,
+ * presets). The subagents plugin merges them after the built-ins and the files it discovers.
+ */
+export const AgentDefinitionContribution = createToken<AgentDefinition>('AgentDefinitionContribution');

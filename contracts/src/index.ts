@@ -21,3 +21,4 @@ export * from './provider-retry.js';
 export * from './subagent-launcher.js';
 export * from './shared-paths.js';
 export * from './session-services.js';
+export * from './session-event.js';

@@ -1,5 +1,6 @@
 import type { Provider } from './provider.js';
 import type { ImageBlock, TextBlock } from './message.js';
+import type { ToolProgress } from './session-event.js';
 import { createToken } from './token.js';
 
 /** A JSON Schema object describing a tool's input, as sent to providers. */
@@ -18,6 +19,8 @@ export interface ToolContext {
    * its prompt over the page). Absent when the caller has none to offer.
    */
   provider?: Provider;
+  /** Reports progress while the tool runs (a `tool_progress` session event). Absent outside a session. */
+  reportProgress?: (progress: ToolProgress) => void;
 }
 
 export interface ToolResult<TData = unknown> {
@@ -69,3 +72,21 @@ export interface ToolSchema {
 /** Contribution point: every tool bound here is offered to sessions created by the kernel. */
 export const ToolContribution = createToken<Tool>('ToolContribution');
 export type ToolContribution = Tool;
+
+/**
+ * Tools that are not known when the kernel is composed: an MCP server's tools after it
+ * connects, a plugin's tools after a reload. A session asks every source for its tools before
+ * its first model call and again before the next call whenever a source signals a change,
+ * so tools may come and go between rounds (never inside one).
+ */
+export interface ToolSource {
+  /** For diagnostics and `describe()`. */
+  readonly name: string;
+  /** The tools for this session now. A source that fails keeps the tools it gave last time. */
+  tools(session: { readonly sessionId: string; readonly cwd: string }): readonly Tool[] | Promise<readonly Tool[]>;
+  /** Calls `listener` whenever the answer of `tools()` may have changed; returns an unsubscribe. */
+  onChange?(listener: () => void): () => void;
+}
+
+/** Contribution point: every source bound here feeds sessions created by the kernel. */
+export const ToolSourceContribution = createToken<ToolSource>('ToolSource');

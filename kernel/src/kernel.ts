@@ -4,6 +4,8 @@ import {
   ContextWindow,
   describeError,
   Diagnostics,
+  messageToHistoryEntry,
+  type ISessionRecord,
   processWarningDiagnostics,
   Provider,
   SessionLogger,
@@ -12,6 +14,7 @@ import {
   TesseraError,
   tokenName,
   ToolContribution,
+  ToolSourceContribution,
   type Token,
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
@@ -159,6 +162,7 @@ export class Kernel {
       services: new ContainerSessionServices(this.container),
       provider,
       tools: [...this.getAll(ToolContribution), ...(options.tools ?? [])],
+      toolSources: [...this.getAll(ToolSourceContribution), ...(options.toolSources ?? [])],
       hooks: this.hooks,
       clock: this.getOptional(Clock) ?? systemClock,
       sessionStore: options.sessionStore ?? this.getOptional(SessionStore),
@@ -167,9 +171,29 @@ export class Kernel {
       contextWindow:
         options.contextWindow ??
         createContextWindow?.({ sessionId, model: options.model ?? provider.model }),
+      ...(createContextWindow && !options.createContextWindow
+        ? { createContextWindow: (model: string | undefined) => createContextWindow({ sessionId, model: model ?? provider.model }) }
+        : {}),
     });
     this.sessions.add(session);
     return session;
+  }
+
+  /**
+   * A session that continues a stored one (`SessionStore.load(id)`): same id, cwd, creation
+   * time, system prompt and history; `sessionStart` fires with source `resume`. Options given
+   * here (a new provider or model, callbacks) apply on top.
+   */
+  resumeSession(record: ISessionRecord, options: KernelSessionOptions = {}): Session {
+    return this.createSession({
+      cwd: record.cwd,
+      ...(record.systemPrompt === undefined ? {} : { systemMessage: record.systemPrompt }),
+      startSource: 'resume',
+      ...options,
+      sessionId: record.id,
+      createdAt: record.createdAt,
+      history: record.history.length > 0 ? record.history : record.messages.map((message, index) => messageToHistoryEntry(message, { id: `${record.id}-${index}`, timestamp: record.updatedAt })),
+    });
   }
 
   /**

@@ -8,7 +8,6 @@ import {
 import { ProviderTimeoutError } from './errors.js';
 import { isTapped } from './hooks.js';
 import type { Session } from './session.js';
-import type { RunOptions } from './session-options.js';
 
 /** What a session asks of provider-hosted tools unless its options say otherwise. */
 const DEFAULT_NATIVE_TOOLS: Readonly<{ webSearch?: boolean }> = Object.freeze({ webSearch: true });
@@ -25,8 +24,6 @@ export class ProviderRound {
   private lastActivity = 0;
   private readonly timeoutMs: number;
   private readonly deltaContext: { session: Session; round: number; delta: string };
-  private readonly sessionDelta: ((delta: string) => void) | undefined;
-  private readonly runDelta: ((delta: string) => void) | undefined;
   /**
    * The callbacks handed to the provider reach this round only through `link`. `release()`
    * empties it when the run ends, so a callback something still holds (an SDK, V8's feedback
@@ -40,19 +37,16 @@ export class ProviderRound {
 
   constructor(
     private readonly session: Session,
-    runOptions: RunOptions,
     private readonly signal: AbortSignal,
   ) {
     const { options } = session;
     this.timeoutMs = options.providerTimeout && options.providerTimeout > 0 ? options.providerTimeout : 0;
-    this.sessionDelta = options.onTextDelta;
-    this.runDelta = runOptions.onTextDelta;
     // One context object per run, updated in place: the hottest hook allocates nothing per chunk.
     this.deltaContext = { session, round: 0, delta: '' };
     const link: { round: ProviderRound | undefined } = { round: this };
     this.link = link;
     this.onTextDelta = (delta: string) => link.round?.textDelta(delta);
-    this.onThinkingDelta = () => link.round?.activity();
+    this.onThinkingDelta = (delta: string) => link.round?.thinkingDelta(delta);
     this.onRawPayload = (payload: ProviderRawPayload) => link.round?.rawPayload(payload);
     this.onServerToolUse = (use: ServerToolUse) => link.round?.serverToolUse(use);
   }
@@ -72,8 +66,12 @@ export class ProviderRound {
       context.delta = delta;
       hook.call(context);
     }
-    this.sessionDelta?.(delta);
-    this.runDelta?.(delta);
+    if (this.session.hasListeners()) this.session.emit({ type: 'text_delta', round: this.round, delta });
+  }
+
+  private thinkingDelta(delta: string): void {
+    this.activity();
+    if (this.session.hasListeners()) this.session.emit({ type: 'thinking_delta', round: this.round, delta });
   }
 
   /** Thinking streams count as activity for the idle timeout; their text is in the final message. */
@@ -104,7 +102,7 @@ export class ProviderRound {
       messages: session.getHistory(),
       system: options.systemMessage,
       tools: session.toolSchemas,
-      model: options.model,
+      model: session.requestedModel(),
       nativeTools: options.nativeTools ?? DEFAULT_NATIVE_TOOLS,
     };
     if (isTapped(hooks.beforeProviderRequest)) {
@@ -134,7 +132,7 @@ export class ProviderRound {
         const idle = clock.now() - this.lastActivity;
         if (idle >= this.timeoutMs) {
           timedOut = true;
-          call.abort(new ProviderTimeoutError(options.provider.name, this.timeoutMs));
+          call.abort(new ProviderTimeoutError(session.getProvider().name, this.timeoutMs));
         } else {
           timer = clock.setTimeout(check, this.timeoutMs - idle);
         }
@@ -144,7 +142,7 @@ export class ProviderRound {
 
     let message: AssistantMessage;
     try {
-      message = await options.provider.stream({
+      message = await session.getProvider().stream({
         messages: request.messages,
         system: request.system,
         tools: request.tools,
@@ -178,11 +176,11 @@ export class ProviderRound {
       content: text === '' ? [] : [{ type: 'text', text }],
       state: 'interrupted',
       stopReason: 'aborted',
-      provider: this.session.options.provider.name,
+      provider: this.session.getProvider().name,
     };
   }
 
   private timeoutError(): ProviderTimeoutError {
-    return new ProviderTimeoutError(this.session.options.provider.name, this.timeoutMs);
+    return new ProviderTimeoutError(this.session.getProvider().name, this.timeoutMs);
   }
 }

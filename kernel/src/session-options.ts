@@ -3,6 +3,7 @@ import type {
   Compaction,
   ContextWindow,
   IContextWindowState,
+  IHistoryEntry,
   PermissionMode,
   Provider,
   SessionEndReason,
@@ -12,6 +13,7 @@ import type {
   SessionStore,
   Tool,
   ToolExecutionEvent,
+  ToolSource,
 } from '@tessera/contracts';
 import type { TesseraHooks } from './hooks.js';
 
@@ -34,8 +36,16 @@ export interface RunOptions {
 export interface SessionOptions {
   provider: Provider;
   tools?: readonly Tool[];
+  /** Tools found later (MCP servers, reloads): asked before the first model call and after each change signal. */
+  toolSources?: readonly ToolSource[];
   /** The system prompt, sent with every model call. */
   systemMessage?: string;
+  /** Start from this stored history (resume): chat entries become the conversation. No hook fires for them. */
+  history?: readonly IHistoryEntry[];
+  /** The stored session's creation time (resume); now otherwise. */
+  createdAt?: string;
+  /** Builds a context-window tracker for a model; `setModel` uses it to rebuild the tracker. */
+  createContextWindow?: (model: string | undefined) => ContextWindow | undefined;
   /** Reuse an id (resume); a fresh UUID otherwise. */
   sessionId?: string;
   /** What `sessionStart` reports as its source (default `startup`; `resume` when restoring). */

@@ -6,16 +6,21 @@ import {
   noSessionServices,
   systemClock,
   type Clock,
+  type ContextWindow,
+  type Provider,
   type IContextWindowState,
   type IHistoryEntry,
   type ISession,
   type ISessionRecord,
   type Message,
   type PermissionMode,
+  type SessionEvent,
+  type SessionEventListener,
   type SessionLogData,
   type SessionServices,
   type Tool,
   type ToolSchema,
+  type ToolSource,
 } from '@tessera/contracts';
 import { CompactionUnavailableError, SessionBusyError, SessionClosedError, SessionConfigurationError } from './errors.js';
 import { createHooks, isTapped, type TesseraHooks } from './hooks.js';
@@ -43,11 +48,18 @@ export class Session implements ISession {
   readonly services: SessionServices;
   /** @internal — read by the turn runner. */
   readonly options: SessionOptions;
+  /** @internal — the tools of the current round (static tools, then tool sources'). */
+  toolsByName: ReadonlyMap<string, Tool>;
   /** @internal */
-  readonly toolsByName: ReadonlyMap<string, Tool>;
-  /** @internal */
-  readonly toolSchemas: readonly ToolSchema[];
+  toolSchemas: readonly ToolSchema[];
+  private readonly staticTools: ReadonlyMap<string, Tool>;
+  /** True until the sources have answered, and again after one signals a change. @internal */
+  toolSourcesStale: boolean;
+  private readonly toolSourceTools = new Map<ToolSource, readonly Tool[]>();
+  private readonly toolSourceUnsubscribes: Array<() => void> = [];
 
+  private provider: Provider;
+  private model: string | undefined;
   private readonly entries: IHistoryEntry[] = [];
   private readonly messages: Message[] = [];
   private readonly createdAt: string;
@@ -58,6 +70,8 @@ export class Session implements ISession {
   private activeRun: Promise<unknown> | undefined;
   private closing: Promise<void> | undefined;
   private readonly started: Promise<void>;
+  /** Subscribers; replaced (never mutated) on change so `emit` can iterate without copying. */
+  private listeners: readonly SessionEventListener[] = [];
 
   constructor(options: SessionOptions) {
     validateOptions(options);
@@ -67,9 +81,20 @@ export class Session implements ISession {
     this.hooks = options.hooks ?? createHooks();
     this.clock = options.clock ?? systemClock;
     this.services = options.services ?? noSessionServices;
+    const adapter = callbackAdapter(options);
+    if (adapter) this.listeners = [adapter];
     this.permissionMode = options.permissionMode ?? 'default';
     this.autoCompactThreshold = options.autoCompactThreshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD;
-    this.createdAt = new Date(this.clock.now()).toISOString();
+    this.createdAt = options.createdAt ?? new Date(this.clock.now()).toISOString();
+    this.provider = options.provider;
+    this.model = options.model;
+    this.contextWindow = options.contextWindow;
+    // A resumed session starts from its stored history; no hook fires for entries already kept.
+    for (const entry of options.history ?? []) {
+      this.entries.push(entry);
+      if (entry.category === 'chat') this.messages.push(entry.data as Message);
+    }
+    if (options.history && options.history.length > 0) this.contextWindow?.updateFromHistory(this.messages);
 
     const tools = new Map<string, Tool>();
     for (const tool of options.tools ?? []) {
@@ -78,18 +103,24 @@ export class Session implements ISession {
       }
       tools.set(tool.name, tool);
     }
+    this.staticTools = tools;
     this.toolsByName = tools;
-    this.toolSchemas = [...tools.values()].map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      parameters: tool.parameters,
-    }));
+    this.toolSchemas = schemasOf(tools);
+    const sources = options.toolSources ?? [];
+    this.toolSourcesStale = sources.length > 0;
+    for (const source of sources) {
+      const unsubscribe = source.onChange?.(() => {
+        this.toolSourcesStale = true;
+      });
+      if (unsubscribe) this.toolSourceUnsubscribes.push(unsubscribe);
+    }
 
     if (options.sessionLogger) this.log('session_init', {
       systemPrompt: options.systemMessage ?? '',
       systemPromptLength: options.systemMessage?.length ?? 0,
       provider: options.provider.name,
       model: options.model ?? options.provider.model ?? null,
+      resumedEntries: options.history?.length ?? 0,
       cwd: this.cwd,
       toolSchemas: this.toolSchemas,
     });
@@ -110,17 +141,26 @@ export class Session implements ISession {
     if (external?.aborted) controller.abort(external.reason);
     else external?.addEventListener('abort', forwardAbort, { once: true });
 
+    const runAdapter = callbackAdapter(runOptions);
+    const unsubscribeRun = runAdapter ? this.subscribe(runAdapter) : undefined;
     const turn = (async () => {
       await this.started;
       try {
-        const text = await runTurn(this, message, runOptions, controller.signal);
+        if (this.listeners.length > 0) this.emit({ type: 'turn_start', prompt: message });
+        const text = await runTurn(this, message, controller.signal);
         // The turn runner returns normally on abort; this check is the one source of AbortError.
         if (controller.signal.aborted) throw createAbortError();
         this.completedRuns += 1;
+        if (this.listeners.length > 0) this.emit({ type: 'turn_end', text, rounds: this.lastRounds });
         return text;
       } catch (error) {
-        if (controller.signal.aborted) throw createAbortError();
-        this.log('error', { phase: 'run', error: describeError(error), code: (error as { code?: string }).code ?? null });
+        if (controller.signal.aborted) {
+          if (this.listeners.length > 0) this.emit({ type: 'interrupted' });
+          throw createAbortError();
+        }
+        const code = (error as { code?: string }).code;
+        if (this.listeners.length > 0) this.emit({ type: 'error', message: describeError(error), ...(typeof code === 'string' ? { code } : {}) });
+        this.log('error', { phase: 'run', error: describeError(error), code: code ?? null });
         await this.hooks.stopFailure
           .promise({ session: this, error, reason: describeError(error) })
           .catch((hookError: unknown) => this.log('error', { phase: 'stopFailure', error: describeError(hookError) }));
@@ -128,6 +168,7 @@ export class Session implements ISession {
       } finally {
         external?.removeEventListener('abort', forwardAbort);
         await this.persist();
+        unsubscribeRun?.();
       }
     })();
     this.activeRun = turn;
@@ -138,6 +179,67 @@ export class Session implements ISession {
       this.activeRun = undefined;
     }
   }
+
+  /**
+   * Listens to this session's events (see `SessionEvent`) until the returned function is
+   * called. A listener that throws is reported in the session log and never breaks the run.
+   * With no listeners, emitting costs a length check.
+   */
+  subscribe(listener: SessionEventListener): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((candidate) => candidate !== listener);
+    };
+  }
+
+  /** Whether anything listens (checked before building an event on hot paths). @internal */
+  hasListeners(): boolean {
+    return this.listeners.length > 0;
+  }
+
+  /** @internal — the turn runner's single way out for events. */
+  emit(event: SessionEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.log('error', { phase: 'subscriber', event: event.type, error: describeError(error) });
+      }
+    }
+  }
+
+  /**
+   * Asks the tool sources again when one signalled a change (or never answered yet). The turn
+   * runner calls this before every model call, so tools change between rounds only. A source
+   * that throws keeps its previous tools, and a source tool whose name is taken is skipped;
+   * both are logged. @internal
+   */
+  async refreshTools(): Promise<void> {
+    if (!this.toolSourcesStale) return;
+    this.toolSourcesStale = false;
+    for (const source of this.options.toolSources ?? []) {
+      try {
+        this.toolSourceTools.set(source, await source.tools(this));
+      } catch (error) {
+        this.log('error', { phase: 'toolSource', source: source.name, error: describeError(error) });
+      }
+    }
+    const tools = new Map(this.staticTools);
+    for (const [source, list] of this.toolSourceTools) {
+      for (const tool of list) {
+        if (tools.has(tool.name)) {
+          this.log('error', { phase: 'toolSource', source: source.name, error: `tool "${tool.name}" is already defined; this one is skipped` });
+          continue;
+        }
+        tools.set(tool.name, tool);
+      }
+    }
+    this.toolsByName = tools;
+    this.toolSchemas = schemasOf(tools);
+  }
+
+  /** Rounds of the last `run()`, for `turn_end`. @internal */
+  lastRounds = 0;
 
   /** Cancels the running `run()`; it then rejects with an `AbortError`. No-op when idle. */
   abort(): void {
@@ -156,6 +258,46 @@ export class Session implements ISession {
   getMessageCount(): number {
     return this.completedRuns;
   }
+
+  /** The provider the next model call goes to. */
+  getProvider(): Provider {
+    return this.provider;
+  }
+
+  /** The model the next call uses: the session's choice, else the provider's default. */
+  getModel(): string | undefined {
+    return this.model ?? this.provider.model;
+  }
+
+  /** The model the session asks for by name (undefined: let the provider choose). @internal */
+  requestedModel(): string | undefined {
+    return this.model;
+  }
+
+  /**
+   * Switches the model — and, optionally, the provider — for the calls that follow. History
+   * is kept. Not while a run is active (`SessionBusyError`). The context-window tracker is
+   * rebuilt for the new model when the session knows how (`createContextWindow`).
+   */
+  setModel(model: string | undefined, options: { provider?: Provider } = {}): void {
+    if (this.controller) throw new SessionBusyError(this.sessionId);
+    if (options.provider !== undefined) {
+      if (typeof options.provider.stream !== 'function') {
+        throw new SessionConfigurationError('provider', 'a Provider with a stream() method is required.');
+      }
+      this.provider = options.provider;
+    }
+    this.model = model;
+    const rebuilt = this.options.createContextWindow?.(this.getModel());
+    if (rebuilt) {
+      this.contextWindow = rebuilt;
+      this.emitContextUpdate(rebuilt.updateFromHistory(this.messages));
+    }
+    this.log('model_change', { provider: this.provider.name, model: this.getModel() ?? null });
+  }
+
+  /** @internal — read by the turn runner. */
+  contextWindow: ContextWindow | undefined;
 
   getPermissionMode(): PermissionMode {
     return this.permissionMode;
@@ -204,7 +346,7 @@ export class Session implements ISession {
   private resetHistory(reason: 'clear' | 'compact'): void {
     this.entries.length = 0;
     this.messages.length = 0;
-    this.options.contextWindow?.reset();
+    this.contextWindow?.reset();
     if (isTapped(this.hooks.historyReset)) {
       try {
         this.hooks.historyReset.call({ session: this, reason });
@@ -215,7 +357,7 @@ export class Session implements ISession {
   }
 
   getContextState(): IContextWindowState | undefined {
-    return this.options.contextWindow?.getState();
+    return this.contextWindow?.getState();
   }
 
   getAutoCompactThreshold(): TAutoCompactThreshold {
@@ -257,14 +399,13 @@ export class Session implements ISession {
       this.resetHistory('compact');
       for (const message of kept) this.appendMessage(message);
       this.injectMessage('assistant', `[Context Summary] ${summary}`);
-      const after = this.options.contextWindow?.updateFromHistory(this.messages);
+      const after = this.contextWindow?.updateFromHistory(this.messages);
       if (after) this.emitContextUpdate(after);
       // History is already replaced: a failing postCompact tap is reported, not thrown.
       await this.hooks.postCompact
         .promise({ session: this, trigger, instructions: resolvedInstructions, summary })
         .catch((error: unknown) => this.log('error', { phase: 'postCompact', error: describeError(error) }));
-      this.options.onCompact?.(summary);
-      this.options.onCompactEvent?.({ trigger, before, after });
+      if (this.listeners.length > 0) this.emit({ type: 'compact', trigger, summary, before, after });
       this.log('context_compact', { trigger, before: before ?? null, after: after ?? null });
     } finally {
       if (ownController && this.controller === ownController) this.controller = undefined;
@@ -278,6 +419,7 @@ export class Session implements ISession {
   shutdown(options: ISessionShutdownOptions = {}): Promise<void> {
     this.closing ??= (async () => {
       const reason = options.reason ?? 'other';
+      for (const unsubscribe of this.toolSourceUnsubscribes.splice(0)) unsubscribe();
       this.log('session_shutdown', { reason });
       this.abort();
       await this.activeRun?.catch(() => undefined);
@@ -311,8 +453,8 @@ export class Session implements ISession {
 
   /** @internal */
   emitContextUpdate(state: IContextWindowState): void {
+    if (this.listeners.length > 0) this.emit({ type: 'context_update', state });
     try {
-      this.options.onContextUpdate?.(state);
       if (isTapped(this.hooks.contextUpdate)) this.hooks.contextUpdate.call({ session: this, state });
     } catch (error) {
       this.log('error', { phase: 'contextUpdate', error: describeError(error) });
@@ -365,6 +507,10 @@ export class Session implements ISession {
   }
 }
 
+function schemasOf(tools: ReadonlyMap<string, Tool>): ToolSchema[] {
+  return [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+}
+
 function validateOptions(options: SessionOptions): void {
   if (typeof options?.provider?.stream !== 'function') {
     throw new SessionConfigurationError('provider', 'a Provider with a stream() method is required; add a provider plugin or pass one.');
@@ -381,4 +527,45 @@ function validateOptions(options: SessionOptions): void {
   if (threshold !== undefined && threshold !== false && !(threshold > 0 && threshold <= 1)) {
     throw new SessionConfigurationError('autoCompactThreshold', `expected a fraction in (0, 1] or false, got ${String(threshold)}.`);
   }
+}
+
+/**
+ * The pre-stream callbacks (`onTextDelta`, `onToolExecution`, `onContextUpdate`, `onCompact`,
+ * `onCompactEvent`) as one listener on the event stream, or undefined when none is set.
+ */
+function callbackAdapter(callbacks: SessionOptions | RunOptions): SessionEventListener | undefined {
+  const { onTextDelta, onToolExecution } = callbacks;
+  const { onContextUpdate, onCompact, onCompactEvent } = callbacks as SessionOptions;
+  if (!onTextDelta && !onToolExecution && !onContextUpdate && !onCompact && !onCompactEvent) return undefined;
+  return (event) => {
+    switch (event.type) {
+      case 'text_delta':
+        onTextDelta?.(event.delta);
+        return;
+      case 'tool_start':
+        onToolExecution?.({ type: 'start', toolName: event.toolName, toolArgs: event.input, toolCallId: event.toolCallId });
+        return;
+      case 'tool_end':
+        onToolExecution?.({
+          type: 'end',
+          toolName: event.toolName,
+          toolArgs: event.input,
+          toolCallId: event.toolCallId,
+          success: event.success,
+          ...(event.denied ? { denied: true } : {}),
+          ...(event.errorCode === undefined ? {} : { errorCode: event.errorCode }),
+          ...(event.data === undefined ? {} : { toolResultData: event.data }),
+        });
+        return;
+      case 'context_update':
+        onContextUpdate?.(event.state);
+        return;
+      case 'compact':
+        onCompact?.(event.summary);
+        onCompactEvent?.({ trigger: event.trigger, before: event.before, after: event.after });
+        return;
+      default:
+        return;
+    }
+  };
 }

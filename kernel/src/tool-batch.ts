@@ -3,14 +3,12 @@ import {
   type PostToolUseContext,
   type PreToolUseContext,
   type PreToolUseDecision,
-  type ToolExecutionEvent,
   type ToolResult,
   type ToolResultBlock,
   type ToolUseBlock,
 } from '@tessera/contracts';
 import { isTapped } from './hooks.js';
 import type { Session } from './session.js';
-import type { RunOptions } from './session-options.js';
 
 function failure(output: string, errorCode: string, metadata?: Record<string, unknown>): ToolResult {
   return { success: false, output, error: output, errorCode, ...(metadata ? { metadata } : {}) };
@@ -32,14 +30,13 @@ export async function executeToolBatch(
   session: Session,
   calls: readonly ToolUseBlock[],
   round: number,
-  runOptions: RunOptions,
   signal: AbortSignal,
 ): Promise<void> {
   const results: ToolResultBlock[] = [];
   for (const call of calls) {
     let result: ToolResult;
     try {
-      result = await executeToolCall(session, call, round, runOptions, signal);
+      result = await executeToolCall(session, call, round, signal);
     } catch (error) {
       result = failure(`Tool "${call.name}" could not be run: ${describeError(error)}`, 'internal_error');
     }
@@ -58,13 +55,12 @@ async function executeToolCall(
   session: Session,
   call: ToolUseBlock,
   round: number,
-  runOptions: RunOptions,
   signal: AbortSignal,
 ): Promise<ToolResult> {
   const { hooks } = session;
   const tool = session.toolsByName.get(call.name);
-  const observed = session.options.onToolExecution !== undefined || runOptions.onToolExecution !== undefined;
-  if (observed) emit(session, runOptions, { type: 'start', toolName: call.name, toolArgs: call.input, toolCallId: call.id });
+  const observed = session.hasListeners();
+  if (observed) session.emit({ type: 'tool_start', round, toolCallId: call.id, toolName: call.name, input: call.input });
 
   let result: ToolResult | undefined;
   let input = call.input;
@@ -98,7 +94,16 @@ async function executeToolCall(
         if (check) input = check.data;
         ran = true;
         try {
-          result = await tool.execute(input, { signal, cwd: session.cwd, toolCallId: call.id, sessionId: session.sessionId, provider: session.options.provider });
+          result = await tool.execute(input, {
+            signal,
+            cwd: session.cwd,
+            toolCallId: call.id,
+            sessionId: session.sessionId,
+            provider: session.getProvider(),
+            reportProgress: (progress) => {
+              if (session.hasListeners()) session.emit({ type: 'tool_progress', toolCallId: call.id, toolName: call.name, progress });
+            },
+          });
         } catch (error) {
           result = failure(`Tool "${call.name}" failed: ${describeError(error)}`, 'tool_error');
         }
@@ -128,24 +133,17 @@ async function executeToolCall(
     }
   }
 
-  if (observed) emit(session, runOptions, {
-    type: 'end',
-    toolName: call.name,
-    toolArgs: input,
+  if (observed || session.hasListeners()) session.emit({
+    type: 'tool_end',
+    round,
     toolCallId: call.id,
+    toolName: call.name,
+    input,
     success: final.success,
     ...(final.metadata?.denied === true ? { denied: true } : {}),
     ...(final.errorCode === undefined ? {} : { errorCode: final.errorCode }),
-    ...(final.data === undefined ? {} : { toolResultData: final.data }),
+    ...(final.data === undefined ? {} : { data: final.data }),
+    durationMs: session.clock.now() - startedAt,
   });
   return final;
-}
-
-function emit(session: Session, runOptions: RunOptions, event: ToolExecutionEvent): void {
-  try {
-    session.options.onToolExecution?.(event);
-    runOptions.onToolExecution?.(event);
-  } catch (error) {
-    session.log('error', { phase: 'onToolExecution', error: describeError(error) });
-  }
 }

@@ -12,7 +12,6 @@ import { PromptBlockedError } from './errors.js';
 import { isTapped } from './hooks.js';
 import { ProviderRound } from './provider-round.js';
 import type { Session } from './session.js';
-import type { RunOptions } from './session-options.js';
 import { executeToolBatch } from './tool-batch.js';
 
 const DEFAULT_MAX_STOP_CONTINUATIONS = 8;
@@ -26,7 +25,6 @@ const DEFAULT_MAX_STOP_CONTINUATIONS = 8;
 export async function runTurn(
   session: Session,
   message: string,
-  runOptions: RunOptions,
   signal: AbortSignal,
 ): Promise<string> {
   const { hooks, options } = session;
@@ -50,13 +48,14 @@ export async function runTurn(
 
   session.appendMessage(userMessage(prompt, additionalContext));
   if (options.sessionLogger) session.log('pre_run', {
-    provider: session.options.provider.name,
+    provider: session.getProvider().name,
     input: prompt,
     historyLength: session.getHistory().length,
   });
 
-  const provider = new ProviderRound(session, runOptions, signal);
-  const contextWindow = options.contextWindow;
+  const provider = new ProviderRound(session, signal);
+  session.lastRounds = 0;
+
   const maxTurns = options.maxTurns && options.maxTurns > 0 ? options.maxTurns : Infinity;
   const maxContinuations = options.maxStopContinuations ?? DEFAULT_MAX_STOP_CONTINUATIONS;
   let continuations = 0;
@@ -69,7 +68,9 @@ export async function runTurn(
         return lastText;
       }
       provider.round += 1;
-      if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
+      // No await (and no microtask) unless a tool source has something new.
+      if (session.toolSourcesStale) await session.refreshTools();
+      if (session.contextWindow) session.emitContextUpdate(session.contextWindow.updateFromHistory(session.getHistory()));
 
       const startedAt = session.clock.now();
       let reply: AssistantMessage;
@@ -82,6 +83,8 @@ export async function runTurn(
       }
       const calls = toolUses(reply);
       session.appendMessage(reply);
+      session.lastRounds = provider.round;
+      if (session.hasListeners()) session.emit({ type: 'assistant_message', round: provider.round, message: reply });
       if (reply.state === 'interrupted' || signal.aborted) {
         // An interrupted reply may still carry tool calls; each gets its result.
         if (calls.length > 0) {
@@ -104,7 +107,7 @@ export async function runTurn(
           throw error;
         }
       }
-      if (contextWindow) session.emitContextUpdate(contextWindow.updateFromHistory(session.getHistory()));
+      if (session.contextWindow) session.emitContextUpdate(session.contextWindow.updateFromHistory(session.getHistory()));
       lastText = messageText(reply);
 
       if (calls.length === 0) {
@@ -121,7 +124,7 @@ export async function runTurn(
         continue;
       }
 
-      await executeToolBatch(session, calls, provider.round, runOptions, signal);
+      await executeToolBatch(session, calls, provider.round, signal);
       if (signal.aborted) return lastText;
     }
   } finally {
@@ -153,7 +156,8 @@ function skippedResult(call: { id: string; name: string }, reason: string): Tool
 }
 
 async function autoCompact(session: Session, signal: AbortSignal): Promise<void> {
-  const { contextWindow, compaction } = session.options;
+  const { contextWindow } = session;
+  const { compaction } = session.options;
   const threshold = session.getAutoCompactThreshold();
   if (!contextWindow || !compaction || threshold === false) return;
   if (!contextWindow.shouldAutoCompact(threshold)) return;

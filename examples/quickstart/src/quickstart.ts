@@ -1,7 +1,6 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ToolExecutionEvent } from '@tessera/contracts';
 import { createKernel, toolsPlugin } from '@tessera/kernel';
 import { testPreset } from '@tessera/preset-test';
 import { noteSummarizer } from './note-summarizer-model.js';
@@ -41,13 +40,15 @@ export async function runQuickstart(options: QuickstartOptions = {}): Promise<{ 
     plugins: [testPreset({ turns: noteSummarizer(options.delayMs ?? 0) }), toolsPlugin(...workspaceTools(workspace))],
   });
   const session = kernel.createSession({ cwd: workspace, systemMessage: 'You keep notes tidy.' });
-  const onToolExecution = (event: ToolExecutionEvent): void => {
-    if (event.type === 'start') write(`${atLineStart ? '' : '\n'}  → ${event.toolName}(${JSON.stringify(event.toolArgs)})`);
-    else write(event.success ? ' ✓\n' : ` ✗ ${event.errorCode ?? ''}\n`);
-  };
+  // One event stream drives the whole display.
+  session.subscribe((event) => {
+    if (event.type === 'text_delta') write(event.delta);
+    else if (event.type === 'tool_start') write(`${atLineStart ? '' : '\n'}  → ${event.toolName}(${JSON.stringify(event.input)})`);
+    else if (event.type === 'tool_end') write(event.success ? ` ✓\n` : ` ✗ ${event.errorCode ?? ''}\n`);
+  });
   try {
     write(`workspace: ${workspace}\n\n`);
-    const answer = await session.run('Summarise the notes in this workspace into SUMMARY.md.', { onTextDelta: write, onToolExecution });
+    const answer = await session.run('Summarise the notes in this workspace into SUMMARY.md.');
     write('\n');
     return { workspace, answer };
   } finally {

@@ -1,0 +1,74 @@
+import { ContextWindow, type ContextWindowFactory, type IContextWindowState } from '@tessera/contracts';
+import { ScriptedProvider, scriptedProvider } from '@tessera/plugin-provider-scripted';
+import { describe, expect, it } from 'vitest';
+import { createKernel } from './kernel.js';
+import { definePlugin } from './plugin.js';
+import { InMemorySessionStore } from './testing/in-memory-session-store.js';
+import { inMemorySessionStore } from './testing/plugins.js';
+
+/** A context window whose size is the model name's length × 1000, so a model switch shows. */
+const sizedByModel = definePlugin({
+  name: 'sized-window',
+  provides: [ContextWindow],
+  register({ bind }) {
+    const factory: ContextWindowFactory = ({ model }) => {
+      let state: IContextWindowState = { usedTokens: 0, maxTokens: (model ?? '').length * 1000, usedPercentage: 0 } as IContextWindowState;
+      return {
+        getState: () => state,
+        reset: () => undefined,
+        shouldAutoCompact: () => false,
+        updateFromHistory: (messages: readonly unknown[]) => (state = { ...state, usedTokens: messages.length }),
+      } as unknown as ReturnType<ContextWindowFactory>;
+    };
+    bind(ContextWindow).toConstantValue(factory);
+  },
+});
+
+describe('session state', () => {
+  it('switches model and provider between runs, keeps history, rebuilds the context window', async () => {
+    const first = new ScriptedProvider({ turns: [{ text: 'one' }] });
+    const second = new ScriptedProvider({ turns: [{ text: 'two' }] });
+    const kernel = await createKernel({ plugins: [scriptedProvider(first), sizedByModel] });
+    const session = kernel.createSession({ model: 'abc' });
+    expect(session.getContextState()?.maxTokens).toBe(3000);
+    await session.run('hi');
+    session.setModel('longer-model', { provider: second });
+    expect(session.getModel()).toBe('longer-model');
+    expect(session.getProvider()).toBe(second);
+    expect(session.getContextState()?.maxTokens).toBe(12_000);
+    expect(await session.run('again')).toBe('two');
+    expect(second.requests[0]!.model).toBe('longer-model');
+    expect(second.requests[0]!.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    await kernel.shutdown();
+  });
+
+  it('refuses a model switch during a run', async () => {
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [{ text: 'slow', delayMs: 20 }] })] });
+    const session = kernel.createSession();
+    const running = session.run('go');
+    expect(() => session.setModel('other')).toThrow(/busy|running/i);
+    await running;
+    await kernel.shutdown();
+  });
+
+  it('resumes a stored session: same id, history and creation time; the next run continues it', async () => {
+    const store = new InMemorySessionStore();
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [{ text: 'first answer' }, { text: 'second answer' }] }), inMemorySessionStore(store)] });
+    const original = kernel.createSession({ systemMessage: 'be brief', cwd: '/project' });
+    await original.run('question one');
+    await original.shutdown();
+    const record = (await store.load(original.sessionId))!;
+
+    const starts: string[] = [];
+    kernel.hooks.sessionStart.tap('test:starts', ({ source }) => void starts.push(source));
+    const resumed = kernel.resumeSession(record);
+    expect(resumed.sessionId).toBe(original.sessionId);
+    expect(resumed.cwd).toBe('/project');
+    expect(resumed.getHistory()).toEqual(original.getHistory());
+    expect(await resumed.run('question two')).toBe('second answer');
+    expect(resumed.toRecord().createdAt).toBe(record.createdAt);
+    expect(resumed.getHistory().map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(starts).toEqual(['resume']);
+    await kernel.shutdown();
+  });
+});
