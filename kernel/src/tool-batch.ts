@@ -3,6 +3,7 @@ import {
   type PostToolUseContext,
   type PreToolUseContext,
   type PreToolUseDecision,
+  type SessionEvent,
   type ToolResult,
   type ToolResultBlock,
   type ToolUseBlock,
@@ -133,17 +134,21 @@ async function executeToolCall(
     }
   }
 
-  if (observed || session.hasListeners()) session.emit({
-    type: 'tool_end',
-    round,
-    toolCallId: call.id,
-    toolName: call.name,
-    input,
-    success: final.success,
-    ...(final.metadata?.denied === true ? { denied: true } : {}),
-    ...(final.errorCode === undefined ? {} : { errorCode: final.errorCode }),
-    ...(final.data === undefined ? {} : { data: final.data }),
-    durationMs: session.clock.now() - startedAt,
-  });
+  if (observed || session.hasListeners()) {
+    // Built field by field: spreads on this per-call path cost more than the emit itself.
+    const event: Extract<SessionEvent, { type: 'tool_end' }> = {
+      type: 'tool_end',
+      round,
+      toolCallId: call.id,
+      toolName: call.name,
+      input,
+      success: final.success,
+      durationMs: session.clock.now() - startedAt,
+    };
+    if (final.metadata?.denied === true) event.denied = true;
+    if (final.errorCode !== undefined) event.errorCode = final.errorCode;
+    if (final.data !== undefined) event.data = final.data;
+    session.emit(event);
+  }
   return final;
 }

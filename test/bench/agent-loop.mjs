@@ -21,7 +21,7 @@ import {
   targetLine,
   writeResults,
 } from './lib/common.mjs';
-import { CONTENDERS, loadContender } from './lib/contenders.mjs';
+import { CONTENDERS, EVENT_STREAM_CONTENDERS, loadContender } from './lib/contenders.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -47,7 +47,7 @@ const PLANS = {
 };
 
 const WORKLOADS = {
-  loop: CONTENDERS,
+  loop: [...CONTENDERS, ...EVENT_STREAM_CONTENDERS],
   scaling: ['tessera', 'hand'],
   stream: CONTENDERS,
 };
@@ -186,10 +186,12 @@ function report(merged, quick, plan) {
     loopTesseraOverHand: loop.tessera.median / loop.hand.median,
     streamTesseraOverHand: stream.tessera.median / stream.hand.median,
     streamTesseraOverPi: stream.tessera.median / stream.pi.median,
+    loopSubscribedOverBare: loop['tessera-subscribed'].median / loop['tessera-bare'].median,
   };
   const targets = [
     target(`agent loop, Tessera / pi-agent-core (µs per round, ${HEADLINE_ROUNDS} rounds)`, ratios.loopTesseraOverPi, 0.5),
     target('big stream, Tessera / hand-written loop (ms)', ratios.streamTesseraOverHand, 1.5),
+    target(`agent loop, one session.subscribe listener / none (µs per round, ${HEADLINE_ROUNDS} rounds)`, ratios.loopSubscribedOverBare, 1.1),
   ];
 
   const out = [];

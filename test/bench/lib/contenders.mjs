@@ -12,6 +12,12 @@ import { join } from 'node:path';
 import { BENCH_DIR } from './common.mjs';
 
 export const CONTENDERS = ['tessera', 'hand', 'pi'];
+/**
+ * Tessera without any observer (no hook taps beyond the preset's, no callbacks, no listener),
+ * and the same with exactly one `session.subscribe` listener: their ratio is the cost of the
+ * event stream.
+ */
+export const EVENT_STREAM_CONTENDERS = ['tessera-bare', 'tessera-subscribed'];
 
 function expect(condition, contender, message) {
   if (!condition) throw new Error(`[${contender}] correctness check failed: ${message}`);
@@ -23,7 +29,7 @@ function makeChunks(deltas, size) {
 
 const OBSERVER = 'bench:observe-all';
 
-async function tessera() {
+async function tessera(mode = 'observed') {
   const [{ createKernel, definePlugin, toolsPlugin, Stage }, { InMemorySessionStore }, { testPreset }, workload] = await Promise.all([
     import('@tessera/kernel'),
     import('@tessera/kernel/testing'),
@@ -57,15 +63,17 @@ async function tessera() {
     }
   })();
   const kernel = await createKernel({
-    plugins: testPreset({ provider: script.provider, store, plugins: [toolsPlugin(echo), observeEverything] }),
+    plugins: testPreset({ provider: script.provider, store, plugins: [toolsPlugin(echo), mode === 'observed' && observeEverything] }),
   });
   const finish = async (session) => {
     await session.shutdown();
     store.delete(session.sessionId);
   };
   const tapped = kernel.describe().hooks;
-  for (const name of Object.keys(kernel.hooks)) {
-    expect(tapped[name]?.some((tap) => tap.name === OBSERVER), 'tessera', `observer missing on hook "${name}"`);
+  if (mode === 'observed') {
+    for (const name of Object.keys(kernel.hooks)) {
+      expect(tapped[name]?.some((tap) => tap.name === OBSERVER), 'tessera', `observer missing on hook "${name}"`);
+    }
   }
 
   let chunks;
@@ -80,8 +88,14 @@ async function tessera() {
       const savesBefore = store.saves;
       const t0 = performance.now();
       const session = kernel.createSession();
-      const text = await session.run('go', { onTextDelta });
+      if (mode === 'subscribed') {
+        session.subscribe((event) => {
+          if (event.type === 'text_delta') deltas += 1;
+        });
+      }
+      const text = await session.run('go', mode === 'observed' ? { onTextDelta } : undefined);
       const ms = performance.now() - t0;
+      if (mode === 'bare') deltas = rounds + 1; // nothing listens: the count cannot be observed
       const saved = store.saves - savesBefore;
       const history = session.getHistory().length;
       await finish(session);
@@ -191,6 +205,10 @@ export async function loadContender(name) {
   switch (name) {
     case 'tessera':
       return tessera();
+    case 'tessera-bare':
+      return tessera('bare');
+    case 'tessera-subscribed':
+      return tessera('subscribed');
     case 'hand':
       return hand();
     case 'pi':
