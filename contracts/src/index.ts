@@ -22,3 +22,4 @@ export * from './subagent-launcher.js';
 export * from './shared-paths.js';
 export * from './session-services.js';
 export * from './session-event.js';
+export * from './session-id.js';

@@ -278,6 +278,15 @@ describe('kernel lifecycle', () => {
     expect(released).toEqual([1, 2]);
   });
 
+  it('refuses a session id that could escape a folder, before any plugin sees it', async () => {
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] })] });
+    for (const id of ['../etc', 'a/b', '', '.hidden', 'x'.repeat(129), 'a..b']) {
+      expect(() => kernel.createSession({ sessionId: id })).toThrow(expect.objectContaining({ code: 'invalid_session_id' }));
+    }
+    expect(kernel.createSession({ sessionId: 'pi-2024.05_a' }).sessionId).toBe('pi-2024.05_a');
+    await kernel.shutdown();
+  });
+
   it('says which plugin is missing when no provider is bound', async () => {
     const kernel = await createKernel({ plugins: [] });
     expect(() => kernel.createSession()).toThrow(/no plugin provides Provider/);

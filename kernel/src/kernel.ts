@@ -2,6 +2,7 @@ import {
   Clock,
   Compaction,
   ContextWindow,
+  assertValidSessionId,
   describeError,
   Diagnostics,
   messageToHistoryEntry,
@@ -150,6 +151,8 @@ export class Kernel {
         recoverable: false,
       });
     }
+    // Ids reach stores and logs as file names: checked here, before anything uses them.
+    if (options.sessionId !== undefined) assertValidSessionId(options.sessionId);
     const sessionId = options.sessionId ?? randomUUID();
     const createContextWindow = this.getOptional(ContextWindow);
     const provider = options.provider ?? this.getOptional(Provider);
