@@ -161,6 +161,19 @@ export function createHooks(): TesseraHooks {
   return Object.freeze(hooks);
 }
 
+/**
+ * A session's own copy of the kernel's hooks: it starts with every kernel tap (already
+ * wrapped, so nothing is wrapped twice) and takes taps of its own that no other session sees.
+ * Taps the kernel gains afterwards do not reach the copy.
+ */
+export function forkHooks(base: TesseraHooks): TesseraHooks {
+  const fork = createHooks();
+  for (const name of Object.keys(base) as HookName[]) {
+    (fork[name].taps as unknown[]).push(...base[name].taps);
+  }
+  return fork;
+}
+
 /** True when at least one tap listens; lets hot paths skip building a context object. */
 export function isTapped(hook: { taps: readonly unknown[] }): boolean {
   return hook.taps.length > 0;

@@ -72,3 +72,30 @@ describe('session state', () => {
     await kernel.shutdown();
   });
 });
+
+describe('session-local hooks', () => {
+  it('runs a tap for one session only, alongside every kernel tap', async () => {
+    const { defineTool, toolsPlugin } = await import('./define-tool.js');
+    const { z } = await import('zod');
+    const ran: string[] = [];
+    const tool = defineTool({ name: 'touch', description: 'touch', inputSchema: z.object({}), execute: (_input, context) => (ran.push(context.sessionId), { success: true, output: 'ok' }) });
+    const turns = [{ toolCalls: [{ name: 'touch', input: {} }] }, { text: 'done' }];
+    const kernelTaps: string[] = [];
+    const watcher = definePlugin({
+      name: 'watcher',
+      register: ({ hooks }) => hooks.preToolUse.tap('watcher', ({ session }) => void kernelTaps.push(session.sessionId)),
+    });
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [...turns, ...turns] }), toolsPlugin(tool), watcher] });
+    const guarded = kernel.createSession({ sessionId: 'guarded' });
+    const open = kernel.createSession({ sessionId: 'open' });
+    guarded.localHooks().preToolUse.tap('only-here', () => ({ decision: 'deny', reason: 'not in this session', source: 'hook' }));
+    await guarded.run('go');
+    await open.run('go');
+    expect(ran).toEqual(['open']);
+    expect(kernelTaps).toEqual(['guarded', 'open']);
+    expect(kernel.hooks.preToolUse.taps.map((tap) => tap.name)).toEqual(['watcher']);
+    // The kernel still tracks the session with its own hooks: shutdown reaches it.
+    await kernel.shutdown();
+    await expect(guarded.run('again')).rejects.toMatchObject({ code: 'session_closed' });
+  });
+});

@@ -23,7 +23,7 @@ import {
   type ToolSource,
 } from '@tessera/contracts';
 import { CompactionUnavailableError, SessionBusyError, SessionClosedError, SessionConfigurationError } from './errors.js';
-import { createHooks, isTapped, type TesseraHooks } from './hooks.js';
+import { createHooks, forkHooks, isTapped, type TesseraHooks } from './hooks.js';
 import type {
   ISessionShutdownOptions,
   RunOptions,
@@ -43,7 +43,7 @@ const DEFAULT_AUTO_COMPACT_THRESHOLD = 0.835;
 export class Session implements ISession {
   readonly sessionId: string;
   readonly cwd: string;
-  readonly hooks: TesseraHooks;
+  private currentHooks: TesseraHooks;
   readonly clock: Clock;
   readonly services: SessionServices;
   /** @internal — read by the turn runner. */
@@ -78,7 +78,7 @@ export class Session implements ISession {
     this.options = options;
     this.sessionId = options.sessionId ?? randomUUID();
     this.cwd = options.cwd ?? process.cwd();
-    this.hooks = options.hooks ?? createHooks();
+    this.currentHooks = options.hooks ?? createHooks();
     this.clock = options.clock ?? systemClock;
     this.services = options.services ?? noSessionServices;
     const adapter = callbackAdapter(options);
@@ -258,6 +258,27 @@ export class Session implements ISession {
   getMessageCount(): number {
     return this.completedRuns;
   }
+
+  /** The hooks this session runs: the kernel's, or its own copy once `localHooks()` was called. */
+  get hooks(): TesseraHooks {
+    return this.currentHooks;
+  }
+
+  /**
+   * Hooks for this session alone. The first call gives the session its own copy of the
+   * kernel's hooks, holding every kernel tap; taps added to it run for this session only (a
+   * server's per-connection approval, a test's interceptor), so no kernel-wide tap has to
+   * filter by session id. Sessions that never call this share the kernel's compiled hooks.
+   */
+  localHooks(): TesseraHooks {
+    if (!this.ownHooks) {
+      this.ownHooks = true;
+      this.currentHooks = forkHooks(this.currentHooks);
+    }
+    return this.currentHooks;
+  }
+
+  private ownHooks = false;
 
   /** The provider the next model call goes to. */
   getProvider(): Provider {
