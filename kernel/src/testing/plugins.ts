@@ -13,32 +13,38 @@ import { InMemorySessionStore } from './in-memory-session-store.js';
 import { AllowAllPermissionPolicy, RecordingApprovalHandler } from './permission-fakes.js';
 import { SilentSessionLogger } from './session-loggers.js';
 
-export function fakeClock(clock: Clock = new FakeClock()): Plugin {
+// Each double is built by the container unless the test passes its own instance, so one
+// plugin value composed into two kernels gives each kernel its own clock, store and logger.
+
+export function fakeClock(clock?: Clock): Plugin {
   return definePlugin({
     name: 'fake-clock',
     provides: [Clock],
     register({ bind }) {
-      bind(Clock).toConstantValue(clock);
+      if (clock) bind(Clock).toConstantValue(clock);
+      else bind(Clock).toResolvedValue(() => new FakeClock()).inSingletonScope();
     },
   });
 }
 
-export function inMemorySessionStore(store: SessionStore = new InMemorySessionStore()): Plugin {
+export function inMemorySessionStore(store?: SessionStore): Plugin {
   return definePlugin({
     name: 'session-store-memory',
     provides: [SessionStore],
     register({ bind }) {
-      bind(SessionStore).toConstantValue(store);
+      if (store) bind(SessionStore).toConstantValue(store);
+      else bind(SessionStore).toResolvedValue(() => new InMemorySessionStore()).inSingletonScope();
     },
   });
 }
 
-export function silentSessionLogger(logger: SessionLogger = new SilentSessionLogger()): Plugin {
+export function silentSessionLogger(logger?: SessionLogger): Plugin {
   return definePlugin({
     name: 'session-logger-silent',
     provides: [SessionLogger],
     register({ bind }) {
-      bind(SessionLogger).toConstantValue(logger);
+      if (logger) bind(SessionLogger).toConstantValue(logger);
+      else bind(SessionLogger).toResolvedValue(() => new SilentSessionLogger()).inSingletonScope();
     },
   });
 }
@@ -48,7 +54,7 @@ export function allowAllPermissions(): Plugin {
     name: 'permissions-allow-all',
     provides: [PermissionPolicy],
     register({ bind }) {
-      bind(PermissionPolicy).toConstantValue(new AllowAllPermissionPolicy());
+      bind(PermissionPolicy).toResolvedValue(() => new AllowAllPermissionPolicy()).inSingletonScope();
     },
   });
 }
@@ -60,7 +66,7 @@ export function recordingApprovals(
     name: 'approvals-recording',
     provides: [ApprovalHandler],
     register({ bind }) {
-      bind(ApprovalHandler).toConstantValue(new RecordingApprovalHandler(answer));
+      bind(ApprovalHandler).toResolvedValue(() => new RecordingApprovalHandler(answer)).inSingletonScope();
     },
   });
 }
