@@ -23,3 +23,4 @@ export * from './shared-paths.js';
 export * from './session-services.js';
 export * from './session-event.js';
 export * from './session-id.js';
+export * from './approvals.js';

@@ -2,6 +2,9 @@ import {
   Clock,
   Compaction,
   ContextWindow,
+  ApprovalChain,
+  ApprovalHandler,
+  Approvals,
   assertValidSessionId,
   describeError,
   Diagnostics,
@@ -329,6 +332,13 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
   if (problems.length > 0) throw new KernelCompositionError(problems);
   // Where warnings go when no plugin says: Node process warnings.
   if (!container.isBound(Diagnostics)) container.bind(Diagnostics).toConstantValue(processWarningDiagnostics);
+  // The approval chain over whatever ApprovalHandler is bound when a session first asks
+  // (transient: each session's services resolve it afresh, so a rebound handler is seen).
+  if (!container.isBound(Approvals)) {
+    container
+      .bind(Approvals)
+      .toResolvedValue((handler: ApprovalHandler | undefined) => new ApprovalChain(handler), [{ serviceIdentifier: ApprovalHandler, optional: true }]);
+  }
 
   const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks, decorated, tapsByPlugin);
   await kernel.boot();

@@ -99,3 +99,32 @@ describe('session-local hooks', () => {
     await expect(guarded.run('again')).rejects.toMatchObject({ code: 'session_closed' });
   });
 });
+
+describe('Approvals (the one approval chain)', () => {
+  const request = (signal = new AbortController().signal) => ({ toolName: 'Bash', input: { command: 'ls' }, sessionId: 's', toolCallId: 't', signal });
+
+  it('asks a plugin’s own asker first, then the bound ApprovalHandler, else refuses', async () => {
+    const { ApprovalHandler, Approvals } = await import('@tessera/contracts');
+    const { recordingApprovals } = await import('./testing/plugins.js');
+    const bare = await createKernel({ plugins: [scriptedProvider({ turns: [] })] });
+    expect(await bare.createSession().services.get(Approvals).request(request())).toMatchObject({ answer: false, via: 'none' });
+
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] }), recordingApprovals(true)] });
+    const approvals = kernel.createSession().services.get(Approvals);
+    expect(await approvals.request(request())).toEqual({ answer: true, via: 'approvalHandler' });
+    expect(await approvals.request(request(), [undefined, { via: 'permissionHandler', ask: () => 'allow-session' }])).toEqual({ answer: 'allow-session', via: 'permissionHandler' });
+    expect(await approvals.request(request(), [{ via: 'broken', ask: () => Promise.reject(new Error('ui gone')) }])).toMatchObject({ answer: false, via: 'error', reason: expect.stringContaining('ui gone') });
+
+    const controller = new AbortController();
+    const waiting = approvals.request(request(controller.signal), [{ via: 'slow', ask: () => new Promise(() => undefined) }]);
+    controller.abort();
+    expect(await waiting).toMatchObject({ answer: false, via: 'aborted' });
+
+    // A rebound handler is what sessions created afterwards ask.
+    kernel.container.rebind(ApprovalHandler).toConstantValue({ requestApproval: async () => false });
+    expect(await kernel.createSession().services.get(Approvals).request(request())).toEqual({ answer: false, via: 'approvalHandler' });
+    expect(await approvals.request(request())).toEqual({ answer: true, via: 'approvalHandler' });
+    await kernel.shutdown();
+    await bare.shutdown();
+  });
+});
