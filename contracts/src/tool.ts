@@ -58,8 +58,22 @@ export interface Tool<TInput = unknown, TData = unknown> {
    * use this instead of their default, so they never cut the middle out of such a result.
    */
   readonly maxResultChars?: number;
+  /**
+   * How permission rules judge this tool when its name is not one they know (MCP and
+   * third-party tools): as a reader, an editor, a command runner or a fetcher of the path,
+   * command or URL in `input[subject]`. Built-in tools need none.
+   */
+  readonly permission?: ToolPermission;
   validate?(input: unknown): ToolInputCheck<TInput>;
   execute(input: TInput, context: ToolContext): Promise<ToolResult<TData>> | ToolResult<TData>;
+}
+
+/** The permission family of a tool (see `Tool.permission`). */
+export interface ToolPermission {
+  /** `read`: like Read/Glob/Grep; `edit`: like Edit/Write; `execute`: like Bash; `fetch`: like WebFetch. */
+  family: 'read' | 'edit' | 'execute' | 'fetch';
+  /** The input field holding what is judged: a path (`read`/`edit`), a command (`execute`), a URL (`fetch`). */
+  subject?: string;
 }
 
 /** The JSON shape of a tool offered to a provider. */

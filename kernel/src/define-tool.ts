@@ -1,4 +1,4 @@
-import type { JsonSchema, Tool, ToolContext, ToolInputCheck, ToolResult } from '@tessera/contracts';
+import type { JsonSchema, Tool, ToolContext, ToolInputCheck, ToolPermission, ToolResult } from '@tessera/contracts';
 import { ToolContribution } from '@tessera/contracts';
 import { definePlugin, type Plugin } from './plugin.js';
 
@@ -14,6 +14,8 @@ export interface ToolDefinition<TInput, TData> {
   inputSchema: ZodLikeSchema<TInput>;
   /** See `Tool.maxResultChars`. */
   maxResultChars?: number;
+  /** See `Tool.permission`: how permission rules judge a tool they do not know by name. */
+  permission?: ToolPermission;
   execute(input: TInput, context: ToolContext): Promise<ToolResult<TData>> | ToolResult<TData>;
 }
 
@@ -53,6 +55,7 @@ export function defineTool<TInput, TData = unknown>(definition: ToolDefinition<T
         : { success: false, message: formatIssues(parsed.error.issues) };
     },
     ...(definition.maxResultChars === undefined ? {} : { maxResultChars: definition.maxResultChars }),
+    ...(definition.permission === undefined ? {} : { permission: definition.permission }),
     execute: definition.execute,
   };
 }
