@@ -87,28 +87,42 @@ export interface PreToolUseContext {
   round: number;
   toolCallId: string;
   toolName: string;
-  /** A tap may assign a rewritten input here; later taps and the tool see it. */
+  /**
+   * The input as it stands. Taps do not assign it: they return `{ decision: 'continue', input }`
+   * and the kernel applies it, so later taps and the tool see the rewrite. (Assigning still
+   * works for older plugins.)
+   */
   input: unknown;
   /** Undefined for a tool nobody registered. */
   tool: Tool | undefined;
   signal: AbortSignal;
   /**
-   * Set by a tap that runs before the permission guard (a PreToolUse hook answering `allow`,
-   * or one whose `ask` a person approved): names who approved. The guard then asks no one,
-   * but deny rules still deny.
+   * Who already approved the call, set by the kernel from a `continue` decision of a tap that
+   * runs before the permission guard (a PreToolUse hook answering `allow`, or one whose `ask`
+   * a person approved). The guard then asks no one, but deny rules still deny.
    */
   approvedBy?: string;
 }
 
 /**
- * Bail result of `preToolUse`; the first tap that returns one decides.
+ * What a `preToolUse` tap returns. `deny` and `respond` are final (the first tap that returns
+ * one decides); `continue` is not: the kernel applies it and the next tap runs.
  * - `deny`: the tool does not run; the model gets "Permission denied: …" (or
  *   "Blocked by hook: …" when `source` is `hook`).
  * - `respond`: the tool does not run; `result` is used as its result.
+ * - `continue`: go on, with `input` replacing the call's input and/or `approvedBy` naming who
+ *   approved it (the permission guard then asks no one; deny rules still deny).
  */
 export type PreToolUseDecision =
   | { decision: 'deny'; reason: string; source?: 'permission' | 'hook' }
-  | { decision: 'respond'; result: ToolResult };
+  | { decision: 'respond'; result: ToolResult }
+  | PreToolUseContinue;
+
+export interface PreToolUseContinue {
+  decision: 'continue';
+  input?: unknown;
+  approvedBy?: string;
+}
 
 /** Waterfall: taps may replace `result` (truncate, annotate). */
 export interface PostToolUseContext {

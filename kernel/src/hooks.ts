@@ -28,7 +28,7 @@ import type {
   UserPromptSubmitContext,
   WorktreeContext,
 } from '@tessera/contracts';
-import { isolateObserver, mergePartialResults } from './tap-wrappers.js';
+import { applyContinueDecisions, isolateObserver, mergePartialResults } from './tap-wrappers.js';
 import { Stage } from './stage.js';
 
 /** Waterfall taps return the fields they change (or nothing); the kernel merges them. */
@@ -153,6 +153,7 @@ export function createHooks(): TesseraHooks {
       register(tap) {
         let wrapped = tap;
         if (merges) wrapped = mergePartialResults(wrapped);
+        if (name === 'preToolUse') wrapped = applyContinueDecisions(wrapped);
         if ((tap.stage ?? 0) >= Stage.Observe) wrapped = isolateObserver(wrapped, name, report);
         return wrapped;
       },

@@ -210,3 +210,24 @@ describe('tool sources', () => {
     expect(offered).toEqual([['read:reads', 'extra:extra'], ['read:reads', 'extra:extra']]);
   });
 });
+
+describe('preToolUse continue decisions', () => {
+  it('applies a returned input rewrite and approval for later taps and the tool, then runs the next tap', async () => {
+    const { createHooks } = await import('./hooks.js');
+    const { Stage } = await import('./stage.js');
+    const hooks = createHooks();
+    const seen: unknown[] = [];
+    hooks.preToolUse.tapPromise({ name: 'rewriter', stage: Stage.BeforeGuard }, async () => ({ decision: 'continue', input: { path: 'a' }, approvedBy: 'hook' }));
+    hooks.preToolUse.tap({ name: 'guard', stage: Stage.Guard }, (context) => void seen.push([context.input, context.approvedBy]));
+    const session = new Session({
+      hooks,
+      tools: [read],
+      provider: new (class extends ThinkingProvider {})(),
+    });
+    await session.run('go');
+    // Both calls were rewritten to path "a" before the guard and the tool saw them.
+    expect(seen).toEqual([[{ path: 'a' }, 'hook'], [{ path: 'a' }, 'hook']]);
+    const results = session.getHistory().filter((message) => message.role === 'tool');
+    expect(JSON.stringify(results)).not.toContain('no such file');
+  });
+});

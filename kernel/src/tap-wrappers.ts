@@ -95,3 +95,34 @@ export function isolateObserver<T extends WrappableTap>(
       };
   }
 }
+
+/** A `continue` decision applied to the context; anything else passes through. */
+function applyContinue(context: unknown, result: unknown): unknown {
+  if (result === null || typeof result !== 'object' || (result as { decision?: unknown }).decision !== 'continue') return result;
+  const decision = result as { input?: unknown; approvedBy?: string };
+  const target = context as { input: unknown; approvedBy?: string };
+  if ('input' in decision) target.input = decision.input;
+  if (decision.approvedBy !== undefined) target.approvedBy = decision.approvedBy;
+  return undefined;
+}
+
+/**
+ * `preToolUse` is a bail hook: any value stops it. A `continue` decision is not final, so this
+ * wrapper applies it to the context (the kernel's write, not the plugin's) and lets the next
+ * tap run.
+ */
+export function applyContinueDecisions<T extends WrappableTap>(tap: T): T {
+  const fn = tap.fn;
+  switch (tap.type) {
+    case 'sync':
+      return { ...tap, fn: (context: unknown) => applyContinue(context, fn(context)) };
+    case 'promise':
+      return { ...tap, fn: (context: unknown) => Promise.resolve(fn(context)).then((result) => applyContinue(context, result)) };
+    case 'async':
+      return {
+        ...tap,
+        fn: (context: unknown, callback: Callback) =>
+          fn(context, (error: unknown, result: unknown) => (error ? callback(error) : callback(null, applyContinue(context, result)))),
+      };
+  }
+}

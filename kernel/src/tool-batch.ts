@@ -15,7 +15,7 @@ function failure(output: string, errorCode: string, metadata?: Record<string, un
   return { success: false, output, error: output, errorCode, ...(metadata ? { metadata } : {}) };
 }
 
-function decisionResult(decision: PreToolUseDecision): ToolResult {
+function decisionResult(decision: Exclude<PreToolUseDecision, { decision: 'continue' }>): ToolResult {
   if (decision.decision === 'respond') return decision.result;
   return decision.source === 'hook'
     ? failure(`Blocked by hook: ${decision.reason}`, 'blocked', { denied: true })
@@ -74,7 +74,8 @@ async function executeToolCall(
       const context: PreToolUseContext = { session, round, toolCallId: call.id, toolName: call.name, input, tool, signal };
       try {
         const decision = await hooks.preToolUse.promise(context);
-        if (decision) result = decisionResult(decision);
+        // `continue` decisions are applied by the kernel's tap wrapper and never end the hook.
+        if (decision && decision.decision !== 'continue') result = decisionResult(decision);
         input = context.input;
       } catch (error) {
         result = failure(`Tool call "${call.name}" was stopped because a preToolUse hook failed: ${describeError(error)}`, 'hook_error');
