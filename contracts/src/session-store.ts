@@ -17,9 +17,20 @@ export interface ISessionRecord {
   [extension: string]: unknown;
 }
 
+/**
+ * What changed since the same session's last successful save, so a store can append instead
+ * of comparing whole records. `history` entries from `appendedFrom` on are new; `rewritten`
+ * means history was replaced since (a compaction or a clear) and the whole record counts.
+ */
+export interface SessionRecordChange {
+  appendedFrom: number;
+  rewritten: boolean;
+}
+
 /** Persistence port for session records. Methods may be sync or async. */
 export interface SessionStore {
-  save(record: ISessionRecord): void | Promise<void>;
+  /** `change` is given by a live session; a store may ignore it and compare records itself. */
+  save(record: ISessionRecord, change?: SessionRecordChange): void | Promise<void>;
   load(id: string): ISessionRecord | undefined | Promise<ISessionRecord | undefined>;
   /** Newest `updatedAt` first. */
   list(): ISessionRecord[] | Promise<ISessionRecord[]>;

@@ -128,3 +128,33 @@ describe('Approvals (the one approval chain)', () => {
     await bare.shutdown();
   });
 });
+
+describe('persistence tells the store what changed', () => {
+  it('passes appendedFrom after each run, and rewritten after a compaction', async () => {
+    const { Compaction } = await import('@tessera/contracts');
+    const saves: Array<{ entries: number; appendedFrom: number; rewritten: boolean }> = [];
+    const store = new (class extends InMemorySessionStore {
+      override save(record: Parameters<InMemorySessionStore['save']>[0], change?: { appendedFrom: number; rewritten: boolean }) {
+        saves.push({ entries: record.history.length, appendedFrom: change!.appendedFrom, rewritten: change!.rewritten });
+        return super.save(record);
+      }
+    })();
+    const compaction = definePlugin({
+      name: 'tiny-compaction',
+      provides: [Compaction],
+      register: ({ bind }) => void bind(Compaction).toConstantValue({ compact: async () => ({ summary: 'earlier: greetings' }) }),
+    });
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [{ text: 'a' }, { text: 'b' }, { text: 'c' }] }), inMemorySessionStore(store), compaction] });
+    const session = kernel.createSession();
+    await session.run('one');
+    await session.run('two');
+    await session.compact();
+    await session.run('three');
+    expect(saves).toEqual([
+      { entries: 2, appendedFrom: 0, rewritten: false },
+      { entries: 4, appendedFrom: 2, rewritten: false },
+      { entries: 3, appendedFrom: 0, rewritten: true },
+    ]);
+    await kernel.shutdown();
+  });
+});

@@ -95,6 +95,8 @@ export class Session implements ISession {
       if (entry.category === 'chat') this.messages.push(entry.data as Message);
     }
     if (options.history && options.history.length > 0) this.contextWindow?.updateFromHistory(this.messages);
+    // A resumed history is already stored.
+    this.savedEntries = this.entries.length;
 
     const tools = new Map<string, Tool>();
     for (const tool of options.tools ?? []) {
@@ -365,6 +367,7 @@ export class Session implements ISession {
   }
 
   private resetHistory(reason: 'clear' | 'compact'): void {
+    this.historyRewritten = true;
     this.entries.length = 0;
     this.messages.length = 0;
     this.contextWindow?.reset();
@@ -509,11 +512,19 @@ export class Session implements ISession {
     };
   }
 
+  /** History entries the store has (after the last successful save), and whether history was replaced since. */
+  private savedEntries = 0;
+  private historyRewritten = false;
+
   private async persist(): Promise<void> {
     const store = this.options.sessionStore;
     if (!store) return;
     try {
-      await store.save(this.toRecord());
+      const record = this.toRecord();
+      const change = { appendedFrom: this.historyRewritten ? 0 : Math.min(this.savedEntries, record.history.length), rewritten: this.historyRewritten };
+      await store.save(record, change);
+      this.savedEntries = record.history.length;
+      this.historyRewritten = false;
     } catch (error) {
       // The turn's result stands and history stays in memory; the failure is reported, not hidden.
       this.log('error', { phase: 'persist', error: describeError(error) });
