@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Compaction, isAbortError, messageText, type CompactContext, type IContextWindowState } from '@tessera/contracts';
+import { Compaction, isAbortError, messageText, Provider, type CompactContext, type IContextWindowState } from '@tessera/contracts';
 import { createKernel, Stage, type CompactEvent } from '@tessera/kernel';
 import { RecordingSessionLogger } from '@tessera/kernel/testing';
 import { contextWindow } from '@tessera/plugin-context-window';
@@ -140,5 +140,39 @@ describe('compaction plugin in a session', () => {
     expect(await session.run('second')).toBe('b');
     expect(events).toEqual([]);
     await kernel.shutdown();
+  });
+});
+
+describe('compaction plugin composition', () => {
+  it('requires Provider: composing it without one is a composition error', async () => {
+    await expect(createKernel({ plugins: [compaction()] })).rejects.toThrow(/requires Provider/);
+  });
+
+  it('the same plugin value composed into two kernels in a row summarises with each kernel\'s own provider', async () => {
+    const plugin = compaction();
+    for (const summary of ['first summary', 'second summary']) {
+      const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: summary }], replace: [plugin] }) });
+      const session = kernel.createSession();
+      await session.run('q');
+      await session.compact();
+      expect(messageText(session.getHistory()[0]!)).toBe(`[Context Summary] ${summary}`);
+      await kernel.shutdown();
+    }
+  });
+
+  it('kernel.container.rebind(Provider) after createKernel reaches the compaction of sessions created afterwards', async () => {
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }], replace: [compaction()] }) });
+    const replacement = new ScriptedProvider({ turns: [{ text: 'b' }, { text: 'summary by the replacement' }] });
+    kernel.container.rebind(Provider).toConstantValue(replacement);
+    const session = kernel.createSession();
+    await session.run('q');
+    await session.compact();
+    expect(messageText(session.getHistory()[0]!)).toBe('[Context Summary] summary by the replacement');
+    await kernel.shutdown();
+  });
+
+  it('checks options when the plugin is made', () => {
+    expect(() => compaction({ maxBlockChars: 0 })).toThrow(/maxBlockChars/);
+    expect(() => compaction({ model: 5 as never })).toThrow(/model/);
   });
 });

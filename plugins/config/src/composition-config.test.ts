@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKernel } from '@tessera/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -75,5 +76,34 @@ describe('configPlugin', () => {
     const root = dir({ 'repo/.tessera/settings.json': { model: 'm' } });
     const kernel = await createKernel({ plugins: [configPlugin({ cwd: join(root, 'repo'), home: join(root, 'home'), env: {} })] });
     expect(kernel.get(LoadedSettings).config).toEqual({ model: 'm' });
+    await kernel.shutdown();
+  });
+
+  it('reads no file and no environment when made; each kernel loads its own settings on first use', async () => {
+    const root = dir({});
+    const env: Record<string, string | undefined> = {};
+    const plugin = configPlugin({ cwd: join(root, 'repo'), home: join(root, 'home'), env });
+    // Written after the plugin was made: what a kernel loads is what is there at first use.
+    mkdirSync(join(root, 'repo', '.tessera'), { recursive: true });
+    writeFileSync(join(root, 'repo', '.tessera', 'settings.json'), JSON.stringify({ currentProvider: 'p', providers: { p: { type: 'openai', model: 'x', apiKey: '$ENV:LATE_KEY' } } }));
+    env.LATE_KEY = 'sk-late';
+
+    const first = await createKernel({ plugins: [plugin] });
+    const loaded = first.get(LoadedSettings);
+    expect(loaded.provider?.profile.apiKey).toBe('sk-late');
+    expect(first.get(LoadedSettings)).toBe(loaded);
+    await first.shutdown();
+
+    writeFileSync(join(root, 'repo', '.tessera', 'settings.json'), JSON.stringify({ model: 'second' }));
+    const second = await createKernel({ plugins: [plugin] });
+    expect(second.get(LoadedSettings)).not.toBe(loaded);
+    expect(second.get(LoadedSettings).config).toEqual({ model: 'second' });
+    await second.shutdown();
+  });
+
+  it('checks options when the plugin is made', () => {
+    expect(() => configPlugin({} as never)).toThrow(/cwd/);
+    expect(() => configPlugin({ cwd: '/x', home: '' })).toThrow(/home/);
+    expect(() => configPlugin({ cwd: '/x', env: 'no' as never })).toThrow(/env/);
   });
 });

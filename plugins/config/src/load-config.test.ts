@@ -130,12 +130,12 @@ describe('loadConfig layers and merge rules', () => {
     });
   });
 
-  it('keeps unknown keys and warns about each', () => {
+  it('keeps keys it does not use, reporting Claude Code settings as info', () => {
     const { cwd, home } = project({ 'repo/.claude/settings.json': { spinnerVerbs: ['Pondering'], includeCoAuthoredBy: false } });
     const { config, diagnostics } = loadConfig({ cwd, home, env: {} });
     expect((config as Record<string, unknown>).spinnerVerbs).toEqual(['Pondering']);
     expect(config.includeCoAuthoredBy).toBe(false);
-    expect(diagnostics).toMatchObject([{ severity: 'warning', path: 'spinnerVerbs', file: join(cwd, '.claude/settings.json') }]);
+    expect(diagnostics).toMatchObject([{ severity: 'info', path: 'spinnerVerbs', file: join(cwd, '.claude/settings.json') }]);
   });
 });
 

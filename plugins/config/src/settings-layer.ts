@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Diagnostic } from '@tessera/contracts';
 import { formatPath, parseJsonText } from '@tessera/plugin-formats';
+import { CLAUDE_CODE_SETTINGS_KEYS } from './claude-code-settings-keys.js';
 import { SettingsPolicyError } from './errors.js';
 import { KNOWN_SETTINGS_KEYS, MISPLACED_KEYS, settingsSchema, type Settings } from './settings-schema.js';
 
@@ -44,11 +45,7 @@ export function readSettingsLayer(file: string, scope: LayerScope): { layer: Set
 }
 
 function validateLayer(file: string, scope: LayerScope, raw: Record<string, unknown>): { layer: SettingsLayer; diagnostics: Diagnostic[] } {
-  const diagnostics: Diagnostic[] = [];
-  for (const key of Object.keys(raw)) {
-    if (KNOWN_SETTINGS_KEYS.has(key)) continue;
-    diagnostics.push({ severity: 'warning', file, path: key, message: MISPLACED_KEYS[key] ?? `Unknown settings key \`${key}\`; it is kept but Tessera does not use it.` });
-  }
+  const diagnostics = keyDiagnostics(file, raw);
   const parsed = settingsSchema.safeParse(raw);
   if (parsed.success) return { layer: { file, scope, exists: true, settings: parsed.data, failed: false }, diagnostics };
 
@@ -67,7 +64,41 @@ function validateLayer(file: string, scope: LayerScope, raw: Record<string, unkn
   return { layer: { file, scope, exists: true, settings: retry.data, failed: true }, diagnostics };
 }
 
+/**
+ * Keys the schema does not check: Claude Code's own settings are info (a shared settings file
+ * is full of them), anything else a warning (likely a typo or a key in the wrong file). Values
+ * Tessera reads differently from how they are written are reported here too.
+ */
+function keyDiagnostics(file: string, raw: Record<string, unknown>): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const key of Object.keys(raw)) {
+    if (KNOWN_SETTINGS_KEYS.has(key)) continue;
+    if (MISPLACED_KEYS[key] !== undefined) diagnostics.push({ severity: 'warning', file, path: key, message: MISPLACED_KEYS[key] });
+    else if (CLAUDE_CODE_SETTINGS_KEYS.has(key)) diagnostics.push({ severity: 'info', file, path: key, message: `\`${key}\` is a Claude Code setting Tessera does not use; it is kept.` });
+    else diagnostics.push({ severity: 'warning', file, path: key, message: `Unknown settings key \`${key}\`; it is kept but Tessera does not use it (check the spelling).` });
+  }
+  for (const [name, value] of entriesOf(raw.env)) {
+    if (typeof value === 'number' || typeof value === 'boolean') {
+      const path = formatPath(['env', name]);
+      diagnostics.push({ severity: 'info', file, path, message: `\`${path}\` is a ${typeof value}; it is set as the string "${String(value)}", as Claude Code does.` });
+    }
+  }
+  for (const [id, value] of entriesOf(raw.enabledPlugins)) {
+    if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
+      const path = formatPath(['enabledPlugins', id]);
+      diagnostics.push({ severity: 'warning', file, path, message: `\`${path}\` lists version constraints, which Tessera does not apply; the plugin counts as enabled.` });
+    }
+  }
+  return diagnostics;
+}
+
+function entriesOf(value: unknown): Array<[string, unknown]> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : [];
+}
+
 const POLICY_LISTS = new Set(['deny', 'ask']);
+/** Maps whose entries stand alone: a bad entry drops only itself, not the whole map. */
+const ENTRY_MAPS = new Set(['providers', 'permissions', 'env', 'enabledPlugins', 'extraKnownMarketplaces']);
 
 /** Removes the value at `path`, but salvages deny/ask rule lists instead of dropping them. */
 function removeInvalid(root: Record<string, unknown>, path: readonly PropertyKey[], file: string, diagnostics: Diagnostic[]): void {
@@ -83,8 +114,9 @@ function removeInvalid(root: Record<string, unknown>, path: readonly PropertyKey
   if (first === 'permissions' && path.length === 1) {
     throw new SettingsPolicyError(file, diagnostics, '`permissions` is not an object, so its deny rules cannot be read');
   }
-  // Drop the smallest enclosing entry: a whole hook group, a whole provider, or the key.
-  const cut = Math.min(path.length, first === 'hooks' ? 3 : first === 'providers' || first === 'permissions' ? 2 : 1);
+  // Drop the smallest enclosing entry: a whole hook group, one entry of a map (a provider, an
+  // env variable, a plugin), or the key.
+  const cut = Math.min(path.length, first === 'hooks' ? 3 : typeof first === 'string' && ENTRY_MAPS.has(first) ? 2 : 1);
   let parent: unknown = root;
   for (const segment of path.slice(0, cut - 1)) parent = (parent as Record<PropertyKey, unknown> | undefined)?.[segment];
   const key = path[cut - 1];

@@ -63,6 +63,15 @@ export const legacyProviderSchema = z.looseObject({
   options: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** Claude Code coerces `env` values to strings (`"MAX_THINKING_TOKENS": 31999`); so does Tessera. */
+const envValue = z.preprocess((value) => (typeof value === 'number' || typeof value === 'boolean' ? String(value) : value), z.string());
+/**
+ * `enabledPlugins` values are booleans, or (Claude Code's extended form) a list of version
+ * constraints on an enabled plugin. Tessera does not apply the constraints: the list reads as
+ * `true` and the loader warns.
+ */
+const enabledPlugin = z.preprocess((value) => (Array.isArray(value) && value.every((item) => typeof item === 'string') ? true : value), z.boolean());
+
 /**
  * One schema for a whole settings file (`.tessera/settings.json`, `.claude/settings.json`…).
  * Known keys are strict about their type; unknown keys pass through (the loader warns).
@@ -72,13 +81,13 @@ export const settingsSchema = z.looseObject({
   permissions: permissionsSchema.optional(),
   hooks: hooksSchema.optional(),
   disableAllHooks: z.boolean().optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  env: z.record(z.string(), envValue).optional(),
   currentProvider: z.string().optional(),
   providers: z.record(z.string(), providerProfileSchema).optional(),
   provider: legacyProviderSchema.optional(),
   model: z.string().optional(),
   language: z.string().optional(),
-  enabledPlugins: z.record(z.string(), z.boolean()).optional(),
+  enabledPlugins: z.record(z.string(), enabledPlugin).optional(),
   extraKnownMarketplaces: z.record(z.string(), z.looseObject({ source: z.looseObject({ source: z.string() }) })).optional(),
   enableAllProjectMcpServers: z.boolean().optional(),
   enabledMcpjsonServers: z.array(z.string()).optional(),

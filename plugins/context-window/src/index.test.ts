@@ -57,4 +57,39 @@ describe('contextWindow plugin', () => {
     await kernel.shutdown();
   });
 
+  it('the same plugin value composed into two kernels in a row works in each', async () => {
+    const plugin = contextWindow({ models: { 'scripted-model': 5_000 } });
+    for (const text of ['one', 'two']) {
+      const kernel = await createKernel({ plugins: testPreset({ turns: [{ text }], replace: [plugin] }) });
+      const session = kernel.createSession();
+      expect(session.getContextState()?.maxTokens).toBe(5_000);
+      expect(await session.run('hi')).toBe(text);
+      await kernel.shutdown();
+    }
+  });
+
+  it('declares Provider as optional', async () => {
+    const kernel = await createKernel({ plugins: [contextWindow()] });
+    expect(kernel.describe().plugins[0]).toMatchObject({ name: 'context-window', requires: [], optional: ['Provider'] });
+    await kernel.shutdown();
+  });
+
+  it('kernel.container.rebind(Provider) after createKernel sizes the windows of sessions created afterwards', async () => {
+    const sized = (contextWindow: number) => {
+      const provider = new ScriptedProvider({ model: 'm' });
+      return Object.assign(provider, { getModelInfo: (model?: string) => ({ id: model ?? 'm', contextWindow }) });
+    };
+    const kernel = await createKernel({ plugins: testPreset({ provider: sized(10_000), replace: [contextWindow()] }) });
+    const before = kernel.createSession();
+    kernel.container.rebind(Provider).toConstantValue(sized(20_000));
+    const after = kernel.createSession();
+    expect(before.getContextState()?.maxTokens).toBe(10_000);
+    expect(after.getContextState()?.maxTokens).toBe(20_000);
+    await kernel.shutdown();
+  });
+
+  it('checks models when the plugin is made', () => {
+    expect(() => contextWindow({ models: { m: 0 } })).toThrow(/models\.m/);
+    expect(() => contextWindow({ maxTokens: 1.5 })).toThrow(/maxTokens/);
+  });
 });

@@ -1,6 +1,7 @@
 import { ContextWindow, Provider, type ContextWindowFactory } from '@tessera/contracts';
 import { definePlugin, type Plugin } from '@tessera/kernel';
 import {
+  ContextWindowConfigurationError,
   ContextWindowTracker,
   validateAutoCompactThreshold,
   type TAutoCompactThreshold,
@@ -48,27 +49,50 @@ export function resolveContextWindowSize(
   return lookupModelContextWindow(model) ?? DEFAULT_CONTEXT_WINDOW;
 }
 
-/** Provides `ContextWindow`: a factory making one `ContextWindowTracker` per session. */
+/**
+ * Provides `ContextWindow`: a factory making one `ContextWindowTracker` per session.
+ *
+ * The factory only checks and keeps `options`. The kernel resolves `ContextWindow` once per
+ * session it creates, and each resolution sizes that session's windows from the `Provider`
+ * bound at that moment (optional: without one, the options and the model table decide), so
+ * a `rebind(Provider)` after `createKernel` reaches sessions created afterwards.
+ */
 export function contextWindow(options: ContextWindowPluginOptions = {}): Plugin {
   // Fail at composition time, not on the first session.
-  if (options.autoCompactThreshold !== undefined) validateAutoCompactThreshold(options.autoCompactThreshold);
-  if (options.maxTokens !== undefined) new ContextWindowTracker({ maxTokens: options.maxTokens });
+  const settings = checkOptions(options);
   return definePlugin({
     name: 'context-window',
     provides: [ContextWindow],
+    optional: [Provider],
     register({ bind }) {
-      bind(ContextWindow)
-        .toResolvedValue(
-          (provider: Provider | undefined): ContextWindowFactory =>
-            ({ model }) =>
-              new ContextWindowTracker({
-                model,
-                maxTokens: resolveContextWindowSize(model, provider, options),
-                autoCompactThreshold: options.autoCompactThreshold,
-              }),
-          [{ serviceIdentifier: Provider, optional: true }],
-        )
-        .inSingletonScope();
+      // Transient on purpose: the factory is a closure over the provider bound when a session
+      // is created, so it must be resolved again for each session.
+      bind(ContextWindow).toResolvedValue(
+        (provider: Provider | undefined): ContextWindowFactory =>
+          ({ model }) =>
+            new ContextWindowTracker({
+              model,
+              maxTokens: resolveContextWindowSize(model, provider, settings),
+              autoCompactThreshold: settings.autoCompactThreshold,
+            }),
+        [{ serviceIdentifier: Provider, optional: true }],
+      );
     },
   });
+}
+
+function checkOptions(options: ContextWindowPluginOptions): ContextWindowPluginOptions {
+  if (typeof options !== 'object' || options === null) throw new ContextWindowConfigurationError('options', `expected an object, got ${String(options)}.`);
+  if (options.autoCompactThreshold !== undefined) validateAutoCompactThreshold(options.autoCompactThreshold);
+  const positive = (field: string, value: unknown): void => {
+    if (!(typeof value === 'number' && Number.isInteger(value) && value > 0)) {
+      throw new ContextWindowConfigurationError(field, `expected a positive integer number of tokens, got ${String(value)}.`);
+    }
+  };
+  if (options.maxTokens !== undefined) positive('maxTokens', options.maxTokens);
+  if (options.models !== undefined) {
+    if (typeof options.models !== 'object' || options.models === null) throw new ContextWindowConfigurationError('models', 'expected { [modelId]: tokens }.');
+    for (const [model, tokens] of Object.entries(options.models)) positive(`models.${model}`, tokens);
+  }
+  return { ...options, ...(options.models === undefined ? {} : { models: { ...options.models } }) };
 }

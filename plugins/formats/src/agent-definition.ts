@@ -2,6 +2,7 @@ import { basename, extname, resolve } from 'node:path';
 import type { AgentDefinition, ParseResult, PermissionMode } from '@tessera/contracts';
 import { DiagnosticSink, readList, readString } from './coerce.js';
 import { parseFrontmatter } from './frontmatter.js';
+import { LOOSE_NAME } from './name-rules.js';
 import { readTextFile } from './read-text.js';
 
 /**
@@ -9,9 +10,15 @@ import { readTextFile } from './read-text.js';
  * starting with a letter or digit (`powershell-5.1-expert`, `data_helper`). Claude Code
  * documents lowercase and hyphens but loads these too.
  */
-export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
+export const AGENT_NAME_PATTERN = LOOSE_NAME;
 /** What Claude Code itself refuses: a `:` (reserved for `plugin:agent`) or a leading hyphen. */
 const REFUSED_AGENT_NAME = /:|^-|^\s*$/;
+
+/** An agent definition read from a file, with the frontmatter keys it does not interpret. */
+export interface AgentFileDefinition extends AgentDefinition {
+  /** Every frontmatter key not read into a field (`memory`, `hooks`, unknown keys…), verbatim. */
+  extra: Record<string, unknown>;
+}
 
 const PERMISSION_MODES: Record<string, PermissionMode> = {
   default: 'default',
@@ -26,8 +33,10 @@ const PERMISSION_MODES: Record<string, PermissionMode> = {
 const READ_KEYS = new Set([
   'name', 'description', 'tools', 'disallowedTools', 'model', 'maxTurns', 'permissionMode', 'skills', 'isolation', 'color',
 ]);
-/** Documented Claude Code keys with no `AgentDefinition` field yet: kept out, reported as info. */
+/** Documented Claude Code keys with no `AgentDefinition` field yet: kept in `extra`, reported as info. */
 const DOCUMENTED_UNSUPPORTED = new Set(['hooks', 'mcpServers', 'memory', 'background', 'effort', 'initialPrompt']);
+/** Skill spellings people carry over into agent files. */
+const AGENT_KEY_HINTS: Record<string, string> = { 'allowed-tools': 'tools', 'disallowed-tools': 'disallowedTools' };
 
 export interface ReadAgentOptions {
   /** Where the file was found (`project`, `user`, `plugin:<name>`…). Default `file`. */
@@ -41,7 +50,7 @@ export interface ReadAgentOptions {
  * carries an `error` diagnostic: callers register only definitions without error diagnostics.
  * A field with a bad value is a warning and is ignored; the agent still loads.
  */
-export function readAgentDefinition(path: string, options: ReadAgentOptions | string = {}): ParseResult<AgentDefinition> {
+export function readAgentDefinition(path: string, options: ReadAgentOptions | string = {}): ParseResult<AgentFileDefinition> {
   const file = resolve(path);
   const source = typeof options === 'string' ? options : (options.source ?? 'file');
   const text = readTextFile(file);
@@ -52,14 +61,15 @@ export function readAgentDefinition(path: string, options: ReadAgentOptions | st
 }
 
 /** Same as `readAgentDefinition`, for text already in memory (`file` is used in diagnostics). */
-export function parseAgentDefinition(text: string, file: string, source = 'file'): ParseResult<AgentDefinition> {
+export function parseAgentDefinition(text: string, file: string, source = 'file'): ParseResult<AgentFileDefinition> {
   const document = parseFrontmatter(text, file);
   const sink = new DiagnosticSink(file, document.keyLines);
-  sink.diagnostics.push(...document.diagnostics);
   const data = document.data;
-  if (!document.hasFrontmatter && document.diagnostics.length === 0) {
-    sink.error(undefined, 'Agent file has no `---` frontmatter; add `name:` and `description:` between `---` lines.', 1);
-  }
+  if (document.hasFrontmatter) sink.diagnostics.push(...document.diagnostics);
+  else if (document.diagnostics.length > 0) {
+    // The only diagnostic without frontmatter is "never closed": for an agent that means no name.
+    sink.error(undefined, 'Agent frontmatter opened with `---` on line 1 is never closed; add a `---` line after the last key (Claude Code skips the agent until then).', 1);
+  } else sink.error(undefined, 'Agent file has no `---` frontmatter; add `name:` and `description:` between `---` lines.', 1);
 
   const value = fallbackDefinition(file, source);
   value.systemPrompt = document.body.trim();
@@ -101,11 +111,15 @@ export function parseAgentDefinition(text: string, file: string, source = 'file'
   const color = readString(data.color, 'color', sink);
   if (color !== undefined) value.color = color;
 
-  for (const key of Object.keys(data)) {
+  for (const [key, raw] of Object.entries(data)) {
     if (READ_KEYS.has(key)) continue;
+    value.extra[key] = raw;
     if (DOCUMENTED_UNSUPPORTED.has(key)) {
-      sink.info(key, `\`${key}\` is a Claude Code agent key that Tessera does not apply yet; it is ignored.`);
-    } else sink.warn(key, `Unknown agent frontmatter key \`${key}\`; it is ignored.`);
+      sink.info(key, `\`${key}\` is a Claude Code agent key that Tessera does not apply yet; it is kept in \`extra\`.`);
+    } else {
+      const hint = AGENT_KEY_HINTS[key] === undefined ? '' : ` (agents spell it \`${AGENT_KEY_HINTS[key]}\`)`;
+      sink.warn(key, `Unknown agent frontmatter key \`${key}\`${hint}; it is kept in \`extra\` and otherwise ignored.`);
+    }
   }
   return { value, diagnostics: sink.diagnostics };
 }
@@ -133,6 +147,6 @@ function suggestAgentName(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
 }
 
-function fallbackDefinition(file: string, source: string): AgentDefinition {
-  return { name: basename(file, extname(file)), description: '', systemPrompt: '', file, source };
+function fallbackDefinition(file: string, source: string): AgentFileDefinition {
+  return { name: basename(file, extname(file)), description: '', systemPrompt: '', file, source, extra: {} };
 }

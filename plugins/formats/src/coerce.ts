@@ -54,8 +54,8 @@ export function readString(value: unknown, key: string, sink: DiagnosticSink): s
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (Array.isArray(value) && value.every((item) => typeof item !== 'object' || item === null)) {
-    // `argument-hint: [file] [mode]` is a YAML flow list; the author meant the literal text.
-    return value.map((item) => `[${String(item)}]`).join(' ');
+    // `argument-hint: [file]` or `[file, mode]` is a YAML flow list; the author meant the text.
+    return `[${value.map(String).join(', ')}]`;
   }
   sink.warn(key, `\`${key}\` must be a string; got ${describe(value)}, so it is ignored.`);
   return undefined;

@@ -44,11 +44,13 @@ export function parseFrontmatter(text: string, file: string): FrontmatterDocumen
       keyLines: {},
       diagnostics: [
         {
-          severity: 'error',
+          // Claude Code reads such a file as having no frontmatter; so does Tessera. Readers
+          // that need frontmatter (agents) report their own error.
+          severity: 'warning',
           file,
           line: 1,
           column: 1,
-          message: 'Frontmatter opened with `---` on line 1 is never closed; add a `---` line after the last key.',
+          message: 'Frontmatter opened with `---` on line 1 is never closed, so the file is read as having none; add a `---` line after the last key.',
         },
       ],
     };
@@ -88,11 +90,11 @@ function parseYaml(
       keyLines: {},
       diagnostics: [
         {
-          severity: 'error',
+          severity: 'warning',
           file,
           line: 2,
           column: 1,
-          message: 'Frontmatter must be a YAML mapping of `key: value` lines; this one is a scalar or a list.',
+          message: 'Frontmatter must be a YAML mapping of `key: value` lines; this one is a scalar or a list, so it is ignored.',
         },
       ],
     };

@@ -1,7 +1,7 @@
 // Pure readers for Claude Code's on-disk formats. Each returns `{ value, diagnostics }` and
 // never throws on bad content; behaviour (running commands, installing plugins) lives elsewhere.
 export { readAgentDefinition, parseAgentDefinition, AGENT_NAME_PATTERN } from './agent-definition.js';
-export type { ReadAgentOptions } from './agent-definition.js';
+export type { AgentFileDefinition, ReadAgentOptions } from './agent-definition.js';
 export { readSkillFile } from './skill-file.js';
 export type { SkillDefinition } from './skill-file.js';
 export { readCommandFile } from './command-file.js';

@@ -1,7 +1,8 @@
 import { dirname, resolve, sep } from 'node:path';
 import type { Diagnostic, ParseResult } from '@tessera/contracts';
 import { z } from 'zod';
-import { authorSchema, KEBAB_NAME } from './plugin-manifest-schema.js';
+import { marketplaceNameDiagnostics, pluginNameDiagnostics } from './name-rules.js';
+import { authorSchema } from './plugin-manifest-schema.js';
 import { parseJsonText, readTextFile } from './read-text.js';
 import { zodDiagnostics } from './zod-diagnostics.js';
 
@@ -68,6 +69,8 @@ const marketplaceSchema = z.looseObject({
   renames: z.record(z.string(), z.string().nullable()).optional(),
   plugins: z.array(z.unknown()),
 });
+/** Top-level keys Claude Code documents; Tessera does not read `allowCrossMarketplaceDependenciesOn`. */
+const KNOWN_MARKETPLACE_KEYS: ReadonlySet<string> = new Set([...Object.keys(marketplaceSchema.shape), 'allowCrossMarketplaceDependenciesOn']);
 
 /**
  * Reads `.claude-plugin/marketplace.json`. A broken entry is reported (with its index) and left
@@ -86,8 +89,9 @@ export function readMarketplace(path: string): ParseResult<Marketplace> {
   if (!parsed.success) return { value: empty, diagnostics: zodDiagnostics(parsed.error, file, '', 'marketplace field') };
   const data = parsed.data;
   const diagnostics: Diagnostic[] = [];
-  if (!KEBAB_NAME.test(data.name)) {
-    diagnostics.push({ severity: 'error', file, path: 'name', message: `Marketplace name ${JSON.stringify(data.name)} must be kebab-case.` });
+  diagnostics.push(...marketplaceNameDiagnostics(data.name, file));
+  for (const key of Object.keys(data)) {
+    if (!KNOWN_MARKETPLACE_KEYS.has(key)) diagnostics.push({ severity: 'warning', file, path: key, message: `Unknown marketplace.json key \`${key}\`; it is ignored.` });
   }
   const value: Marketplace = { name: data.name, owner: data.owner, root, plugins: [] };
   const description = data.description ?? data.metadata?.description;
@@ -103,6 +107,9 @@ export function readMarketplace(path: string): ParseResult<Marketplace> {
       diagnostics.push(...zodDiagnostics(entry.error, file, `plugins[${index}]`, 'marketplace entry'));
       return;
     }
+    const nameProblems = pluginNameDiagnostics(entry.data.name, file, `plugins[${index}].name`);
+    diagnostics.push(...nameProblems);
+    if (nameProblems.some((problem) => problem.severity === 'error')) return;
     const source = normaliseSource(entry.data.source, root, pluginRoot, file, index, diagnostics);
     if (source === undefined) return;
     if (seen.has(entry.data.name)) {

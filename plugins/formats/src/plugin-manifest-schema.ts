@@ -1,8 +1,5 @@
 import { z } from 'zod';
 
-/** Kebab-case plugin and marketplace names. */
-export const KEBAB_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-
 const componentPaths = z.union([z.string(), z.array(z.string())]);
 const inlineOrPaths = z.union([z.string(), z.array(z.union([z.string(), z.record(z.string(), z.unknown())])), z.record(z.string(), z.unknown())]);
 

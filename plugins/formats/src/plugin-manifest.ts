@@ -2,7 +2,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Diagnostic, ParseResult } from '@tessera/contracts';
 import { parseMcpServers, readMcpConfig, type McpServerConfig } from './mcp-config.js';
-import { KEBAB_NAME, KNOWN_MANIFEST_KEYS, pluginManifestSchema, type PluginManifest } from './plugin-manifest-schema.js';
+import { pluginNameDiagnostics } from './name-rules.js';
+import { KNOWN_MANIFEST_KEYS, pluginManifestSchema, type PluginManifest } from './plugin-manifest-schema.js';
 import type { PluginVariables } from './plugin-variables.js';
 import { parseJsonText, readTextFile } from './read-text.js';
 import { zodDiagnostics } from './zod-diagnostics.js';
@@ -94,11 +95,9 @@ function readManifestFile(file: string, diagnostics: Diagnostic[]): PluginManife
     diagnostics.push(...zodDiagnostics(parsed.error, file, '', 'plugin manifest field'));
     return undefined;
   }
-  if (!KEBAB_NAME.test(parsed.data.name)) {
-    diagnostics.push({ severity: 'error', file, path: 'name', message: `Plugin name ${JSON.stringify(parsed.data.name)} must be kebab-case (lowercase words joined by hyphens).` });
-  }
+  diagnostics.push(...pluginNameDiagnostics(parsed.data.name, file, 'name'));
   for (const key of Object.keys(parsed.data)) {
-    if (!KNOWN_MANIFEST_KEYS.has(key)) diagnostics.push({ severity: 'warning', file, path: key, message: `Unknown plugin.json key \`${key}\`; it is ignored.` });
+    if (!KNOWN_MANIFEST_KEYS.has(key)) diagnostics.push({ severity: 'warning', file, path: key, message: `Unknown plugin.json key \`${key}\`; it is kept in the manifest and otherwise ignored.` });
   }
   return parsed.data;
 }

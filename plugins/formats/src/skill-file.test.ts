@@ -104,13 +104,13 @@ describe('readSkillFile', () => {
     ]);
   });
 
-  it('falls back to the first paragraph for the description and warns about a mismatched name', () => {
+  it('falls back to the first paragraph for the description and notes a mismatched name', () => {
     const root = tree({ 'dir-name/SKILL.md': '---\nname: other\n---\n\n# Title\nfirst para\n\nsecond' });
     const { value, diagnostics } = readSkillFile(join(root, 'dir-name', 'SKILL.md'));
     expect(value.id).toBe('dir-name');
     expect(value.name).toBe('other');
     expect(value.description).toBe('Title first para');
-    expect(diagnostics.map((d) => [d.severity, d.path])).toEqual([['warning', 'name'], ['info', 'description']]);
+    expect(diagnostics.map((d) => [d.severity, d.path])).toEqual([['info', 'name'], ['info', 'description']]);
   });
 
   it('reports `version` and other common undocumented keys as info and keeps them', () => {

@@ -2,6 +2,7 @@ import { basename, dirname, extname, resolve } from 'node:path';
 import type { ParseResult } from '@tessera/contracts';
 import { DiagnosticSink, readString } from './coerce.js';
 import { parseFrontmatter } from './frontmatter.js';
+import { LOOSE_NAME } from './name-rules.js';
 import { readTextFile } from './read-text.js';
 import { firstParagraph, readPromptFrontmatter, type PromptFrontmatter } from './skill-frontmatter.js';
 
@@ -42,18 +43,14 @@ export function readSkillFile(path: string): ParseResult<SkillDefinition> {
   sink.diagnostics.push(...document.diagnostics);
   const shared = readPromptFrontmatter(document.data, sink, OWN_KEYS, 'skill');
   const name = readString(document.data.name, 'name', sink);
-  if (name !== undefined) {
-    if (!PORTABLE_SKILL_NAME.test(name)) {
-      sink.warn('name', `Skill name ${JSON.stringify(name)} is not portable (1–64 lowercase letters, digits, single hyphens); uploads to claude.ai reject it.`);
-    } else if (isSkillMd && name !== id) {
-      sink.warn('name', `Skill name ${JSON.stringify(name)} differs from its directory ${JSON.stringify(id)}; the directory name is the command name.`);
-    }
-  }
+  if (name !== undefined) checkSkillName(name, isSkillMd ? id : undefined, sink);
   const description = shared.description ?? firstParagraph(document.body) ?? '';
   if (shared.description === undefined) {
     sink.info('description', 'No `description` in frontmatter; the first paragraph of the body is used.', 1);
+  } else if (description.length > 1536) {
+    sink.warn('description', `Description is ${description.length} characters; Claude Code cuts the skill listing at 1,536, so shorten it.`);
   } else if (description.length > 1024) {
-    sink.warn('description', `Description is ${description.length} characters; the Agent Skills limit is 1024.`);
+    sink.info('description', `Description is ${description.length} characters; it loads, but Agent Skills uploads allow 1,024.`);
   }
   return {
     value: {
@@ -68,6 +65,22 @@ export function readSkillFile(path: string): ParseResult<SkillDefinition> {
     },
     diagnostics: sink.diagnostics,
   };
+}
+
+/**
+ * Claude Code never refuses a skill over its name (it is a display label; the directory names
+ * the command), so nothing here is an error. Undocumented characters warn; what only matters for
+ * Agent Skills uploads (claude.ai, the API) is info.
+ */
+function checkSkillName(name: string, directory: string | undefined, sink: DiagnosticSink): void {
+  if (!LOOSE_NAME.test(name)) {
+    sink.warn('name', `Skill name ${JSON.stringify(name)} has characters Claude Code does not document (use lowercase letters, digits, \`-\`, \`.\`, \`_\`); it is loaded as written.`);
+  } else if (!PORTABLE_SKILL_NAME.test(name)) {
+    sink.info('name', `Skill name ${JSON.stringify(name)} loads, but Agent Skills uploads (claude.ai, the API) accept only 1–64 lowercase letters, digits and single hyphens.`);
+  }
+  if (directory !== undefined && name !== directory) {
+    sink.info('name', `Skill name ${JSON.stringify(name)} differs from its directory ${JSON.stringify(directory)}; the directory name is the command name, and Agent Skills uploads require the two to match.`);
+  }
 }
 
 function emptySkill(id: string, file: string, dir: string): SkillDefinition {

@@ -36,8 +36,13 @@ const SHARED_KEYS = new Set([
 ]);
 /** Documented keys that are accepted and ignored by Claude Code itself. */
 const IGNORED_KEYS = new Set(['license', 'compatibility', 'metadata', 'background', '$schema']);
-/** Undocumented keys common in published files (`version` in 8 of 43 real skills): info, not warning. */
-const COMMON_UNDOCUMENTED_KEYS = new Set(['version', 'author', 'tags']);
+/**
+ * Undocumented keys common in published files (`version` in 8 of 43 real skills,
+ * `hide-from-slash-command-tool` in official plugin commands): info, not warning.
+ */
+const COMMON_UNDOCUMENTED_KEYS = new Set(['version', 'author', 'tags', 'hide-from-slash-command-tool']);
+/** Agent spellings people carry over into skills and commands. */
+const KEY_HINTS: Record<string, string> = { tools: 'allowed-tools', allowedTools: 'allowed-tools', disallowedTools: 'disallowed-tools' };
 
 /**
  * Reads the shared frontmatter table. `ownKeys` are keys the caller handles (e.g. `name` for
@@ -88,10 +93,10 @@ export function readPromptFrontmatter(
     result.extra[key] = value;
     if (IGNORED_KEYS.has(key)) continue;
     if (COMMON_UNDOCUMENTED_KEYS.has(key)) {
-      sink.info(key, `\`${key}\` is not a ${kind} frontmatter key Claude Code reads; it is kept in \`extra\`.`);
+      sink.info(key, `\`${key}\` is not a documented ${kind} frontmatter key, but a common one; it is kept in \`extra\`.`);
       continue;
     }
-    const hint = key === 'tools' ? ' (did you mean `allowed-tools`?)' : '';
+    const hint = KEY_HINTS[key] === undefined ? '' : ` (did you mean \`${KEY_HINTS[key]}\`?)`;
     sink.warn(key, `\`${key}\` is not a documented ${kind} frontmatter key${hint}; it is kept in \`extra\` and otherwise ignored.`);
   }
   return result;

@@ -1,5 +1,9 @@
 import { statSync } from 'node:fs';
 import {
+  Provider,
+  SandboxPaths,
+  ShellDirectories,
+  SubagentLauncher,
   TesseraError,
   describeError,
   messageText,
@@ -8,10 +12,8 @@ import {
   type HooksConfig,
   type HooksSource,
   type ISession,
-  type Provider,
-  type SandboxPaths,
-  type ShellDirectories,
-  type SubagentLauncher,
+  type SessionServices,
+  type Token,
 } from '@tessera/contracts';
 import { hostPathFor } from '@tessera/plugin-permissions';
 import { runCommandHook, type ProcessOutcome } from './command-executor.js';
@@ -42,23 +44,30 @@ export interface AgentHookRequest {
 export interface HookRunnerOptions {
   /** `CLAUDE_PROJECT_DIR`; default: the session's cwd. */
   projectDir?: string;
-  /** Used by `prompt` hooks. */
+  /** Used by `prompt` hooks; default: the call's `Provider` (see `services`). */
   provider?: Provider;
   /** Runs `agent` hooks; overrides `subagentLauncher`. */
   runAgentHook?: (request: AgentHookRequest) => Promise<{ ok: boolean; reason?: string }>;
   /**
-   * Runs `agent` hooks as subagents (the hooks plugin resolves the bound `SubagentLauncher`).
-   * With neither this nor `runAgentHook`, an agent hook reports a configuration error.
+   * Runs `agent` hooks as subagents; default: the call's `SubagentLauncher` (the subagents
+   * plugin binds it). With neither a launcher nor `runAgentHook`, an agent hook reports a
+   * configuration error.
    */
   subagentLauncher?: SubagentLauncher;
   /**
-   * Where each session's shell is after a `cd` (bound by the built-in tools). Claude Code's
-   * hook input `cwd`, and the directory command hooks run in, follow the shell; without it
-   * they are the session's cwd.
+   * Where each session's shell is after a `cd`; default: the call's `ShellDirectories` (bound
+   * by the built-in tools). Claude Code's hook input `cwd`, and the directory command hooks run
+   * in, follow the shell; without it they are the session's cwd.
    */
   shellDirectories?: ShellDirectories;
-  /** Under a sandbox, maps the shell's sandbox directory back to the host (bound by the built-in tools). */
+  /** Under a sandbox, maps the shell's sandbox directory back to the host; default: the call's `SandboxPaths`. */
   sandboxPaths?: SandboxPaths;
+  /**
+   * Where a call looks up what the options above leave out (`Provider`, `SubagentLauncher`,
+   * `ShellDirectories`, `SandboxPaths`), per call. Default: the session's `services`; a call
+   * without a session finds nothing.
+   */
+  services?: (session: ISession | undefined) => SessionServices | undefined;
   /** `transcript_path` sent to hooks. */
   transcriptPath?: (session: ISession | undefined) => string;
   /** Extra environment for command hooks. */
@@ -127,10 +136,26 @@ export function entriesFrom(config: HooksConfig, source: HooksSource): HookEntry
 
 /** Finds the handlers for an event, runs them in parallel, and combines what they said. */
 export class HookRunner {
+  private readonly entries: HookEntry[];
+
   constructor(
-    private readonly entries: readonly HookEntry[],
+    entries: readonly HookEntry[],
     private readonly options: HookRunnerOptions = {},
-  ) {}
+  ) {
+    this.entries = [...entries];
+  }
+
+  /** Adds handlers (the hooks plugin adds those of the files it reads at boot). */
+  add(entries: readonly HookEntry[]): void {
+    this.entries.push(...entries);
+  }
+
+  /** An option when given, else the call's service (per call: a rebind reaches later sessions). */
+  private lookup<T>(given: T | undefined, token: Token<T>, session: ISession | undefined): T | undefined {
+    if (given !== undefined) return given;
+    const services = this.options.services ? this.options.services(session) : session?.services;
+    return services?.getOptional(token);
+  }
 
   has(event: HookEventName): boolean {
     return this.entries.some((entry) => entry.event === event);
@@ -162,9 +187,9 @@ export class HookRunner {
    */
   currentDirectory(session: ISession | undefined): string {
     if (!session) return process.cwd();
-    const shell = this.options.shellDirectories?.cwdFor(session.sessionId);
+    const shell = this.lookup(this.options.shellDirectories, ShellDirectories, session)?.cwdFor(session.sessionId);
     if (shell === undefined) return session.cwd;
-    const root = this.options.sandboxPaths?.root;
+    const root = this.lookup(this.options.sandboxPaths, SandboxPaths, session)?.root;
     const host = root === undefined ? shell : hostPathFor(shell, root, session.cwd);
     if (host === undefined) return session.cwd;
     return statSync(host, { throwIfNoEntry: false })?.isDirectory() ? host : session.cwd;
@@ -226,7 +251,7 @@ export class HookRunner {
     if (handler.type === 'agent' && this.options.runAgentHook) {
       verdict = await this.options.runAgentHook({ handler: handler as HookHandlerConfig & { type: 'agent' }, prompt, input, session: call.session, signal });
     } else if (handler.type === 'agent') {
-      const launcher = this.options.subagentLauncher;
+      const launcher = this.lookup(this.options.subagentLauncher, SubagentLauncher, call.session);
       if (!launcher) {
         throw new HookConfigurationError(
           `${name} is an "agent" hook, but no subagent runner is available: add the subagents plugin (it binds SubagentLauncher), pass runAgentHook to hooksPlugin, or change the hook to "type": "prompt" or "command".`,
@@ -244,8 +269,9 @@ export class HookRunner {
       if (!parsed) return { exitCode: 1, stdout: '', stderr: `the subagent did not answer with {"ok": boolean}: ${text.slice(0, 200)}` };
       verdict = parsed;
     } else {
-      if (!this.options.provider) throw new HookConfigurationError(`${name} is a "prompt" hook, but no Provider is bound.`, { file: entry.source.file, path: entry.location });
-      const reply = await this.options.provider.stream({
+      const provider = this.lookup(this.options.provider, Provider, call.session);
+      if (!provider) throw new HookConfigurationError(`${name} is a "prompt" hook, but no Provider is bound.`, { file: entry.source.file, path: entry.location });
+      const reply = await provider.stream({
         messages: [{ role: 'user', content: prompt }],
         system: `You evaluate a hook condition for a coding agent. ${VERDICT_INSTRUCTION}`,
         tools: [],

@@ -3,12 +3,21 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { SandboxPaths, ShellDirectories, type HooksConfig, type Message, type ToolExecutionEvent } from '@tessera/contracts';
+import {
+  ApprovalHandler,
+  Diagnostics,
+  SandboxPaths,
+  ShellDirectories,
+  type DiagnosticReport,
+  type HooksConfig,
+  type Message,
+  type ToolExecutionEvent,
+} from '@tessera/contracts';
 import { createKernel, definePlugin, defineTool, PromptBlockedError, toolsPlugin, type Kernel } from '@tessera/kernel';
-import { recordingApprovals } from '@tessera/kernel/testing';
+import { recordingApprovals, RecordingApprovalHandler } from '@tessera/kernel/testing';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { HookRunResult } from './hook-outcome.js';
 import { hooksPlugin, type HooksPluginOptions } from './hooks-plugin.js';
@@ -337,3 +346,113 @@ describe('http, prompt and agent hooks', () => {
     expect(toolText(session.getHistory())).toEqual(['Blocked by hook: agent refused ls']);
   });
 });
+
+describe('hooksPlugin and the kernel seams', () => {
+  const recordingDiagnostics = (reports: DiagnosticReport[]) =>
+    definePlugin({
+      name: 'recording-diagnostics',
+      provides: [Diagnostics],
+      register({ bind }) {
+        bind(Diagnostics).toConstantValue({ report: (report) => void reports.push(report) });
+      },
+    });
+
+  it('reports file problems and hook notices to the bound Diagnostics, never as process warnings', async () => {
+    const reports: DiagnosticReport[] = [];
+    const warnings = vi.spyOn(process, 'emitWarning');
+    try {
+      const broken = join(dir, 'broken.json');
+      await writeFile(broken, '{ "hooks": ');
+      const failing = await script('fail.sh', 'echo oops >&2; exit 1');
+      const config: HooksConfig = { PreToolUse: [command(failing)], Notification: [command(failing)] };
+      kernel = await createKernel({
+        plugins: testPreset({
+          turns: [bashCall('ls'), { text: 'ok' }],
+          plugins: [toolsPlugin(echo), recordingDiagnostics(reports), hooksPlugin({ configs: [{ config, source: { file: join(dir, 'settings.json') } }], files: [broken] })],
+        }),
+      });
+      expect(reports).toEqual([expect.objectContaining({ severity: 'error', code: 'TESSERA_HOOKS_CONFIG', source: 'claude-hooks', file: broken, message: expect.stringMatching(/invalid JSON/) })]);
+      await kernel.createSession({ cwd: dir }).run('go');
+      expect(ran).toHaveLength(1);
+      expect(reports[1]).toMatchObject({ severity: 'warning', code: 'TESSERA_HOOK_NOTICE', source: 'claude-hooks', message: expect.stringMatching(/failed with exit code 1: oops/) });
+      // An event without a session reports through the kernel's reporter too.
+      await kernel.hooks.notification.promise({ message: 'hi', notificationType: 'idle' });
+      expect(reports).toHaveLength(3);
+      expect(reports[2]).toMatchObject({ code: 'TESSERA_HOOK_NOTICE' });
+      expect(warnings).not.toHaveBeenCalled();
+    } finally {
+      warnings.mockRestore();
+    }
+  });
+
+  it('asks the ApprovalHandler the session sees for an "ask" hook: a rebind reaches sessions created afterwards', async () => {
+    const ask = await script('ask.sh', `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'`);
+    const { session } = await start({ PreToolUse: [command(ask)] }, [bashCall('ls'), { text: 'a' }, bashCall('ls'), { text: 'b' }], {}, [recordingApprovals(false)]);
+    await session.run('go');
+    expect(ran).toEqual([]);
+    const approving = new RecordingApprovalHandler(true);
+    kernel!.container.rebind(ApprovalHandler).toConstantValue(approving);
+    const later = kernel!.createSession({ cwd: dir });
+    await later.run('go');
+    expect(ran).toHaveLength(1);
+    expect(approving.requests.map((request) => request.sessionId)).toEqual([later.sessionId]);
+  });
+
+  it('reads nothing in the factory: one plugin value composes into two kernels, each reading its files into its own runner', async () => {
+    const settings = join(dir, 'settings.json');
+    const saved = process.env;
+    let plugin: ReturnType<typeof hooksPlugin>;
+    try {
+      process.env = {};
+      expect(() => hooksPlugin()).not.toThrow();
+      // The file does not exist yet: the factory must not read it.
+      plugin = hooksPlugin({ files: [settings] });
+    } finally {
+      process.env = saved;
+    }
+    const hook = await script('where.sh', 'pwd -P >> "$CLAUDE_PROJECT_DIR/runs"');
+    await writeFile(settings, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] } }));
+    // Each kernel's shell is somewhere else: a hook that ran with the other kernel's services would say so.
+    const shellAt = (where: string) =>
+      definePlugin({
+        name: 'fake-shell-directories',
+        provides: [ShellDirectories],
+        register({ bind }) {
+          bind(ShellDirectories).toConstantValue({ cwdFor: () => where });
+        },
+      });
+    const [one, two] = [join(dir, 'one'), join(dir, 'two')];
+    await mkdir(one);
+    await mkdir(two);
+    const boot = (where: string) => createKernel({ plugins: testPreset({ turns: [bashCall('ls'), { text: 'ok' }], plugins: [toolsPlugin(echo), shellAt(where), plugin] }) });
+    const first = await boot(one);
+    const second = await boot(two);
+    const runs = async () => (await readFile(join(dir, 'runs'), 'utf8')).trim().split('\n');
+    try {
+      await first.createSession({ cwd: dir }).run('go');
+      // One handler, run in this kernel's shell directory: the second boot changed nothing here.
+      expect(await runs()).toEqual([one]);
+      await second.createSession({ cwd: dir }).run('go');
+      expect(await runs()).toEqual([one, two]);
+      expect(ran).toHaveLength(2);
+    } finally {
+      await first.shutdown();
+      await second.shutdown();
+    }
+  });
+
+  it('rejects unusable files and configs entries when the plugin is made', () => {
+    expect(() => hooksPlugin({ files: [''] })).toThrow(/files\[0\] must be a path/);
+    expect(() => hooksPlugin({ configs: [{ config: null as never, source: { file: 'x' } }] })).toThrow(/configs\[0\]/);
+  });
+
+  it('declares the tokens it uses when present', async () => {
+    kernel = await createKernel({ plugins: testPreset({ plugins: [hooksPlugin()] }) });
+    expect(kernel.describe().plugins.find((plugin) => plugin.name === 'claude-hooks')).toMatchObject({
+      provides: [],
+      requires: [],
+      optional: ['Provider', 'SubagentLauncher', 'ShellDirectories', 'SandboxPaths', 'ApprovalHandler', 'Diagnostics'],
+    });
+  });
+});
+

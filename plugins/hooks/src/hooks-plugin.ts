@@ -1,5 +1,9 @@
 import {
   ApprovalHandler,
+  Diagnostics,
+  diagnosticReport,
+  noSessionServices,
+  processWarningDiagnostics,
   Provider,
   SandboxPaths,
   ShellDirectories,
@@ -7,13 +11,15 @@ import {
   TesseraError,
   describeError,
   type Diagnostic,
+  type DiagnosticsReporter,
   type HooksConfig,
   type HooksSource,
   type ISession,
   type PostToolUseContext,
+  type SessionServices,
   type ToolResult,
 } from '@tessera/contracts';
-import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
+import { definePlugin, Stage, type Plugin, type TesseraHooks } from '@tessera/kernel';
 import { askForApproval, type HookApprovalOptions } from './ask-approval.js';
 import type { HookRunResult } from './hook-outcome.js';
 import { entriesFrom, HookRunner, type HookEntry, type HookRunnerOptions } from './hook-runner.js';
@@ -24,18 +30,21 @@ export const HOOKS_PLUGIN_NAME = 'claude-hooks';
 /** PreToolUse hooks tap just before `Stage.Guard` (the permission enforcer). */
 export const PRE_TOOL_USE_STAGE = Stage.BeforeGuard;
 
-export interface HooksPluginOptions extends Omit<HookRunnerOptions, 'provider'>, Omit<HookApprovalOptions, 'approvalHandler'> {
+export interface HooksPluginOptions extends Omit<HookRunnerOptions, 'provider' | 'services'>, Omit<HookApprovalOptions, 'approvalHandler'> {
   /** Parsed configurations with their source (settings layer or plugin). */
   configs?: ReadonlyArray<{ config: HooksConfig; source: HooksSource }>;
   /** Settings files or plugin hooks.json files to read at boot (a string is the file path). */
   files?: ReadonlyArray<string | HooksSource>;
-  /** Provider for `prompt` hooks; default: the bound `Provider`. */
+  /** Provider for `prompt` hooks; default: the session's `Provider`. */
   provider?: HookRunnerOptions['provider'];
-  /** Approver for `permissionDecision: "ask"`; default: the bound `ApprovalHandler`. */
+  /** Approver for `permissionDecision: "ask"`; default: the session's `ApprovalHandler`. */
   approvalHandler?: HookApprovalOptions['approvalHandler'];
-  /** Sees every run that matched at least one handler: notices, system messages, decisions. */
+  /**
+   * Sees every run that matched at least one handler: notices, system messages, decisions.
+   * Without it, notices go to the `Diagnostics` reporter (`TESSERA_HOOK_NOTICE`).
+   */
   onHookResult?: (result: HookRunResult, session: ISession | undefined) => void;
-  /** Problems found while reading `files`; by default they become process warnings. */
+  /** Problems found while reading `files`; by default they go to the `Diagnostics` reporter (`TESSERA_HOOKS_CONFIG`). */
   onDiagnostics?: (diagnostics: Diagnostic[]) => void;
 }
 
@@ -51,32 +60,82 @@ function appendFeedback(result: ToolResult, text: string): ToolResult {
   return { ...result, output };
 }
 
+/** What one kernel's copy of the plugin holds: made in `register()`, completed in `boot()`. */
+interface KernelState {
+  readonly runner: HookRunner;
+  /** The kernel's own lookups, for calls without a session or with one made outside the kernel. */
+  services?: SessionServices;
+}
+
+function invalidOption(option: string, message: string): TesseraError {
+  return new TesseraError(`hooksPlugin: ${message}`, {
+    code: 'invalid_plugin_options',
+    category: 'configuration',
+    recoverable: false,
+    details: { plugin: HOOKS_PLUGIN_NAME, option },
+  });
+}
+
+function validate(options: HooksPluginOptions): void {
+  (options.files ?? []).forEach((file, index) => {
+    const path = typeof file === 'string' ? file : file?.file;
+    if (typeof path !== 'string' || path === '') throw invalidOption('files', `files[${index}] must be a path or { file, pluginRoot? }.`);
+  });
+  (options.configs ?? []).forEach((entry, index) => {
+    if (typeof entry?.config !== 'object' || entry.config === null || typeof entry.source?.file !== 'string') {
+      throw invalidOption('configs', `configs[${index}] must be { config, source: { file } }.`);
+    }
+  });
+}
+
 /**
  * Runs Claude Code hooks (settings `hooks` and plugin hooks.json) on the kernel's hooks.
  * PreToolUse taps just before the permission guard (`Stage.BeforeGuard`); other events at
  * `Stage.Default`.
+ *
+ * The factory only checks and keeps `options`. Each kernel's `register()` makes its own
+ * `HookRunner`, and its `boot()` reads `files` into it. What the hooks use from other plugins
+ * — `Provider`, `SubagentLauncher`, `ShellDirectories`, `SandboxPaths`, `ApprovalHandler`,
+ * `Diagnostics` — is looked up per call in the session's services, unless given as an option.
  */
 export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
-  const entries: HookEntry[] = (options.configs ?? []).flatMap(({ config, source }) => entriesFrom(config, source));
-  let runner = new HookRunner(entries, options);
-  const approval: HookApprovalOptions = { ...options };
-  // SessionStart output waits here until the session's first prompt.
-  const pendingContext = new WeakMap<ISession, string[]>();
-  const report = (result: HookRunResult, session: ISession | undefined): void => {
-    if (result.outcomes.length === 0) return;
-    if (options.onHookResult) options.onHookResult(result, session);
-    else for (const notice of result.notices) process.emitWarning(notice, { code: 'TESSERA_HOOK_NOTICE' });
-  };
-  const run = async (call: Parameters<HookRunner['run']>[0]): Promise<HookRunResult> => {
-    const result = await runner.run(call);
-    report(result, call.session);
-    return result;
-  };
-  const name = (suffix: string) => ({ name: `${HOOKS_PLUGIN_NAME}:${suffix}`, stage: Stage.Default });
+  validate(options);
+  // Per kernel, keyed by the kernel's hooks object (which register() and boot() both see), so
+  // one plugin value composes into any number of kernels; nothing else is kept here.
+  const kernels = new WeakMap<TesseraHooks, KernelState>();
 
   return definePlugin({
     name: HOOKS_PLUGIN_NAME,
+    optional: [Provider, SubagentLauncher, ShellDirectories, SandboxPaths, ApprovalHandler, Diagnostics],
     register({ hooks }) {
+      // A session made outside the kernel (a subagent's child session, a stand-in) has no
+      // services of its own; it and session-less events use the kernel's.
+      const servicesOf = (session: ISession | undefined): SessionServices | undefined => {
+        const own = session?.services as SessionServices | undefined;
+        return own === undefined || own === noSessionServices ? state.services : own;
+      };
+      const diagnosticsOf = (session: ISession | undefined): DiagnosticsReporter =>
+        servicesOf(session)?.getOptional(Diagnostics) ?? processWarningDiagnostics;
+      const entries: HookEntry[] = (options.configs ?? []).flatMap(({ config, source }) => entriesFrom(config, source));
+      const state: KernelState = { runner: new HookRunner(entries, { ...options, services: servicesOf }) };
+      kernels.set(hooks, state);
+      const { runner } = state;
+      // SessionStart output waits here until the session's first prompt.
+      const pendingContext = new WeakMap<ISession, string[]>();
+      const report = (result: HookRunResult, session: ISession | undefined): void => {
+        if (result.outcomes.length === 0) return;
+        if (options.onHookResult) return options.onHookResult(result, session);
+        if (result.notices.length === 0) return;
+        const diagnostics = diagnosticsOf(session);
+        for (const notice of result.notices) diagnostics.report({ severity: 'warning', code: 'TESSERA_HOOK_NOTICE', message: notice, source: HOOKS_PLUGIN_NAME });
+      };
+      const run = async (call: Parameters<HookRunner['run']>[0]): Promise<HookRunResult> => {
+        const result = await runner.run(call);
+        report(result, call.session);
+        return result;
+      };
+      const name = (suffix: string) => ({ name: `${HOOKS_PLUGIN_NAME}:${suffix}`, stage: Stage.Default });
+
       hooks.sessionStart.tapPromise(name('SessionStart'), async ({ session, source }) => {
         const result = await run({ event: 'SessionStart', matchValue: source, fields: { source }, session });
         if (result.additionalContext.length > 0) pendingContext.set(session, [...(pendingContext.get(session) ?? []), ...result.additionalContext]);
@@ -109,6 +168,8 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         }
         if (result.updatedInput !== undefined) context.input = result.updatedInput;
         if (result.permissionDecision === 'ask') {
+          const approvalHandler = options.approvalHandler ?? servicesOf(session)?.getOptional(ApprovalHandler);
+          const approval: HookApprovalOptions = { ...options, ...(approvalHandler ? { approvalHandler } : {}) };
           const answer = await askForApproval(approval, { toolName, input: context.input, sessionId: session.sessionId, toolCallId, signal });
           if (answer !== true) return { decision: 'deny', reason: `${result.permissionDecisionReason ?? 'a hook asked for approval'}; not approved: ${answer}`, source: 'hook' };
           context.approvedBy = 'PreToolUse hook (approved by the user)';
@@ -169,14 +230,10 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         await run({ event: 'WorktreeRemove', fields: { worktree_path: path, ...(branch ? { branch } : {}) }, ...(session ? { session } : {}) });
       });
     },
-    async boot({ getOptional }) {
-      approval.approvalHandler = options.approvalHandler ?? getOptional(ApprovalHandler);
-      const provider = options.provider ?? getOptional(Provider);
-      // Optional: without the subagents plugin an `agent` hook reports a configuration error.
-      const subagentLauncher = options.subagentLauncher ?? getOptional(SubagentLauncher);
-      // Optional: bound by the built-in tools, so `cwd` follows a Bash `cd`.
-      const shellDirectories = options.shellDirectories ?? getOptional(ShellDirectories);
-      const sandboxPaths = options.sandboxPaths ?? getOptional(SandboxPaths);
+    async boot({ hooks, get, getOptional, getAll }) {
+      const state = kernels.get(hooks);
+      if (!state) throw new TesseraError(`${HOOKS_PLUGIN_NAME} booted in a kernel it did not register in.`, { code: 'plugin_not_registered', category: 'internal', recoverable: false });
+      state.services = { get, getOptional, getAll };
       const loaded: HookEntry[] = [];
       const diagnostics: Diagnostic[] = [];
       for (const file of options.files ?? []) {
@@ -185,17 +242,14 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         diagnostics.push(...parsed.diagnostics);
         loaded.push(...entriesFrom(parsed.value, source));
       }
+      state.runner.add(loaded);
       if (diagnostics.length > 0) {
         if (options.onDiagnostics) options.onDiagnostics(diagnostics);
-        else for (const d of diagnostics) process.emitWarning(`${d.file}${d.path ? ` ${d.path}` : ''}: ${d.message}`, { code: 'TESSERA_HOOKS_CONFIG' });
+        else {
+          const reporter = get(Diagnostics);
+          for (const diagnostic of diagnostics) reporter.report(diagnosticReport(diagnostic, 'TESSERA_HOOKS_CONFIG', HOOKS_PLUGIN_NAME));
+        }
       }
-      runner = new HookRunner([...entries, ...loaded], {
-        ...options,
-        ...(provider ? { provider } : {}),
-        ...(subagentLauncher ? { subagentLauncher } : {}),
-        ...(shellDirectories ? { shellDirectories } : {}),
-        ...(sandboxPaths ? { sandboxPaths } : {}),
-      });
     },
   });
 }

@@ -21,6 +21,22 @@ export const HOOK_EVENTS: readonly HookEventName[] = [
 ];
 const EVENT_SET: ReadonlySet<string> = new Set(HOOK_EVENTS);
 
+/**
+ * Claude Code events Tessera has no hook for yet (2026 list). Their groups are parsed, checked
+ * and kept, but never run; the warning says so rather than calling them unknown.
+ */
+const CLAUDE_CODE_ONLY_EVENTS: ReadonlySet<string> = new Set([
+  'PermissionRequest', 'PermissionDenied', 'Setup', 'UserPromptExpansion', 'MessageDisplay', 'PostToolBatch',
+  'TaskCreated', 'TaskCompleted', 'TeammateIdle', 'InstructionsLoaded', 'ConfigChange', 'CwdChanged',
+  'DirectoryAdded', 'FileChanged', 'Elicitation', 'ElicitationResult',
+]);
+
+/**
+ * Parsed hooks: the events Tessera runs, plus any other event kept as written (normalised the
+ * same way). The runner reads only `HOOK_EVENTS`, so the others never fire.
+ */
+export type ParsedHooksConfig = HooksConfig & Partial<Record<string, HookMatcherGroup[]>>;
+
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A stable key for "identical handler" deduplication. */
@@ -79,12 +95,14 @@ function parseHandler(raw: unknown, at: string, file: string, diagnostics: Diagn
 /**
  * Reads a `hooks` value (settings key or plugin hooks.json) leniently: unknown keys are
  * ignored, matcher-less groups and empty arrays are fine, identical handlers in one event
- * are kept once, and anything unusable is skipped with a located diagnostic. Never throws.
+ * are kept once, and anything unusable is skipped with a located diagnostic. An event Tessera
+ * does not run (`UserPromptExpansion`, a newer or misspelt name) is kept with a warning, never
+ * dropped with an error. Never throws.
  */
-export function parseHooksConfig(value: unknown, source: HooksSource | string): ParseResult<HooksConfig> {
+export function parseHooksConfig(value: unknown, source: HooksSource | string): ParseResult<ParsedHooksConfig> {
   const file = typeof source === 'string' ? source : source.file;
   const diagnostics: Diagnostic[] = [];
-  const config: HooksConfig = {};
+  const config: ParsedHooksConfig = {};
   if (value === undefined || value === null) return { value: config, diagnostics };
   if (!isRecord(value)) {
     diagnostics.push({ severity: 'error', file, path: 'hooks', message: '"hooks" must be an object mapping event names to matcher groups' });
@@ -93,8 +111,10 @@ export function parseHooksConfig(value: unknown, source: HooksSource | string): 
   for (const [event, groups] of Object.entries(value)) {
     const at = `hooks.${event}`;
     if (!EVENT_SET.has(event)) {
-      diagnostics.push({ severity: 'warning', file, path: at, message: `"${event}" is not a hook event Tessera runs (${HOOK_EVENTS.join(', ')}); it is ignored` });
-      continue;
+      const message = CLAUDE_CODE_ONLY_EVENTS.has(event)
+        ? `"${event}" is a Claude Code hook event Tessera does not run yet; its hooks are kept but never fire`
+        : `"${event}" is not a hook event Tessera knows (check the spelling; Tessera runs ${HOOK_EVENTS.join(', ')}); its hooks are kept but never fire`;
+      diagnostics.push({ severity: 'warning', file, path: at, message });
     }
     if (!Array.isArray(groups)) {
       diagnostics.push({ severity: 'error', file, path: at, message: `"${event}" must be an array of {"matcher", "hooks"} groups` });
@@ -123,7 +143,7 @@ export function parseHooksConfig(value: unknown, source: HooksSource | string): 
       });
       if (handlers.length > 0) parsed.push({ ...(matcher === undefined ? {} : { matcher }), hooks: handlers });
     });
-    if (parsed.length > 0) config[event as HookEventName] = parsed;
+    if (parsed.length > 0) config[event] = parsed;
   }
   return { value: config, diagnostics };
 }
@@ -155,9 +175,11 @@ function jsonErrorLocation(text: string): { line?: number; column?: number } {
 
 /**
  * Reads a JSON file holding a `hooks` key — a settings file or a plugin's hooks/hooks.json —
- * and parses that key. A missing file, bad JSON or a bad shape become diagnostics.
+ * and parses that key. A missing file, bad JSON or a bad shape become diagnostics. A file that
+ * is a bare event map (`{"PreToolUse": […]}`, the inline form from plugin.json) is read as one,
+ * with a warning, since Claude Code wants the `"hooks"` wrapper in a file.
  */
-export async function readHooksFile(path: string, source: Omit<HooksSource, 'file'> = {}): Promise<ParseResult<HooksConfig>> {
+export async function readHooksFile(path: string, source: Omit<HooksSource, 'file'> = {}): Promise<ParseResult<ParsedHooksConfig>> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -175,15 +197,26 @@ export async function readHooksFile(path: string, source: Omit<HooksSource, 'fil
     };
   }
   if (!isRecord(json)) return { value: {}, diagnostics: [{ severity: 'error', file: path, message: 'the file must hold a JSON object with a "hooks" key' }] };
+  if (json.hooks === undefined && Object.keys(json).some(isHookEventName)) {
+    const parsed = parseHooksConfig(json, { file: path, ...source });
+    const wrapper: Diagnostic = { severity: 'warning', file: path, message: 'the file has no "hooks" key, so its event map is read as the hooks; wrap it as {"hooks": {…}}, which Claude Code requires' };
+    return { value: parsed.value, diagnostics: [wrapper, ...parsed.diagnostics] };
+  }
   return parseHooksConfig(json.hooks, { file: path, ...source });
 }
 
-/** Concatenates configs event by event (hooks from every layer run; none replaces another). */
-export function mergeHooksConfigs(...configs: readonly HooksConfig[]): HooksConfig {
-  const merged: HooksConfig = {};
+function isHookEventName(key: string): boolean {
+  return EVENT_SET.has(key) || CLAUDE_CODE_ONLY_EVENTS.has(key);
+}
+
+/**
+ * Concatenates configs event by event (hooks from every layer run; none replaces another).
+ * Events Tessera does not run are carried along like the others.
+ */
+export function mergeHooksConfigs(...configs: readonly ParsedHooksConfig[]): ParsedHooksConfig {
+  const merged: ParsedHooksConfig = {};
   for (const config of configs) {
-    for (const event of HOOK_EVENTS) {
-      const groups = config[event];
+    for (const [event, groups] of Object.entries(config)) {
       if (groups && groups.length > 0) merged[event] = [...(merged[event] ?? []), ...groups];
     }
   }

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Message } from '@tessera/contracts';
+import { PermissionPolicy, type Message } from '@tessera/contracts';
 import { createKernel, defineTool, toolsPlugin, type Kernel } from '@tessera/kernel';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
 import { testPreset } from '@tessera/preset-test';
@@ -72,3 +72,45 @@ it('runs hooks before the permission guard: a hook blocks, deny rules still deny
   expect(seen).toContain('rm -rf'); // hooks see every call first, as in Claude Code
   expect(existsSync(join(dir, 'seen'))).toBe(true);
 });
+
+it('composes the same permissions and hooks plugin values into two kernels in a row; each kernel denies by rule and runs the hook', async () => {
+  const ran: string[] = [];
+  const bash = defineTool({
+    name: 'Bash',
+    description: 'fake',
+    inputSchema: z.object({ command: z.string() }),
+    execute: ({ command }) => (ran.push(command), { success: true, output: 'ok' }),
+  });
+  const hook = join(dir, 'seen.sh');
+  await writeFile(hook, '#!/bin/sh\ncat >> "$CLAUDE_PROJECT_DIR/seen"\necho >> "$CLAUDE_PROJECT_DIR/seen"\n');
+  await chmod(hook, 0o755);
+  const permissions = permissionsPlugin({ rules: { allow: ['Bash(ls)'], deny: ['Bash(rm *)'] } });
+  const hooks = hooksPlugin({ configs: [{ config: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] }, source: { file: 'settings.json' } }] });
+  const turns = [
+    { toolCalls: [{ id: 'a', name: 'Bash', input: { command: 'rm -rf /' } }] },
+    { toolCalls: [{ id: 'b', name: 'Bash', input: { command: 'ls' } }] },
+    { text: 'done' },
+  ];
+  const boot = () => createKernel({ plugins: [...testPreset({ turns, replace: [permissions], plugins: [toolsPlugin(bash)] }), hooks] });
+  const first = await boot();
+  const second = await boot();
+  try {
+    expect(first.get(PermissionPolicy)).not.toBe(second.get(PermissionPolicy));
+    for (const [index, kernel] of [first, second].entries()) {
+      const session = kernel.createSession({ cwd: dir });
+      await session.run('go');
+      const results = session.getHistory().flatMap((m: Message) => (m.role === 'tool' ? m.content.map((b) => String(b.content)) : []));
+      expect(results[0]).toMatch(/^Permission denied: .*Bash\(rm \*\)/);
+      expect(results[1]).toBe('ok');
+      expect(ran).toEqual(Array(index + 1).fill('ls'));
+      const seen = (await readFile(join(dir, 'seen'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { session_id: string; tool_input: unknown });
+      // Each kernel's hook saw both calls of its own session, once each.
+      expect(seen.filter((entry) => entry.session_id === session.sessionId).map((entry) => entry.tool_input)).toEqual([{ command: 'rm -rf /' }, { command: 'ls' }]);
+      expect(seen).toHaveLength(2 * (index + 1));
+    }
+  } finally {
+    await first.shutdown();
+    await second.shutdown();
+  }
+});
+

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { noSessionServices, type PostToolUseContext, type PreToolUseContext } from '@tessera/contracts';
+import { ApprovalHandler, noSessionServices, PermissionPolicy, type PostToolUseContext, type PreToolUseContext, type SessionServices } from '@tessera/contracts';
 import { PermissionEnforcer } from './permission-enforcer.js';
 import { RulesPermissionPolicy } from './rules-permission-policy.js';
 
@@ -87,3 +87,27 @@ describe('PermissionEnforcer output truncation', () => {
     expect(off.truncate(post(readTool, 'x'.repeat(200_000)))).toBeUndefined();
   });
 });
+
+describe('PermissionEnforcer and the session services', () => {
+  it('checks against the session PermissionPolicy and asks its ApprovalHandler when given neither', async () => {
+    const asked: string[] = [];
+    const bound = new Map<symbol, unknown>([
+      [PermissionPolicy, new RulesPermissionPolicy({ deny: ['Bash(rm *)'], ask: ['Bash(npm *)'] })],
+      [ApprovalHandler, { requestApproval: async (request: { sessionId: string }) => (asked.push(request.sessionId), true) }],
+    ]);
+    const services = { get: (token: symbol) => bound.get(token), getOptional: (token: symbol) => bound.get(token), getAll: () => [] } as unknown as SessionServices;
+    const enforcer = new PermissionEnforcer();
+    const inSession = (command: string): PreToolUseContext => ({ ...context(command), session: { ...session, services } });
+    expect(await enforcer.checkPermission(inSession('rm -rf /'))).toMatchObject({ decision: 'deny', reason: expect.stringContaining('Bash(rm *)') });
+    expect(await enforcer.checkPermission(inSession('npm test'))).toBeUndefined();
+    expect(asked).toEqual(['s']);
+  });
+
+  it('denies, with the reason, when no policy is given and the session has none', async () => {
+    expect(await new PermissionEnforcer().checkPermission(context('ls'))).toMatchObject({
+      decision: 'deny',
+      reason: expect.stringMatching(/could not be checked: No .*PermissionPolicy is bound/),
+    });
+  });
+});
+

@@ -1,12 +1,14 @@
 import {
+  ApprovalHandler,
   describeError,
+  PermissionPolicy,
+  SandboxPaths,
+  ShellDirectories,
   type ISession,
-  type PermissionPolicy,
   type PostToolUseContext,
   type PreToolUseContext,
   type PreToolUseDecision,
-  type SandboxPaths,
-  type ShellDirectories,
+  type SessionServices,
 } from '@tessera/contracts';
 import { requestApproval, type ApprovalChainOptions } from './approval-chain.js';
 import { hostCommand, hostInput, hostPathFor } from './sandbox-view.js';
@@ -15,7 +17,11 @@ import { RulesPermissionPolicy } from './rules-permission-policy.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, truncateToolResult } from './truncate-output.js';
 
 export interface PermissionEnforcerOptions extends ApprovalChainOptions {
-  policy: PermissionPolicy;
+  /**
+   * The policy every check uses. Default: the session's `PermissionPolicy`
+   * (`session.services`), so a `rebind` reaches sessions created afterwards.
+   */
+  policy?: PermissionPolicy;
   /**
    * Tool output longer than this is middle-truncated; `false` turns it off. Default 30,000.
    * A tool that declares `maxResultChars` (it keeps its results within that itself) is capped
@@ -23,53 +29,56 @@ export interface PermissionEnforcerOptions extends ApprovalChainOptions {
    */
   maxOutputChars?: number | false;
   /**
-   * Where each session's shell is after a `cd` (the built-in tools bind `ShellDirectories`);
-   * called at check time. A Bash command's relative paths resolve there; default the session cwd.
+   * Where each session's shell is after a `cd`, called at check time. A Bash command's
+   * relative paths resolve there; default: the session's `ShellDirectories` (bound by the
+   * built-in tools), else the session cwd.
    */
   shellDirectories?: () => ShellDirectories | undefined;
   /**
    * Where the tools work when they run in a sandbox, called at check time: paths under its
-   * root are judged as the host paths they stand for (`root` ↔ the session cwd).
+   * root are judged as the host paths they stand for (`root` ↔ the session cwd). Default: the
+   * session's `SandboxPaths`.
    */
   sandboxPaths?: () => SandboxPaths | undefined;
+  /**
+   * The services a check looks `PermissionPolicy`, `ApprovalHandler`, `ShellDirectories` and
+   * `SandboxPaths` up in (those not given above). Default: `session.services`.
+   */
+  services?: (session: ISession) => SessionServices;
 }
+
+const sessionServices = (session: ISession): SessionServices => session.services;
 
 /**
  * Decides each tool call before it runs (deny, run, or ask through the approval chain),
  * remembers "allow for session" answers as exact rules per session, and middle-truncates
  * long tool output. It never throws: any failure becomes a denial with a reason.
+ *
+ * What it does not hold itself — the policy, the approver, the shell directories, the sandbox
+ * mapping — it looks up per call in the session's services (a `Map` read once the session
+ * has resolved them), so it works the same in every kernel and follows a `rebind`.
  */
 export class PermissionEnforcer {
   // Per session, dropped with the session object: approvals never leak between sessions.
   private readonly sessionRules = new WeakMap<ISession, SessionRule[]>();
+  private readonly services: (session: ISession) => SessionServices;
 
-  constructor(private readonly options: PermissionEnforcerOptions) {}
-
-  /** Late-bound approval handler (resolved from the container at boot). */
-  setApprovalHandler(handler: ApprovalChainOptions['approvalHandler']): void {
-    this.options.approvalHandler = handler;
-  }
-
-  /** Late-bound lookup of the sandbox mapping (the plugin passes a container lookup at boot). */
-  setSandboxPaths(lookup: () => SandboxPaths | undefined): void {
-    this.options.sandboxPaths = lookup;
-  }
-
-  /** Late-bound lookup of the shell directories (the plugin passes a container lookup at boot). */
-  setShellDirectories(lookup: () => ShellDirectories | undefined): void {
-    this.options.shellDirectories = lookup;
+  constructor(private readonly options: PermissionEnforcerOptions = {}) {
+    this.services = options.services ?? sessionServices;
   }
 
   async checkPermission(context: PreToolUseContext): Promise<PreToolUseDecision | undefined> {
     const { session, toolName, input, toolCallId, signal } = context;
     try {
-      const judged = this.hostView(toolName, input, session.cwd);
+      const services = this.services(session);
+      const policy = this.options.policy ?? services.get(PermissionPolicy);
+      const root = (this.options.sandboxPaths ? this.options.sandboxPaths() : services.getOptional(SandboxPaths))?.root;
+      const judged = this.hostView(toolName, input, session.cwd, root);
       const query = { toolName, input: judged, mode: session.getPermissionMode(), cwd: session.cwd, sessionId: session.sessionId };
-      const { policy } = this.options;
       const remembered = this.sessionRules.get(session) ?? [];
       const verdict =
         policy instanceof RulesPermissionPolicy
-          ? policy.explain(query, remembered, this.commandCwd(toolName, session.sessionId, session.cwd))
+          ? policy.explain(query, remembered, this.commandCwd(toolName, session, services, root))
           : await policy.evaluate(query);
       if (verdict.decision === 'auto') return undefined;
       if (verdict.decision === 'deny') return { decision: 'deny', reason: verdict.reason ?? `${toolName} is not allowed`, source: 'permission' };
@@ -78,14 +87,18 @@ export class PermissionEnforcer {
 
       const suggestions = 'suggestions' in verdict ? (verdict.suggestions as SessionRule[]) : [];
       const suggestedRule = suggestions.map((rule) => rule.text).join(', ') || verdict.rule;
-      const outcome = await requestApproval(this.options, {
-        toolName,
-        input,
-        sessionId: session.sessionId,
-        toolCallId,
-        signal,
-        ...(suggestedRule ? { suggestedRule } : {}),
-      });
+      const approvalHandler = this.options.approvalHandler ?? services.getOptional(ApprovalHandler);
+      const outcome = await requestApproval(
+        { ...this.options, ...(approvalHandler ? { approvalHandler } : {}) },
+        {
+          toolName,
+          input,
+          sessionId: session.sessionId,
+          toolCallId,
+          signal,
+          ...(suggestedRule ? { suggestedRule } : {}),
+        },
+      );
       if (outcome.answer === 'allow-session') {
         this.remember(session, suggestions);
         return undefined;
@@ -99,17 +112,16 @@ export class PermissionEnforcer {
   }
 
   /** Where a Bash call runs when an earlier `cd` moved the session's shell (as a host path under a sandbox). */
-  private commandCwd(toolName: string, sessionId: string, hostCwd: string): { commandCwd?: string } {
+  private commandCwd(toolName: string, session: ISession, services: SessionServices, root: string | undefined): { commandCwd?: string } {
     if (toolName !== 'Bash') return {};
-    const commandCwd = this.options.shellDirectories?.()?.cwdFor(sessionId);
+    const shells = this.options.shellDirectories ? this.options.shellDirectories() : services.getOptional(ShellDirectories);
+    const commandCwd = shells?.cwdFor(session.sessionId);
     if (commandCwd === undefined) return {};
-    const root = this.options.sandboxPaths?.()?.root;
-    return { commandCwd: root === undefined ? commandCwd : (hostPathFor(commandCwd, root, hostCwd) ?? commandCwd) };
+    return { commandCwd: root === undefined ? commandCwd : (hostPathFor(commandCwd, root, session.cwd) ?? commandCwd) };
   }
 
   /** The input as the rules see it: under a sandbox, its paths (and a command's) moved to the host. */
-  private hostView(toolName: string, input: unknown, hostCwd: string): unknown {
-    const root = this.options.sandboxPaths?.()?.root;
+  private hostView(toolName: string, input: unknown, hostCwd: string, root: string | undefined): unknown {
     if (root === undefined) return input;
     if (toolName === 'Bash' && typeof input === 'object' && input !== null && typeof (input as { command?: unknown }).command === 'string') {
       const command = (input as { command: string }).command;

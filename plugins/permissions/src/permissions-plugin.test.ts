@@ -1,9 +1,20 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PermissionPolicy, ShellDirectories, type ApprovalRequest, type Message, type ToolExecutionEvent } from '@tessera/contracts';
+import {
+  ApprovalHandler,
+  noSessionServices,
+  PermissionPolicy,
+  ReadAccess,
+  SandboxPaths,
+  ShellDirectories,
+  WorkspaceGrants,
+  type ApprovalRequest,
+  type Message,
+  type ToolExecutionEvent,
+} from '@tessera/contracts';
 import { createKernel, definePlugin, defineTool, toolsPlugin, type Kernel } from '@tessera/kernel';
-import { recordingApprovals } from '@tessera/kernel/testing';
+import { AllowAllPermissionPolicy, recordingApprovals, RecordingApprovalHandler } from '@tessera/kernel/testing';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -237,6 +248,125 @@ describe('permissionsPlugin', () => {
     const session = kernel.createSession({ cwd });
     await session.run('go');
     expect(String(toolResults(session.getHistory())[0]?.content)).toHaveLength(50_000);
+  });
+});
+
+describe('permissionsPlugin and the kernel seams', () => {
+  const webFetch = defineTool({ name: 'WebFetch', description: 'fetches (fake)', inputSchema: z.object({ url: z.string() }), execute: () => ({ success: true, output: '' }) });
+  const offered = (provider: ScriptedProvider, index: number) => provider.requests[index]!.tools.map((tool) => tool.name);
+
+  it('follows a rebind of PermissionPolicy in sessions created afterwards; a session that already checked keeps its policy', async () => {
+    const provider = new ScriptedProvider({ turns: [call('ls', 'a1'), { text: 'a' }, call('ls', 'b1'), { text: 'b' }, call('ls', 'a2'), { text: 'a again' }] });
+    kernel = await createKernel({
+      plugins: testPreset({ provider, replace: [permissionsPlugin({ rules: { deny: ['Bash(ls)', 'WebFetch'] } })], plugins: [toolsPlugin(bashTool, webFetch)] }),
+    });
+    const before = kernel.createSession({ cwd });
+    await before.run('go');
+    expect(ran).toEqual([]);
+    expect(String(toolResults(before.getHistory())[0]?.content)).toMatch(/^Permission denied: .*Bash\(ls\)/);
+    expect(offered(provider, 0)).toEqual(['Bash']);
+
+    kernel.container.rebind(PermissionPolicy).toConstantValue(new AllowAllPermissionPolicy());
+    const after = kernel.createSession({ cwd });
+    await after.run('go');
+    expect(ran).toEqual(['ls']);
+    // The offered-tools tap asks the session's policy too: an allow-all policy leaves nothing out.
+    expect(offered(provider, 2)).toEqual(['Bash', 'WebFetch']);
+
+    await before.run('again');
+    expect(ran).toEqual(['ls']);
+    expect(offered(provider, 4)).toEqual(['Bash']);
+  });
+
+  it('asks the ApprovalHandler the session sees: a rebind reaches sessions created afterwards', async () => {
+    const provider = new ScriptedProvider({ turns: [call('npm test', 'a1'), { text: 'a' }, call('npm test', 'b1'), { text: 'b' }, call('npm test', 'a2'), { text: 'a again' }] });
+    kernel = await createKernel({
+      plugins: testPreset({ provider, replace: [permissionsPlugin({ rules: { ask: ['Bash(npm *)'] } })], plugins: [toolsPlugin(bashTool), recordingApprovals(false)] }),
+    });
+    const refusing = kernel.get(ApprovalHandler) as RecordingApprovalHandler;
+    const before = kernel.createSession({ cwd });
+    await before.run('go');
+    expect(ran).toEqual([]);
+
+    const approving = new RecordingApprovalHandler(true);
+    kernel.container.rebind(ApprovalHandler).toConstantValue(approving);
+    const after = kernel.createSession({ cwd });
+    await after.run('go');
+    expect(ran).toEqual(['npm test']);
+    await before.run('again');
+    expect(ran).toEqual(['npm test']);
+    expect(refusing.requests.map((request) => request.sessionId)).toEqual([before.sessionId, before.sessionId]);
+    expect(approving.requests.map((request) => request.sessionId)).toEqual([after.sessionId]);
+  });
+
+  it('builds nothing in the factory: one plugin value composes into two kernels, each with its own policy and enforcer', async () => {
+    const saved = process.env;
+    let plugin: ReturnType<typeof permissionsPlugin>;
+    const enforcers: PermissionEnforcer[] = [];
+    try {
+      process.env = {};
+      expect(() => permissionsPlugin()).not.toThrow();
+      plugin = permissionsPlugin({ rules: { deny: ['Bash(rm *)'], allow: ['Bash(ls)'] }, onEnforcer: (enforcer) => enforcers.push(enforcer) });
+    } finally {
+      process.env = saved;
+    }
+    expect(enforcers).toEqual([]);
+    const boot = () => createKernel({ plugins: testPreset({ turns: [call('rm -rf x'), call('ls'), { text: 'done' }], replace: [plugin], plugins: [toolsPlugin(bashTool)] }) });
+    const first = await boot();
+    const second = await boot();
+    try {
+      expect(first.get(PermissionPolicy)).toBeInstanceOf(RulesPermissionPolicy);
+      expect(first.get(PermissionPolicy)).not.toBe(second.get(PermissionPolicy));
+      // One policy per kernel behind the three tokens, so setRules() changes all of them.
+      expect(first.get(ReadAccess)).toBe(first.get(PermissionPolicy));
+      expect(first.get(WorkspaceGrants)).toBe(first.get(PermissionPolicy));
+      expect(enforcers).toHaveLength(2);
+      expect(enforcers[0]).not.toBe(enforcers[1]);
+      for (const k of [first, second]) {
+        ran.length = 0;
+        const session = k.createSession({ cwd });
+        await session.run('go');
+        expect(ran).toEqual(['ls']);
+        expect(String(toolResults(session.getHistory())[0]?.content)).toMatch(/^Permission denied: .*Bash\(rm \*\)/);
+      }
+      (first.get(PermissionPolicy) as RulesPermissionPolicy).setRules({});
+      expect((second.get(PermissionPolicy) as RulesPermissionPolicy).getRules()).toEqual({ deny: ['Bash(rm *)'], allow: ['Bash(ls)'] });
+    } finally {
+      await first.shutdown();
+      await second.shutdown();
+    }
+  });
+
+  it("uses the kernel's services for a session made outside the kernel (a subagent's child session)", async () => {
+    let enforcer: PermissionEnforcer | undefined;
+    kernel = await createKernel({
+      plugins: testPreset({
+        replace: [permissionsPlugin({ rules: { deny: ['Bash(rm *)'], ask: ['Bash(npm *)'] }, onEnforcer: (value) => (enforcer = value) })],
+        plugins: [recordingApprovals(true)],
+      }),
+    });
+    const outside = { sessionId: 'child', cwd, services: noSessionServices, getPermissionMode: () => 'default' as const, getHistory: () => [] };
+    const check = (command: string) =>
+      enforcer!.checkPermission({ session: outside, round: 1, toolCallId: 't', toolName: 'Bash', input: { command }, tool: undefined, signal: new AbortController().signal });
+    expect(await check('rm -rf x')).toMatchObject({ decision: 'deny', reason: expect.stringContaining('Bash(rm *)') });
+    expect(await check('npm test')).toBeUndefined();
+    expect((kernel.get(ApprovalHandler) as RecordingApprovalHandler).requests.map((request) => request.sessionId)).toEqual(['child']);
+  });
+
+  it('rejects an unusable maxOutputChars when the plugin is made', () => {
+    expect(() => permissionsPlugin({ maxOutputChars: 0 })).toThrow(/maxOutputChars must be a positive number or false/);
+    expect(() => permissionsPlugin({ maxOutputChars: false })).not.toThrow();
+  });
+
+  it('declares what it provides and the tokens it uses when present', async () => {
+    kernel = await createKernel({ plugins: testPreset({ replace: [permissionsPlugin()] }) });
+    const described = kernel.describe().plugins.find((plugin) => plugin.name === 'permissions');
+    expect(described).toMatchObject({
+      provides: ['PermissionPolicy', 'ReadAccess', 'WorkspaceGrants'],
+      requires: [],
+      optional: ['ApprovalHandler', 'ShellDirectories', 'SandboxPaths'],
+    });
+    expect(described?.optional).toEqual([ApprovalHandler, ShellDirectories, SandboxPaths].map((token) => token.description!.replace('tessera/', '')));
   });
 });
 

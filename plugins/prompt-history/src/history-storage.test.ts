@@ -1,12 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { createKernel } from '@tessera/kernel';
+import { Diagnostics, type DiagnosticReport } from '@tessera/contracts';
+import { createKernel, definePlugin } from '@tessera/kernel';
 import { testPreset } from '@tessera/preset-test';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HistoryStorage, toFtsQuery } from './history-storage.js';
-import { promptHistory } from './plugin.js';
+import { promptHistory, PromptHistory } from './plugin.js';
 
 let dir: string;
 let storage: HistoryStorage;
@@ -101,6 +103,84 @@ describe('promptHistory plugin', () => {
     await session.run('remember me');
     await history.flush();
     expect(history.getRecent()).toEqual([expect.objectContaining({ prompt: 'remember me', cwd: '/proj' })]);
+    expect(kernel.get(PromptHistory)).toBe(history);
     await kernel.shutdown();
+    // A given storage is the caller's: the kernel does not close it.
+    history.add('after shutdown');
+    await history.flush();
+    expect(history.getRecent(1)[0]!.prompt).toBe('after shutdown');
+    await history.close();
+  });
+
+  it('makes a plugin with no I/O: no directory or database until the first prompt', async () => {
+    const path = join(dir, 'nested', 'history.db');
+    const plugin = promptHistory({ path });
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'ok' }], plugins: [plugin] }) });
+    const session = kernel.createSession({ cwd: '/proj' });
+    expect(existsSync(join(dir, 'nested'))).toBe(false);
+    await session.run('first prompt');
+    expect(existsSync(path)).toBe(true);
+    await kernel.shutdown();
+    const reopened = new HistoryStorage({ path });
+    expect(reopened.getRecent().map((entry) => entry.prompt)).toEqual(['first prompt']);
+    await reopened.close();
+  });
+
+  it('the same plugin value composed into two kernels in a row: each has its own storage, both record, each shutdown closes only its own', async () => {
+    const close = vi.spyOn(HistoryStorage.prototype, 'close');
+    const path = join(dir, 'shared.db');
+    const plugin = promptHistory({ path });
+    const first = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }], plugins: [plugin] }) });
+    const second = await createKernel({ plugins: testPreset({ turns: [{ text: 'b' }], plugins: [plugin] }) });
+    await first.createSession().run('from the first');
+    await second.createSession().run('from the second');
+    const firstStorage = first.get(PromptHistory);
+    const secondStorage = second.get(PromptHistory);
+    expect(firstStorage).not.toBe(secondStorage);
+    await first.shutdown();
+    expect(close.mock.contexts).toEqual([firstStorage]);
+    await second.shutdown();
+    expect(close.mock.contexts).toEqual([firstStorage, secondStorage]);
+    close.mockRestore();
+    const reopened = new HistoryStorage({ path });
+    expect(reopened.getRecent().map((entry) => entry.prompt).sort()).toEqual(['from the first', 'from the second']);
+    await reopened.close();
+  });
+
+  it("reports a failed insert, and a database that cannot be opened, to the kernel's Diagnostics reporter; the turn goes on", async () => {
+    const reports: DiagnosticReport[] = [];
+    const recorder = definePlugin({ name: 'recorder', provides: [Diagnostics], register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => void reports.push(report) }) });
+    const blocker = join(dir, 'blocker');
+    await writeFile(blocker, 'x');
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'ok' }], plugins: [promptHistory({ path: join(blocker, 'history.db') }), recorder] }) });
+    expect(await kernel.createSession().run('hi')).toBe('ok');
+    expect(reports).toEqual([expect.objectContaining({ severity: 'warning', code: 'TESSERA_HISTORY_WARNING', source: 'prompt-history' })]);
+    expect(kernel.describe().plugins.find((plugin) => plugin.name === 'prompt-history')).toMatchObject({ provides: ['PromptHistory'], optional: ['Diagnostics'] });
+    await kernel.shutdown();
+
+    const memory = await createKernel({ plugins: testPreset({ turns: [{ text: 'ok' }], plugins: [promptHistory({ path: ':memory:' }), recorder] }) });
+    const storage = memory.get(PromptHistory);
+    await storage.close();
+    (storage as unknown as { add(prompt: string): void }).add('into a closed database');
+    await storage.flush();
+    expect(reports.at(-1)).toMatchObject({ code: 'TESSERA_HISTORY_WARNING', message: expect.stringMatching(/Could not record prompt history/) });
+    await memory.shutdown();
+  });
+
+  it('checks options when the plugin is made', () => {
+    expect(() => promptHistory({ path: '' })).toThrow(/path/);
+    expect(() => promptHistory({ onWarning: 'x' as never })).toThrow(/onWarning/);
+  });
+
+  it('kernel.container.rebind(PromptHistory) after createKernel reaches sessions created afterwards', async () => {
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], plugins: [promptHistory({ path: join(dir, 'k.db') })] }) });
+    const replacement = new HistoryStorage({ path: ':memory:' });
+    kernel.container.rebind(PromptHistory).toConstantValue(replacement);
+    await kernel.createSession().run('to the replacement');
+    await replacement.flush();
+    expect(replacement.getRecent().map((entry) => entry.prompt)).toEqual(['to the replacement']);
+    await kernel.shutdown();
+    await replacement.close();
+    expect(existsSync(join(dir, 'k.db'))).toBe(false);
   });
 });

@@ -14,7 +14,10 @@ export interface HistoryEntry {
 export interface HistoryStorageOptions {
   /** Database file; default `~/.tessera/agent/history.db`. `:memory:` works for tests. */
   path?: string;
-  /** Where a failed background insert is reported; default `process.emitWarning`. */
+  /**
+   * Where a failed background insert is reported; default a `TESSERA_HISTORY_WARNING` process
+   * warning (the `promptHistory()` plugin reports to the kernel's `Diagnostics` instead).
+   */
   onWarning?: (message: string) => void;
 }
 

@@ -1,2 +1,2 @@
 export { HistoryStorage, defaultHistoryPath, toFtsQuery, type HistoryEntry, type HistoryStorageOptions } from './history-storage.js';
-export { promptHistory } from './plugin.js';
+export { promptHistory, PromptHistory } from './plugin.js';

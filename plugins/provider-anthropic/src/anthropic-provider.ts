@@ -14,7 +14,10 @@ export interface AnthropicWebSearchOptions {
 }
 
 export interface AnthropicProviderOptions {
-  /** Default: `ANTHROPIC_API_KEY`. Construction fails with an `auth` error when neither is set. */
+  /**
+   * Default: `ANTHROPIC_API_KEY`, read when the provider is constructed. With neither, the
+   * provider still constructs and its first call fails with an `auth` error saying what to set.
+   */
   apiKey?: string;
   /** Default: the SDK's (`ANTHROPIC_BASE_URL` or the public API). */
   baseURL?: string;
@@ -78,13 +81,7 @@ export class AnthropicProvider implements Provider {
     this.model = options.model ?? DEFAULT_MODEL;
     this.models = options.models ?? {};
     const budget = options.thinkingBudget;
-    if (budget !== undefined && (!Number.isInteger(budget) || budget < 1024)) {
-      throw invalidOption('thinkingBudget', `must be an integer of at least 1024, got ${budget}`);
-    }
-    const maxTokens = options.maxTokens ?? (budget === undefined ? DEFAULT_MAX_TOKENS : budget + DEFAULT_MAX_TOKENS);
-    if (budget !== undefined && maxTokens <= budget) {
-      throw invalidOption('maxTokens', `must be greater than thinkingBudget (${budget}), got ${maxTokens}`);
-    }
+    const maxTokens = checkAnthropicProviderOptions(options);
     const caching = options.promptCaching ?? true;
     this.shape = {
       maxTokens,
@@ -214,6 +211,23 @@ function withRequestId(error: AnthropicProviderError, requestId: string | undefi
     cause: error.cause,
   });
   return copy;
+}
+
+/**
+ * Checks the options a provider would be built from, without building it (no client, no
+ * environment read): what `anthropicProvider(options)` runs so a bad option fails when the
+ * plugin is made. Returns the effective `max_tokens`.
+ */
+export function checkAnthropicProviderOptions(options: AnthropicProviderOptions): number {
+  const budget = options.thinkingBudget;
+  if (budget !== undefined && (!Number.isInteger(budget) || budget < 1024)) {
+    throw invalidOption('thinkingBudget', `must be an integer of at least 1024, got ${budget}`);
+  }
+  const maxTokens = options.maxTokens ?? (budget === undefined ? DEFAULT_MAX_TOKENS : budget + DEFAULT_MAX_TOKENS);
+  if (budget !== undefined && maxTokens <= budget) {
+    throw invalidOption('maxTokens', `must be greater than thinkingBudget (${budget}), got ${maxTokens}`);
+  }
+  return maxTokens;
 }
 
 function invalidOption(field: string, problem: string): AnthropicProviderError {

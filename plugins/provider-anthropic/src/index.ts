@@ -1,6 +1,6 @@
 import { Provider, ProviderFactory } from '@tessera/contracts';
 import { definePlugin, type Plugin } from '@tessera/kernel';
-import { AnthropicProvider, type AnthropicProviderOptions } from './anthropic-provider.js';
+import { AnthropicProvider, checkAnthropicProviderOptions, type AnthropicProviderOptions } from './anthropic-provider.js';
 import { AnthropicProviderFactory } from './anthropic-provider-factory.js';
 
 export { AnthropicProvider } from './anthropic-provider.js';
@@ -16,17 +16,27 @@ export type { RetryPolicy, Sleep } from '@tessera/contracts';
 
 /**
  * Provides `Provider` with an `AnthropicProvider` and contributes the `anthropic`
- * `ProviderFactory`. Pass an instance instead of options to keep a handle on it.
+ * `ProviderFactory`.
+ *
+ * The factory only checks and keeps `options`: each kernel's container builds its own provider
+ * when `Provider` is first resolved, so the same plugin value composes into several kernels.
+ * The API key is read then, not here; without one the provider's first call fails with an
+ * `auth` error that says what to set. Pass an instance instead of options to keep a handle on
+ * it: that instance is yours, bound as it is, and shared by every kernel the value is
+ * composed into.
  */
 export function anthropicProvider(options: AnthropicProviderOptions | AnthropicProvider = {}): Plugin {
-  const provider = options instanceof AnthropicProvider ? options : new AnthropicProvider(options);
+  const given = options instanceof AnthropicProvider ? options : undefined;
+  const settings: AnthropicProviderOptions | undefined = given ? undefined : { ...(options as AnthropicProviderOptions) };
+  if (settings) checkAnthropicProviderOptions(settings);
   return definePlugin({
     name: 'provider-anthropic',
     provides: [Provider],
     contributes: [ProviderFactory],
     register({ bind }) {
-      bind(Provider).toConstantValue(provider);
-      bind(ProviderFactory).toConstantValue(new AnthropicProviderFactory());
+      if (given) bind(Provider).toConstantValue(given);
+      else bind(Provider).toResolvedValue(() => new AnthropicProvider(settings)).inSingletonScope();
+      bind(ProviderFactory).toResolvedValue(() => new AnthropicProviderFactory()).inSingletonScope();
     },
   });
 }
@@ -34,13 +44,16 @@ export function anthropicProvider(options: AnthropicProviderOptions | AnthropicP
 /**
  * Contributes only the `anthropic` `ProviderFactory`, for compositions where a settings
  * profile picks the provider (see `providerFromProfile` in `@tessera/plugin-provider-openai`).
+ * `defaults` are checked here and applied underneath each profile.
  */
 export function anthropicProviderFactory(defaults: AnthropicProviderOptions = {}): Plugin {
+  const kept: AnthropicProviderOptions = { ...defaults };
+  checkAnthropicProviderOptions(kept);
   return definePlugin({
     name: 'provider-anthropic-factory',
     contributes: [ProviderFactory],
     register({ bind }) {
-      bind(ProviderFactory).toConstantValue(new AnthropicProviderFactory(defaults));
+      bind(ProviderFactory).toResolvedValue(() => new AnthropicProviderFactory(kept)).inSingletonScope();
     },
   });
 }

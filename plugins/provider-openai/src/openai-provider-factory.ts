@@ -39,7 +39,7 @@ export class OpenAIProviderFactory implements ProviderFactory {
       ...(profile.apiKey === undefined ? {} : { apiKey: profile.apiKey }),
       ...(profile.baseURL === undefined ? {} : { baseURL: profile.baseURL }),
       ...(profile.timeout === undefined ? {} : { timeout: profile.timeout }),
-      model: model ?? '',
+      ...(model === undefined ? {} : { model }),
     });
   }
 }

@@ -170,16 +170,29 @@ describe('OpenAIProvider streaming', () => {
     expect(server.bodies[0]!.model).toBe('gpt-4o-mini');
   });
 
-  it('needs a model; needs a key unless a baseURL points at a local server', () => {
+  it('needs a model and a key (unless a baseURL points at a local server), and says so on the first call, not at construction', async () => {
     const saved = process.env.OPENAI_API_KEY;
     try {
       delete process.env.OPENAI_API_KEY;
-      expect(() => new OpenAIProvider({ model: '' })).toThrow(/needs a model/);
-      expect(() => new OpenAIProvider({ model: 'gpt-4o' })).toThrow(OpenAIProviderError);
-      expect(() => new OpenAIProvider({ model: 'gpt-4o' })).toThrow(/OPENAI_API_KEY/);
-      expect(new OpenAIProvider({ model: 'local', baseURL: server.baseURL }).client.apiKey).toBe('not-needed');
+      const keyless = new OpenAIProvider({ model: 'gpt-4o' });
+      expect(keyless.client).toBeUndefined();
+      const noKey = await keyless.stream(request([user('hi')])).catch((error: unknown) => error);
+      expect(noKey).toBeInstanceOf(OpenAIProviderError);
+      expect(noKey).toMatchObject({ code: 'auth', category: 'provider', provider: 'openai' });
+      expect((noKey as Error).message).toMatch(/OPENAI_API_KEY/);
+      expect((noKey as Error).message).toMatch(/apiKey/);
+      expect(await new OpenAIProvider({}).stream(request([user('hi')])).catch((error: unknown) => error)).toMatchObject({ code: 'auth' });
+      const noModel = await new OpenAIProvider({ baseURL: server.baseURL }).stream(request([user('hi')])).catch((error: unknown) => error);
+      expect(noModel).toMatchObject({ code: 'invalid_request' });
+      expect((noModel as Error).message).toMatch(/needs a model/);
+      expect(server.requests).toHaveLength(0);
+      server.reply({ text: 'named per call' });
+      const perCall = await new OpenAIProvider({ baseURL: server.baseURL }).stream(request([user('hi')], { model: 'local' }));
+      expect(perCall.content).toEqual([{ type: 'text', text: 'named per call' }]);
+      expect(new OpenAIProvider({ model: 'local', baseURL: server.baseURL }).client?.apiKey).toBe('not-needed');
       process.env.OPENAI_API_KEY = 'sk-env';
-      expect(new OpenAIProvider({ model: 'gpt-4o' }).client.apiKey).toBe('sk-env');
+      expect(new OpenAIProvider({ model: 'gpt-4o' }).client?.apiKey).toBe('sk-env');
+      expect(() => new OpenAIProvider({ model: 'gpt-4o', maxTokens: -1 })).toThrow(/maxTokens/);
     } finally {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;
       else process.env.OPENAI_API_KEY = saved;

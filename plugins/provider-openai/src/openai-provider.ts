@@ -9,15 +9,19 @@ import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, streamWithRetries, ty
 
 export interface OpenAIProviderOptions {
   /**
-   * Default: `OPENAI_API_KEY`. Local servers (LM Studio, Ollama, vLLM) take any value; when a
-   * `baseURL` is set and no key exists, a placeholder is sent. Without either, construction
-   * fails with an `auth` error.
+   * Default: `OPENAI_API_KEY`, read when the provider is constructed. Local servers (LM Studio,
+   * Ollama, vLLM) take any value; when a `baseURL` is set and no key exists, a placeholder is
+   * sent. Without either, the provider still constructs and its first call fails with an
+   * `auth` error saying what to set.
    */
   apiKey?: string;
   /** e.g. `http://localhost:1234/v1` (LM Studio), `http://localhost:11434/v1` (Ollama). */
   baseURL?: string;
-  /** Default model for calls that do not name one. Required. */
-  model: string;
+  /**
+   * Default model for calls that do not name one. A call with neither fails with an
+   * `invalid_request` error asking for a model.
+   */
+  model?: string;
   /** Name reported in messages, raw payloads and errors (default `openai`; e.g. `lmstudio`). */
   name?: string;
   /** `max_tokens` per call; unset lets the server decide. */
@@ -48,8 +52,10 @@ const LOCAL_PLACEHOLDER_KEY = 'not-needed';
  */
 export class OpenAIProvider implements Provider {
   readonly name: string;
-  readonly model: string;
-  readonly client: OpenAI;
+  /** The default model; undefined when none was given (every call must then name one). */
+  readonly model: string | undefined;
+  /** The SDK client; undefined when no API key was found (the first call then fails with `auth`). */
+  readonly client: OpenAI | undefined;
   private readonly shape: Omit<RequestShape, 'model'>;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
@@ -57,17 +63,12 @@ export class OpenAIProvider implements Provider {
   private readonly errorContext: Omit<ErrorContext, 'model'>;
   private readonly models: ModelCatalogue;
 
-  constructor(options: OpenAIProviderOptions) {
+  constructor(options: OpenAIProviderOptions = {}) {
+    checkOpenAIProviderOptions(options);
     this.name = options.name ?? 'openai';
-    if (typeof options.model !== 'string' || options.model === '') {
-      throw new OpenAIProviderError(`The ${this.name} provider needs a model: pass model (in settings: the profile's "model").`, {
-        code: 'invalid_request',
-        provider: this.name,
-      });
-    }
-    this.model = options.model;
+    this.model = options.model === '' ? undefined : options.model;
     this.models = { ...options.models };
-    if (options.contextWindow !== undefined) this.models[this.model] ??= { contextWindow: options.contextWindow };
+    if (options.contextWindow !== undefined && this.model !== undefined) this.models[this.model] ??= { contextWindow: options.contextWindow };
     this.shape = {
       maxTokens: options.maxTokens,
       streamUsage: options.streamUsage ?? true,
@@ -85,13 +86,11 @@ export class OpenAIProvider implements Provider {
     const apiKey = options.apiKey || envKey || (options.baseURL ? LOCAL_PLACEHOLDER_KEY : undefined);
     if (options.client !== undefined) {
       this.client = options.client;
+    } else if (apiKey === undefined) {
+      // Constructing never fails for want of a key (a CLI must compose for `doctor` or first-run
+      // setup); the first call reports what to set.
+      this.client = undefined;
     } else {
-      if (apiKey === undefined) {
-        throw new OpenAIProviderError(
-          `No API key for ${this.name}: set OPENAI_API_KEY, or pass apiKey (in settings: the profile's "apiKey", e.g. "$ENV:OPENAI_API_KEY"). Local servers need a baseURL instead.`,
-          { code: 'auth', provider: this.name },
-        );
-      }
       this.client = new OpenAI({
         apiKey,
         ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
@@ -103,17 +102,20 @@ export class OpenAIProvider implements Provider {
     }
     this.errorContext = {
       provider: this.name,
-      baseURL: this.client.baseURL,
+      baseURL: this.client?.baseURL ?? options.baseURL ?? 'https://api.openai.com/v1',
       keySource: options.apiKey ? 'option' : envKey ? 'environment' : 'none',
     };
   }
 
-  getModelInfo(model: string = this.model): ModelInfo | undefined {
-    return lookupOpenAIModel(model, this.models);
+  getModelInfo(model: string | undefined = this.model): ModelInfo | undefined {
+    return model === undefined ? undefined : lookupOpenAIModel(model, this.models);
   }
 
   async stream(request: ProviderRequest): Promise<AssistantMessage> {
-    const model = request.model ?? this.model;
+    if (this.client === undefined) throw missingKeyError(this.name);
+    const client = this.client;
+    const model = request.model || this.model;
+    if (model === undefined || model === '') throw missingModelError(this.name);
     const params = buildOpenAIRequest(request, { ...this.shape, model });
     const context: ErrorContext = { ...this.errorContext, model };
     return streamWithRetries({
@@ -123,12 +125,13 @@ export class OpenAIProvider implements Provider {
       newReader: () => new OpenAIStreamReader(request, this.name),
       beforeAttempt: () =>
         request.onProviderNativeRawPayload?.({ provider: this.name, apiSurface: 'chat.completions', payloadKind: 'request', payload: params }),
-      attempt: (reader, setRequestId) => this.attempt(params, request, reader, setRequestId),
+      attempt: (reader, setRequestId) => this.attempt(client, params, request, reader, setRequestId),
       toError: (thrown, requestId) => withRequestId(toOpenAIProviderError(thrown, context), requestId, this.name),
     });
   }
 
   private async attempt(
+    client: OpenAI,
     params: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
     request: ProviderRequest,
     reader: OpenAIStreamReader,
@@ -143,7 +146,7 @@ export class OpenAIProvider implements Provider {
     const provider = this.name;
     let requestId: string | undefined;
     try {
-      const { data: chunks, request_id } = await this.client.chat.completions
+      const { data: chunks, request_id } = await client.chat.completions
         .create(params, { signal: controller.signal, maxRetries: 0 })
         .withResponse();
       requestId = request_id ?? undefined;
@@ -192,5 +195,40 @@ function idleTimeoutError(timeoutMs: number, provider: string): OpenAIProviderEr
   return new OpenAIProviderError(
     `${provider} sent nothing for ${timeoutMs} ms and the attempt was stopped. Retry, or raise the provider timeout.`,
     { code: 'timeout', provider },
+  );
+}
+
+/**
+ * Checks the options a provider would be built from, without building it (no client, no
+ * environment read): what `openaiProvider(options)` runs so a bad option fails when the plugin
+ * is made. A missing model or key is not an error here: calls report them.
+ */
+export function checkOpenAIProviderOptions(options: OpenAIProviderOptions): void {
+  const name = typeof options?.name === 'string' && options.name !== '' ? options.name : 'openai';
+  const invalid = (field: string, problem: string): OpenAIProviderError =>
+    new OpenAIProviderError(`Invalid ${name} provider option "${field}": ${problem}.`, { code: 'invalid_request', provider: name });
+  if (typeof options !== 'object' || options === null) throw invalid('options', `expected an object, got ${String(options)}`);
+  for (const field of ['model', 'name', 'apiKey', 'baseURL'] as const) {
+    if (options[field] !== undefined && typeof options[field] !== 'string') throw invalid(field, `must be a string, got ${typeof options[field]}`);
+  }
+  for (const field of ['maxTokens', 'contextWindow'] as const) {
+    const value = options[field];
+    if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw invalid(field, `must be a positive integer, got ${String(value)}`);
+  }
+}
+
+/** The typed error for a provider built without a key, raised at first use. */
+function missingKeyError(provider: string): OpenAIProviderError {
+  return new OpenAIProviderError(
+    `No API key for ${provider}: set OPENAI_API_KEY, or pass apiKey (in settings: the profile's "apiKey", e.g. "$ENV:OPENAI_API_KEY"). Local servers need a baseURL instead.`,
+    { code: 'auth', provider },
+  );
+}
+
+/** A call that names no model to a provider built without one. */
+function missingModelError(provider: string): OpenAIProviderError {
+  return new OpenAIProviderError(
+    `The ${provider} provider needs a model: pass model (in settings: the profile's "model"), or name one for the session or call.`,
+    { code: 'invalid_request', provider },
   );
 }

@@ -67,8 +67,11 @@ describe('createProviderFromProfile', () => {
     expect(env.details).toMatchObject({ field: 'apiKey', variable: 'MY_OPENAI_KEY' });
   });
 
-  it('lets the provider explain a missing model', () => {
-    expect(() => createProviderFromProfile({ type: 'openai', baseURL: server.baseURL }, [new OpenAIProviderFactory()])).toThrow(/needs a model/);
+  it('lets the provider explain a missing model, on its first call', async () => {
+    const provider = createProviderFromProfile({ type: 'openai', baseURL: server.baseURL }, [new OpenAIProviderFactory()]);
+    const error = await provider.stream({ messages: [{ role: 'user', content: 'hi' }], tools: [], signal: new AbortController().signal }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'invalid_request' });
+    expect((error as Error).message).toMatch(/needs a model/);
   });
 });
 

@@ -53,16 +53,23 @@ function known(factories: readonly ProviderFactory[]): string {
  * Provides `Provider` from a settings profile, built by whichever contributed
  * `ProviderFactory` matches its `type`. Compose it with factory-only plugins
  * (`openaiProviderFactory()`, `anthropicProviderFactory()`), not with plugins that already
- * provide `Provider`.
+ * provide `Provider`. The factory keeps a copy of the profile; each kernel builds its own
+ * provider when `Provider` is first resolved (a profile that cannot become one fails then).
  */
 export function providerFromProfile(profile: ProviderProfile, options: ProviderSelectionOptions = {}): Plugin {
+  if (typeof profile !== 'object' || profile === null) {
+    throw new ProviderProfileError(`providerFromProfile needs a provider profile object (got ${String(profile)}).`, { field: 'profile' });
+  }
+  const kept: ProviderProfile = { ...profile };
+  const selection: ProviderSelectionOptions = { ...options };
   return definePlugin({
     name: 'provider-from-profile',
     provides: [Provider],
+    optional: [ProviderFactory],
     register({ bind }) {
       bind(Provider)
         .toResolvedValue(
-          (factories: ProviderFactory[] | undefined) => createProviderFromProfile(profile, factories ?? [], options),
+          (factories: ProviderFactory[] | undefined) => createProviderFromProfile(kept, factories ?? [], selection),
           [{ serviceIdentifier: ProviderFactory, isMultiple: true, optional: true }],
         )
         .inSingletonScope();

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ProviderRequest } from '@tessera/contracts';
+import { Provider, type ProviderRequest } from '@tessera/contracts';
+import { createKernel } from '@tessera/kernel';
+import { scriptedProvider } from './index.js';
 import { ScriptedProvider, ScriptedProviderExhaustedError } from './scripted-provider.js';
 
 function request(overrides: Partial<ProviderRequest> = {}): ProviderRequest {
@@ -79,5 +81,66 @@ describe('ScriptedProvider', () => {
     const deltas: string[] = [];
     await expect(provider.stream(request({ onTextDelta: (delta) => deltas.push(delta) }))).rejects.toThrow('rate limited');
     expect(deltas).toEqual(['partial']);
+  });
+});
+
+describe('scriptedProvider plugin', () => {
+  it('the same plugin value composed into two kernels in a row: each kernel gets its own provider, starting at the first turn', async () => {
+    const plugin = scriptedProvider({ turns: [{ text: 'first' }, { text: 'second' }] });
+    const one = await createKernel({ plugins: [plugin] });
+    const provider = one.get(Provider);
+    expect(provider).toBeInstanceOf(ScriptedProvider);
+    expect(await one.createSession().run('a')).toBe('first');
+    expect(await one.createSession().run('b')).toBe('second');
+    await one.shutdown();
+
+    const two = await createKernel({ plugins: [plugin] });
+    expect(two.get(Provider)).not.toBe(provider);
+    expect(await two.createSession().run('a')).toBe('first');
+    expect((two.get(Provider) as ScriptedProvider).callCount).toBe(1);
+    await two.shutdown();
+  });
+
+  it('binds a given instance as it is; its turn position is shared by every kernel it is composed into', async () => {
+    const instance = new ScriptedProvider({ turns: [{ text: 'first' }, { text: 'second' }] });
+    const plugin = scriptedProvider(instance);
+    const one = await createKernel({ plugins: [plugin] });
+    expect(one.get(Provider)).toBe(instance);
+    expect(await one.createSession().run('a')).toBe('first');
+    await one.shutdown();
+    const two = await createKernel({ plugins: [plugin] });
+    expect(await two.createSession().run('b')).toBe('second');
+    expect(instance.requests).toHaveLength(2);
+    await two.shutdown();
+  });
+
+  it('builds nothing until Provider is first resolved, and checks options when made', async () => {
+    let calls = 0;
+    const plugin = scriptedProvider({ turns: () => (calls++, { text: 'fn' }) });
+    const kernel = await createKernel({ plugins: [plugin] });
+    expect(calls).toBe(0);
+    expect(await kernel.createSession().run('x')).toBe('fn');
+    expect(calls).toBe(1);
+    await kernel.shutdown();
+    expect(() => scriptedProvider({ turns: 'nope' as never })).toThrow(/turns/);
+    expect(() => scriptedProvider({ model: 3 as never })).toThrow(/model/);
+  });
+
+  it('kernel.container.rebind(Provider) after createKernel reaches sessions created afterwards', async () => {
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [{ text: 'old' }] })] });
+    const before = kernel.createSession();
+    const replacement = new ScriptedProvider({ turns: [{ text: 'new' }] });
+    kernel.container.rebind(Provider).toConstantValue(replacement);
+    const after = kernel.createSession();
+    expect(await after.run('x')).toBe('new');
+    expect(await before.run('x')).toBe('old');
+    await kernel.shutdown();
+  });
+
+  it('passes each call its own hosted-tool wishes and keeps none between calls', async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: 'a' }, { text: 'b' }] });
+    await provider.stream(request({ nativeTools: { webSearch: false } }));
+    await provider.stream(request());
+    expect(provider.requests.map((seen) => seen.nativeTools)).toEqual([{ webSearch: false }, undefined]);
   });
 });

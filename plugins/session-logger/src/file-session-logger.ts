@@ -35,6 +35,39 @@ const EAGER_FLUSH_BYTES = 1024 * 1024;
 /** Kept for retry while the file cannot be written; older lines are dropped (and reported) beyond this. */
 const MAX_RETAINED_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Checks logger options without building a logger (no directory, no environment): what the
+ * `sessionLogger()` plugin runs so a bad option fails when the plugin is made. Returns the
+ * effective flush delay and payload threshold.
+ */
+export function checkFileSessionLoggerOptions(options: FileSessionLoggerOptions): { flushDelayMs: number; externalPayloadThresholdBytes: number } {
+  const delay = options.flushDelayMs ?? 20;
+  if (!(delay >= 0 && delay <= MAX_FLUSH_DELAY_MS)) {
+    throw new TesseraError(`FileSessionLogger option "flushDelayMs" must be between 0 and ${MAX_FLUSH_DELAY_MS}, got ${String(delay)}: running turns must reach the log within 100 ms.`, {
+      code: 'invalid_session_logger_option', category: 'configuration', recoverable: false, details: { field: 'flushDelayMs' },
+    });
+  }
+  const threshold = options.externalPayloadThresholdBytes ?? DEFAULT_EXTERNAL_PAYLOAD_THRESHOLD_BYTES;
+  if (!(Number.isInteger(threshold) && threshold > 0)) {
+    throw new TesseraError(`FileSessionLogger option "externalPayloadThresholdBytes" must be a positive integer, got ${String(threshold)}.`, {
+      code: 'invalid_session_logger_option', category: 'configuration', recoverable: false, details: { field: 'externalPayloadThresholdBytes' },
+    });
+  }
+  for (const field of ['onError', 'now'] as const) {
+    if (options[field] !== undefined && typeof options[field] !== 'function') {
+      throw new TesseraError(`FileSessionLogger option "${field}" must be a function.`, {
+        code: 'invalid_session_logger_option', category: 'configuration', recoverable: false, details: { field },
+      });
+    }
+  }
+  if (options.dir !== undefined && (typeof options.dir !== 'string' || options.dir === '')) {
+    throw new TesseraError('FileSessionLogger option "dir" must be a non-empty path.', {
+      code: 'invalid_session_logger_option', category: 'configuration', recoverable: false, details: { field: 'dir' },
+    });
+  }
+  return { flushDelayMs: delay, externalPayloadThresholdBytes: threshold };
+}
+
 interface LogFile {
   readonly sessionId: string;
   /** `"sessionId":"…"`, serialised once. */
@@ -87,21 +120,12 @@ export class FileSessionLogger implements SessionLogger {
   private readonly prefixCache = new Map<string, string>();
 
   constructor(options: FileSessionLoggerOptions = {}) {
-    const delay = options.flushDelayMs ?? 20;
-    if (!(delay >= 0 && delay <= MAX_FLUSH_DELAY_MS)) {
-      throw new TesseraError(`FileSessionLogger option "flushDelayMs" must be between 0 and ${MAX_FLUSH_DELAY_MS}, got ${String(delay)}: running turns must reach the log within 100 ms.`, {
-        code: 'invalid_session_logger_option', category: 'configuration', recoverable: false, details: { field: 'flushDelayMs' },
-      });
-    }
-    const threshold = options.externalPayloadThresholdBytes ?? DEFAULT_EXTERNAL_PAYLOAD_THRESHOLD_BYTES;
-    if (!(Number.isInteger(threshold) && threshold > 0)) {
-      throw new TesseraError(`FileSessionLogger option "externalPayloadThresholdBytes" must be a positive integer, got ${String(threshold)}.`, {
-        code: 'invalid_session_logger_option', category: 'configuration', recoverable: false, details: { field: 'externalPayloadThresholdBytes' },
-      });
-    }
+    const { flushDelayMs, externalPayloadThresholdBytes } = checkFileSessionLoggerOptions(options);
     this.dir = resolve(options.dir ?? DEFAULT_LOG_DIR);
-    this.flushDelayMs = delay;
-    this.externalPayloadThresholdBytes = threshold;
+    this.flushDelayMs = flushDelayMs;
+    this.externalPayloadThresholdBytes = externalPayloadThresholdBytes;
+    // Used without a kernel (no Diagnostics reporter): a process warning. The sessionLogger()
+    // plugin passes one that reports through the kernel's Diagnostics.
     this.onError = options.onError ?? ((error) => process.emitWarning(error.message, { code: 'TESSERA_LOGGER_ERROR' }));
     this.now = options.now ?? Date.now;
   }

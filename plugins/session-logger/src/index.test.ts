@@ -1,9 +1,9 @@
-import { readFile, rm, mkdtemp, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, mkdtemp, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Compaction, SessionLogger, type AssistantMessage, type ProviderRequest, type Tool } from '@tessera/contracts';
+import { Compaction, Diagnostics, SessionLogger, type AssistantMessage, type DiagnosticReport, type ProviderRequest, type Tool } from '@tessera/contracts';
 import { createKernel, definePlugin, Stage } from '@tessera/kernel';
 import { ManualProvider, RecordingSessionLogger } from '@tessera/kernel/testing';
 import { ScriptedProvider, type ScriptedTurn } from '@tessera/plugin-provider-scripted';
@@ -197,6 +197,99 @@ describe('sessionLogger plugin', () => {
     expect(recording.named('provider_request')).toHaveLength(1);
     expect(recording.named('text_delta')[0]!.data).toMatchObject({ delta: 'hey', sequence: 0, round: 1 });
     expect(existsSync(join(dir, 'rec.jsonl'))).toBe(false);
+  });
+});
+
+describe('sessionLogger plugin lifecycle', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('makes a plugin with no I/O: no directory until the first line is written', async () => {
+    const logs = join(dir, 'logs');
+    const plugin = sessionLogger({ dir: logs });
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'x' }], replace: [plugin] }) });
+    expect(await readdir(dir)).toEqual([]);
+    await kernel.createSession({ sessionId: 'first-use' }).run('hi');
+    await kernel.shutdown();
+    expect(await readdir(logs)).toEqual(['first-use.jsonl']);
+  });
+
+  it('the same plugin value composed into two kernels in a row: each has its own logger, both write, each shutdown flushes only its own', async () => {
+    const flush = vi.spyOn(FileSessionLogger.prototype, 'flush');
+    const plugins = testPreset({ turns: [{ text: 'one' }, { text: 'two' }], replace: [sessionLogger({ dir })] });
+    const first = await createKernel({ plugins });
+    const second = await createKernel({ plugins });
+    const firstLogger = first.get(SessionLogger);
+    const secondLogger = second.get(SessionLogger);
+    expect(firstLogger).toBeInstanceOf(FileSessionLogger);
+    expect(secondLogger).not.toBe(firstLogger);
+    await first.createSession({ sessionId: 'k1' }).run('a');
+    flush.mockClear();
+    await first.shutdown();
+    expect(flush.mock.contexts.length).toBeGreaterThan(0);
+    expect(flush.mock.contexts.every((context) => context === firstLogger)).toBe(true);
+
+    await second.createSession({ sessionId: 'k2' }).run('b');
+    secondLogger.log('k2', 'late_event', { n: 2 });
+    await second.shutdown();
+    expect((await events('k1')).map((entry) => entry.event)).toContain('session_shutdown');
+    expect((await events('k2')).map((entry) => entry.event)).toContain('late_event');
+  });
+
+  it('a given logger is bound as it is, in every kernel, and flushed at shutdown', async () => {
+    const flush = vi.fn(async () => {});
+    const recording = { log: vi.fn(), flush };
+    const plugin = sessionLogger({ logger: recording });
+    const first = await createKernel({ plugins: testPreset({ turns: [], replace: [plugin] }) });
+    const second = await createKernel({ plugins: testPreset({ turns: [], replace: [plugin] }) });
+    expect(first.get(SessionLogger)).toBe(recording);
+    expect(second.get(SessionLogger)).toBe(recording);
+    await first.shutdown();
+    expect(flush).toHaveBeenCalled();
+    await second.shutdown();
+  });
+
+  it("reports failed writes to the kernel's Diagnostics reporter", async () => {
+    const notADirectory = join(dir, 'file');
+    await writeFile(notADirectory, 'x');
+    const reports: DiagnosticReport[] = [];
+    const recorder = definePlugin({ name: 'recorder', provides: [Diagnostics], register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => void reports.push(report) }) });
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'x' }], replace: [sessionLogger({ dir: notADirectory })], plugins: [recorder] }) });
+    await kernel.createSession({ sessionId: 'broken' }).run('hi');
+    await kernel.shutdown();
+    expect(reports.length).toBeGreaterThan(0);
+    expect(reports[0]).toMatchObject({ severity: 'warning', code: 'TESSERA_LOGGER_ERROR', source: 'session-logger', file: join(notADirectory, 'broken.jsonl') });
+    expect(reports[0]!.message).toMatch(/^Session log: write failed/);
+    expect(kernel.describe().plugins.find((plugin) => plugin.name === 'session-logger')?.optional).toEqual(['Diagnostics']);
+  });
+
+  it('checks options when the plugin is made', () => {
+    expect(() => sessionLogger({ flushDelayMs: 500 })).toThrow(/flushDelayMs/);
+    expect(() => sessionLogger({ externalPayloadThresholdBytes: 0 })).toThrow(/externalPayloadThresholdBytes/);
+    expect(() => sessionLogger({ logger: {} as never })).toThrow(/logger/);
+  });
+
+  it('kernel.container.rebind(SessionLogger) after createKernel reaches sessions created afterwards', async () => {
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], replace: [sessionLogger({ dir })] }) });
+    const early = new RecordingSessionLogger();
+    // Not built yet: a plain rebind.
+    kernel.container.rebind(SessionLogger).toConstantValue(early);
+    await kernel.createSession({ sessionId: 'early' }).run('x');
+    expect(early.named('provider_request')).toHaveLength(1);
+    await kernel.shutdown();
+
+    // Built and used: flushing it is asynchronous, so swap it with rebindAsync.
+    const used = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], replace: [sessionLogger({ dir })] }) });
+    const before = used.createSession({ sessionId: 'before' });
+    await before.run('x');
+    const replacement = new RecordingSessionLogger();
+    (await used.container.rebindAsync(SessionLogger)).toConstantValue(replacement);
+    await used.createSession({ sessionId: 'after' }).run('y');
+    expect(replacement.named('provider_request')).toHaveLength(1);
+    expect(existsSync(join(dir, 'after.jsonl'))).toBe(false);
+    expect((await events('before')).map((entry) => entry.event)).toContain('provider_request');
+    await used.shutdown();
   });
 });
 

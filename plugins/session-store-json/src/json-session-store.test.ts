@@ -2,8 +2,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile, chmod, stat } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Diagnostic } from '@tessera/contracts';
-import { createKernel } from '@tessera/kernel';
+import { Diagnostics, SessionStore, type Diagnostic, type DiagnosticReport } from '@tessera/contracts';
+import { createKernel, definePlugin } from '@tessera/kernel';
+import { InMemorySessionStore } from '@tessera/kernel/testing';
 import { testPreset } from '@tessera/preset-test';
 import { InvalidSessionIdError, JsonSessionStore, jsonSessionStore, SessionRecordError, type JsonSessionRecord } from './index.js';
 
@@ -172,6 +173,69 @@ describe('jsonSessionStore plugin', () => {
     expect(saved).toMatchObject({ id: 'kernel-run', systemPrompt: 'sys' });
     expect(saved!.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
     expect(saved!.history).toHaveLength(2);
+    await kernel.shutdown();
+  });
+
+  it('makes a plugin with no I/O: nothing under baseDir until the first save', async () => {
+    const baseDir = join(dir, 'sessions');
+    const plugin = jsonSessionStore({ baseDir });
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'hello' }], replace: [plugin] }) });
+    const session = kernel.createSession({ sessionId: 'later' });
+    expect(await readdir(dir)).toEqual([]);
+    await session.run('hi');
+    expect(await readdir(baseDir)).toEqual(['later.json']);
+    await kernel.shutdown();
+  });
+
+  it('the same plugin value composed into two kernels in a row gives each its own store, and both save', async () => {
+    const plugins = testPreset({ turns: [{ text: 'hello' }], replace: [jsonSessionStore({ baseDir: dir })] });
+    const first = await createKernel({ plugins });
+    const firstStore = first.get(SessionStore);
+    await first.createSession({ sessionId: 'one' }).run('hi');
+    await first.shutdown();
+    const second = await createKernel({ plugins });
+    expect(second.get(SessionStore)).toBeInstanceOf(JsonSessionStore);
+    expect(second.get(SessionStore)).not.toBe(firstStore);
+    await second.createSession({ sessionId: 'two' }).run('hi');
+    await second.shutdown();
+    expect((await readdir(dir)).sort()).toEqual(['one.json', 'two.json']);
+  });
+
+  it('binds a given store as it is', async () => {
+    const store = new JsonSessionStore({ baseDir: dir });
+    const kernel = await createKernel({ plugins: testPreset({ turns: [], replace: [jsonSessionStore(store)] }) });
+    expect(kernel.get(SessionStore)).toBe(store);
+    await kernel.shutdown();
+  });
+
+  it("reports skipped files to the kernel's Diagnostics reporter", async () => {
+    await writeFile(join(dir, 'bad.json'), '{ nope');
+    const reports: DiagnosticReport[] = [];
+    const recorder = definePlugin({ name: 'recorder', provides: [Diagnostics], register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => void reports.push(report) }) });
+    const kernel = await createKernel({ plugins: testPreset({ turns: [], replace: [jsonSessionStore({ baseDir: dir })], plugins: [recorder] }) });
+    expect(await kernel.get(SessionStore).list()).toEqual([]);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ code: 'TESSERA_SESSION_STORE', source: 'session-store-json', file: join(dir, 'bad.json') });
+    expect(reports[0]!.message).toMatch(/^Skipped a session file: not valid JSON/);
+    expect(kernel.describe().plugins.find((plugin) => plugin.name === 'session-store-json')?.optional).toEqual(['Diagnostics']);
+    await kernel.shutdown();
+  });
+
+  it('checks options when the plugin is made', () => {
+    expect(() => jsonSessionStore({ baseDir: '' })).toThrow(/baseDir/);
+    expect(() => jsonSessionStore({ onDiagnostic: 'no' as never })).toThrow(/onDiagnostic/);
+  });
+
+  it('kernel.container.rebind(SessionStore) after createKernel reaches sessions created afterwards', async () => {
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], replace: [jsonSessionStore({ baseDir: dir })] }) });
+    const before = kernel.createSession({ sessionId: 'before' });
+    const replacement = new InMemorySessionStore();
+    kernel.container.rebind(SessionStore).toConstantValue(replacement);
+    const after = kernel.createSession({ sessionId: 'after' });
+    await before.run('x');
+    await after.run('y');
+    expect((await replacement.list()).map((saved) => saved.id)).toEqual(['after']);
+    expect(await readdir(dir)).toEqual(['before.json']);
     await kernel.shutdown();
   });
 });

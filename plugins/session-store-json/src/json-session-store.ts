@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Diagnostic, ParseResult, SessionStore } from '@tessera/contracts';
+import type { Diagnostic, DiagnosticReport, ParseResult, SessionStore } from '@tessera/contracts';
 import { writeFileAtomic } from './atomic-write.js';
 import { findRecordProblem, parseSessionRecord, SessionRecordError, type JsonSessionRecord } from './session-record.js';
 import { assertValidSessionId, isValidSessionId } from './session-id.js';
@@ -9,12 +9,34 @@ import { assertValidSessionId, isValidSessionId } from './session-id.js';
 export interface JsonSessionStoreOptions {
   /** Where `{id}.json` files live (default `~/.tessera/sessions`). */
   baseDir?: string;
-  /** Told about every file `list()` skipped. Default: a `TESSERA_SESSION_STORE` process warning. */
+  /**
+   * Told about every file `list()` skipped. Default: a `TESSERA_SESSION_STORE` process warning;
+   * the `jsonSessionStore()` plugin sends it to the kernel's `Diagnostics` reporter instead.
+   */
   onDiagnostic?: (diagnostic: Diagnostic) => void;
 }
 
 export const DEFAULT_SESSIONS_DIR = join(homedir(), '.tessera', 'sessions');
 
+/**
+ * A file `list()` skipped, as a `Diagnostics` report (code `TESSERA_SESSION_STORE`). The file
+ * and line travel in their own fields, so a message that starts with them loses that prefix.
+ */
+export function skippedFileReport(diagnostic: Diagnostic): DiagnosticReport {
+  const { file, line, path, severity } = diagnostic;
+  const message = diagnostic.message.startsWith(`${file}:`) ? diagnostic.message.slice(file.length).replace(/^(:\d+(:\d+)?)?: /, '') : diagnostic.message;
+  return {
+    severity,
+    code: 'TESSERA_SESSION_STORE',
+    source: 'session-store-json',
+    message: `Skipped a session file: ${message}`,
+    file,
+    ...(line === undefined ? {} : { line }),
+    ...(path === undefined ? {} : { path }),
+  };
+}
+
+// Used without a kernel (no Diagnostics reporter): a process warning, as before.
 const reportAsWarning = (diagnostic: Diagnostic): void => {
   process.emitWarning(`Skipped a session file: ${diagnostic.message}`, { code: 'TESSERA_SESSION_STORE' });
 };

@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ISessionRecord, Message } from '@tessera/contracts';
-import { createKernel } from '@tessera/kernel';
+import { Diagnostics, SessionStore, type DiagnosticReport, type ISessionRecord, type Message } from '@tessera/contracts';
+import { createKernel, definePlugin } from '@tessera/kernel';
+import { InMemorySessionStore } from '@tessera/kernel/testing';
 import { testPreset } from '@tessera/preset-test';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JsonlSessionStore } from './jsonl-session-store.js';
 import { jsonlSessionStore } from './plugin.js';
 import { SessionManager } from './session-manager.js';
@@ -96,3 +97,112 @@ describe('JsonlSessionStore', () => {
     await expect(store.save(record([], { id: '' }))).rejects.toMatchObject({ code: 'invalid_session_record' });
   });
 });
+
+describe('jsonlSessionStore plugin', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('makes a plugin with no I/O: nothing under agentDir until the first save', async () => {
+    const agentDir = join(dir, 'agent');
+    const plugin = jsonlSessionStore({ agentDir, terminalId: null });
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'hello' }], replace: [plugin] }) });
+    const session = kernel.createSession({ cwd: '/proj' });
+    expect(await readdir(dir)).toEqual([]);
+    await session.run('hi');
+    expect(await readdir(dir)).toEqual(['agent']);
+    await kernel.shutdown();
+  });
+
+  it('the same plugin value composed into two kernels in a row: both write, and the first shutdown closes only its own store', async () => {
+    const close = vi.spyOn(JsonlSessionStore.prototype, 'close');
+    const plugins = testPreset({ turns: [{ text: 'one' }, { text: 'two' }], replace: [jsonlSessionStore(opts())] });
+    const first = await createKernel({ plugins });
+    const second = await createKernel({ plugins });
+    const firstStore = first.get(SessionStore);
+    const secondStore = second.get(SessionStore);
+    expect(firstStore).toBeInstanceOf(JsonlSessionStore);
+    expect(secondStore).not.toBe(firstStore);
+    await first.createSession({ sessionId: 'first', cwd: '/proj' }).run('a');
+    await first.shutdown();
+    expect(close.mock.contexts).toEqual([firstStore]);
+
+    await second.createSession({ sessionId: 'second', cwd: '/proj' }).run('b');
+    await second.shutdown();
+    expect(close.mock.contexts).toEqual([firstStore, secondStore]);
+    const ids = (await SessionManager.listAll(opts())).map((info) => info.id).sort();
+    expect(ids).toEqual(['first', 'second']);
+  });
+
+  it('a kernel that never used its store builds none and closes none', async () => {
+    const close = vi.spyOn(JsonlSessionStore.prototype, 'close');
+    const kernel = await createKernel({ plugins: testPreset({ turns: [], replace: [jsonlSessionStore(opts())] }) });
+    await kernel.shutdown();
+    expect(close).not.toHaveBeenCalled();
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('binds a given store as it is and closes its open files at kernel shutdown; the store stays usable', async () => {
+    const store = new JsonlSessionStore(opts());
+    const close = vi.spyOn(store, 'close');
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'x' }], replace: [jsonlSessionStore(store)] }) });
+    expect(kernel.get(SessionStore)).toBe(store);
+    await kernel.createSession({ sessionId: 'given', cwd: '/proj' }).run('hi');
+    await kernel.shutdown();
+    expect(close).toHaveBeenCalledTimes(1);
+    expect((await store.load('given'))?.messages).toHaveLength(2);
+    await store.close();
+  });
+
+  it("sends warnings to the kernel's Diagnostics reporter", async () => {
+    const store = new JsonlSessionStore(opts());
+    await store.save(record([user('a'), reply('b')]));
+    const [info] = await fileInfo();
+    await store.close();
+    await appendFile(info!.path, '{ torn line\n');
+
+    const reports: DiagnosticReport[] = [];
+    const recorder = definePlugin({ name: 'recorder', provides: [Diagnostics], register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => void reports.push(report) }) });
+    const { onWarning: _ignored, ...withoutSink } = opts();
+    const kernel = await createKernel({ plugins: testPreset({ turns: [], replace: [jsonlSessionStore(withoutSink)], plugins: [recorder] }) });
+    expect((await kernel.get(SessionStore).load('sess-1'))?.messages).toHaveLength(2);
+    expect(reports.length).toBeGreaterThan(0);
+    expect(reports[0]).toMatchObject({ severity: 'warning', code: 'TESSERA_SESSION_WARNING', source: 'session-store-jsonl', file: info!.path });
+    expect(reports[0]!.message.startsWith(info!.path)).toBe(false);
+    await kernel.shutdown();
+  });
+
+  it('checks options when the plugin is made', () => {
+    expect(() => jsonlSessionStore({ agentDir: '' })).toThrow(/agentDir/);
+    expect(() => jsonlSessionStore({ onWarning: 1 as never })).toThrow(/onWarning/);
+  });
+
+  it('kernel.container.rebind(SessionStore) after createKernel reaches sessions created afterwards', async () => {
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }, { text: 'c' }], replace: [jsonlSessionStore(opts())] }) });
+    // Not built yet: a plain rebind.
+    const early = new InMemorySessionStore();
+    kernel.container.rebind(SessionStore).toConstantValue(early);
+    await kernel.createSession({ sessionId: 'early', cwd: '/proj' }).run('x');
+    expect((await early.list()).map((saved) => saved.id)).toEqual(['early']);
+    await kernel.shutdown();
+
+    // Built and used: releasing it is asynchronous, so swap it with rebindAsync.
+    const close = vi.spyOn(JsonlSessionStore.prototype, 'close');
+    const used = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], replace: [jsonlSessionStore(opts())] }) });
+    const before = used.createSession({ sessionId: 'before', cwd: '/proj' });
+    await before.run('x');
+    const replacement = new InMemorySessionStore();
+    (await used.container.rebindAsync(SessionStore)).toConstantValue(replacement);
+    expect(close).toHaveBeenCalledTimes(1);
+    const after = used.createSession({ sessionId: 'after', cwd: '/proj' });
+    await after.run('y');
+    expect((await replacement.list()).map((saved) => saved.id)).toEqual(['after']);
+    expect((await SessionManager.listAll(opts())).map((info) => info.id)).toEqual(['before']);
+    await used.shutdown();
+  });
+});
+
+async function fileInfo() {
+  return SessionManager.listAll(opts());
+}
+

@@ -1,22 +1,83 @@
-import { SessionStore } from '@tessera/contracts';
+import { Diagnostics, processWarningDiagnostics, SessionStore, TesseraError, type DiagnosticReport, type DiagnosticsReporter } from '@tessera/contracts';
 import { definePlugin, type Plugin } from '@tessera/kernel';
 import { JsonlSessionStore, type JsonlSessionStoreOptions } from './jsonl-session-store.js';
 
 /**
- * Provides `SessionStore` backed by JSONL session trees. Pass options, or a store instance
- * when the test needs to reach it. Replaces the in-memory store in `testPreset({ replace })`.
+ * Provides `SessionStore` backed by JSONL session trees. Replaces the in-memory store in
+ * `testPreset({ replace })`.
+ *
+ * The factory only checks and keeps `options`: each kernel's container builds its own
+ * `JsonlSessionStore` when `SessionStore` is first resolved (nothing touches the disk before
+ * the first save), and closes it when the kernel shuts down. Warnings (`onWarning`) go to the
+ * kernel's `Diagnostics` reporter (`TESSERA_SESSION_WARNING`) unless `onWarning` is given.
+ *
+ * Pass a store instance instead of options to keep a handle on it: that instance is yours,
+ * bound as it is and shared by every kernel the value is composed into; the kernel only
+ * closes its open files at shutdown (`close()`; the store stays usable, later saves reopen
+ * them).
  */
 export function jsonlSessionStore(options: JsonlSessionStoreOptions | JsonlSessionStore = {}): Plugin {
-  const store = options instanceof JsonlSessionStore ? options : new JsonlSessionStore(options);
+  const given = options instanceof JsonlSessionStore ? options : undefined;
+  const settings: JsonlSessionStoreOptions | undefined = given ? undefined : { ...(options as JsonlSessionStoreOptions) };
+  if (settings) checkOptions(settings);
   return definePlugin({
     name: 'session-store-jsonl',
     provides: [SessionStore],
+    optional: [Diagnostics],
     register({ bind }) {
-      bind(SessionStore).toConstantValue(store);
+      if (given) {
+        bind(SessionStore).toConstantValue(given);
+        return;
+      }
+      bind(SessionStore)
+        .toResolvedValue(
+          (diagnostics: DiagnosticsReporter | undefined) =>
+            new JsonlSessionStore({
+              ...settings,
+              onWarning: settings?.onWarning ?? ((message, details) => (diagnostics ?? processWarningDiagnostics).report(sessionWarningReport(message, details))),
+            }),
+          [{ serviceIdentifier: Diagnostics, optional: true }],
+        )
+        .inSingletonScope()
+        // Sessions save during kernel shutdown before services are released, so closing here loses nothing.
+        .onDeactivation((store) => (store as JsonlSessionStore).close());
     },
-    // Sessions save during kernel shutdown before plugins stop, so closing here loses nothing.
     async shutdown() {
-      await store.close();
+      await given?.close();
     },
   });
+}
+
+function checkOptions(options: JsonlSessionStoreOptions): void {
+  const invalid = (option: string, problem: string): TesseraError =>
+    new TesseraError(`jsonlSessionStore: ${option} ${problem}.`, {
+      code: 'invalid_plugin_options',
+      category: 'configuration',
+      recoverable: false,
+      details: { plugin: 'session-store-jsonl', option },
+    });
+  if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object or a JsonlSessionStore');
+  if (options.agentDir !== undefined && (typeof options.agentDir !== 'string' || options.agentDir === '')) throw invalid('agentDir', 'must be a non-empty path');
+  if (options.terminalId !== undefined && options.terminalId !== null && typeof options.terminalId !== 'string') throw invalid('terminalId', 'must be a string or null');
+  for (const option of ['onWarning', 'redact'] as const) {
+    if (options[option] !== undefined && typeof options[option] !== 'function') throw invalid(option, 'must be a function');
+  }
+}
+
+/**
+ * A store warning as a `Diagnostics` report (`TESSERA_SESSION_WARNING`). The file and line
+ * travel in their own fields, so a message that starts with them loses that prefix.
+ */
+export function sessionWarningReport(message: string, details: Record<string, unknown> = {}): DiagnosticReport {
+  const file = typeof details.file === 'string' ? details.file : undefined;
+  const line = typeof details.line === 'number' ? details.line : undefined;
+  const text = file !== undefined && message.startsWith(`${file}:`) ? message.slice(file.length).replace(/^(:\d+)?: /, '') : message;
+  return {
+    severity: 'warning',
+    code: 'TESSERA_SESSION_WARNING',
+    source: 'session-store-jsonl',
+    message: text,
+    ...(file === undefined ? {} : { file }),
+    ...(line === undefined ? {} : { line }),
+  };
 }
