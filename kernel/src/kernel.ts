@@ -22,7 +22,7 @@ import {
   type Token,
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
-import { Container } from 'inversify';
+import { Container, type BindToFluentSyntax } from 'inversify';
 import { KernelCompositionError, SessionConfigurationError, type CompositionProblem } from './errors.js';
 import { createHooks, type HookName, type TesseraHooks } from './hooks.js';
 import { flattenPlugins, type Plugin, type PluginInput, type PluginRuntimeContext } from './plugin.js';
@@ -117,6 +117,15 @@ export class Kernel {
 
   getAll<T>(token: Token<T>): T[] {
     return this.container.isBound(token) ? this.container.getAll<T>(token) : [];
+  }
+
+  /**
+   * Swaps the service bound to `token` for sessions created afterwards. Prefer this to
+   * `container.rebind`: a service the container built and releases asynchronously (a store's
+   * `close`, a logger's `flush`) is released first, which the synchronous rebind cannot do.
+   */
+  rebind<T>(token: Token<T>): Promise<BindToFluentSyntax<T>> {
+    return this.container.rebindAsync<T>(token);
   }
 
   /** The resolved plugin graph and hook taps, for `doctor` output and tests. */

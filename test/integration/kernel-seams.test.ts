@@ -126,3 +126,23 @@ describe('plugin values are reusable', () => {
     await second.shutdown();
   });
 });
+
+describe('kernel.rebind', () => {
+  it('swaps a service the container built and releases asynchronously (a JSONL store in use)', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { jsonlSessionStore } = await import('@tessera/plugin-session-store-jsonl');
+    const dir = await mkdtemp(join(tmpdir(), 'tessera-rebind-'));
+    try {
+      const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }], replace: [jsonlSessionStore({ agentDir: dir, terminalId: null })] }) });
+      await kernel.createSession().run('hi');
+      const memory = new InMemorySessionStore();
+      (await kernel.rebind(SessionStore)).toConstantValue(memory);
+      expect(kernel.createSession().options.sessionStore).toBe(memory);
+      await kernel.shutdown();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
