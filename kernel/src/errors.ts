@@ -25,6 +25,21 @@ export class KernelCompositionError extends TesseraError {
   }
 }
 
+/**
+ * A plugin factory was given an option it cannot use. Factories check their options and
+ * throw this at once (before `createKernel`), naming the factory, the option and the fix.
+ */
+export class PluginOptionsError extends TesseraError {
+  constructor(factory: string, plugin: string, option: string, problem: string) {
+    super(`${factory}: ${option} ${problem}.`, {
+      code: 'invalid_plugin_options',
+      category: 'configuration',
+      recoverable: false,
+      details: { plugin, option },
+    });
+  }
+}
+
 export class SessionBusyError extends TesseraError {
   constructor(sessionId: string) {
     super(

@@ -19,6 +19,7 @@ export type { ToolDefinition, ZodLikeSchema } from './define-tool.js';
 export {
   CompactionUnavailableError,
   KernelCompositionError,
+  PluginOptionsError,
   PromptBlockedError,
   ProviderTimeoutError,
   SessionBusyError,

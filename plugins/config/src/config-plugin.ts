@@ -1,5 +1,5 @@
-import { createToken, TesseraError } from '@tessera/contracts';
-import { definePlugin, type Plugin } from '@tessera/kernel';
+import { createToken } from '@tessera/contracts';
+import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
 
 /** The merged settings of a session's working directory (`loadConfig` output). */
@@ -27,13 +27,7 @@ export function configPlugin(options: ConfigPluginOptions): Plugin {
 }
 
 function checkOptions(options: ConfigPluginOptions): ConfigPluginOptions {
-  const invalid = (option: string, problem: string): TesseraError =>
-    new TesseraError(`configPlugin: ${option} ${problem}.`, {
-      code: 'invalid_plugin_options',
-      category: 'configuration',
-      recoverable: false,
-      details: { plugin: 'config', option },
-    });
+  const invalid = (option: string, problem: string): PluginOptionsError => new PluginOptionsError('configPlugin', 'config', option, problem);
   if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object with at least { cwd }');
   if (typeof options.cwd !== 'string' || options.cwd === '') throw invalid('cwd', 'must be a non-empty path (the directory whose settings to load)');
   for (const option of ['home', 'settingsFile'] as const) {

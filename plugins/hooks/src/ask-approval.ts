@@ -1,10 +1,10 @@
-import { createAbortError, describeError, type ApprovalAnswer, type ApprovalHandler, type ApprovalRequest } from '@tessera/contracts';
+import { runApprovalChain, type ApprovalAnswer, type ApprovalHandler, type ApprovalRequest } from '@tessera/contracts';
 
 /**
  * The same approval strategy chain the permissions plugin uses — `permissionHandler`, then
  * the bound `ApprovalHandler`, then `promptForApproval`, else deny — for hooks that answer
- * `permissionDecision: "ask"`. Kept local so this package does not depend on the
- * permissions plugin; bind one `ApprovalHandler` and both plugins ask the same UI.
+ * `permissionDecision: "ask"`, run by the contracts' one chain (`runApprovalChain`); bind
+ * one `ApprovalHandler` and both plugins ask the same UI.
  */
 export interface HookApprovalOptions {
   permissionHandler?: (toolName: string, input: unknown, request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
@@ -15,24 +15,12 @@ export interface HookApprovalOptions {
 /** Resolves to `true` when approved; otherwise a reason. Never throws; honours the request's signal. */
 export async function askForApproval(options: HookApprovalOptions, request: ApprovalRequest): Promise<true | string> {
   const { permissionHandler, approvalHandler, promptForApproval } = options;
-  let ask: (() => ApprovalAnswer | Promise<ApprovalAnswer>) | undefined;
-  if (permissionHandler) ask = () => permissionHandler(request.toolName, request.input, request);
-  else if (approvalHandler) ask = () => approvalHandler.requestApproval(request);
-  else if (promptForApproval) ask = () => promptForApproval(request);
-  if (!ask) return 'a hook asked for approval but no approval handler is configured';
-  const { signal } = request;
-  try {
-    if (signal.aborted) throw createAbortError();
-    const answer = await new Promise<ApprovalAnswer>((resolve, reject) => {
-      const onAbort = (): void => reject(createAbortError());
-      signal.addEventListener('abort', onAbort, { once: true });
-      Promise.resolve()
-        .then(ask)
-        .then(resolve, reject)
-        .finally(() => signal.removeEventListener('abort', onAbort));
-    });
-    return answer === true || answer === 'allow-session' ? true : 'the user declined';
-  } catch (error) {
-    return signal.aborted ? 'the turn was aborted while waiting for approval' : `the approval handler failed: ${describeError(error)}`;
-  }
+  const outcome = await runApprovalChain(request, [
+    permissionHandler && { via: 'permissionHandler', ask: (asked) => permissionHandler(asked.toolName, asked.input, asked) },
+    approvalHandler && { via: 'approvalHandler', ask: (asked) => approvalHandler.requestApproval(asked) },
+    promptForApproval && { via: 'promptForApproval', ask: promptForApproval },
+  ]);
+  if (outcome.answer !== false) return true;
+  if ('reason' in outcome) return outcome.via === 'none' ? 'a hook asked for approval but no approval handler is configured' : outcome.reason;
+  return 'the user declined';
 }

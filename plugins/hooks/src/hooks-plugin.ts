@@ -166,17 +166,24 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
           const reason = result.reason ?? result.permissionDecisionReason ?? result.stop?.reason ?? 'denied by a PreToolUse hook';
           return { decision: 'deny', reason, source: 'hook' };
         }
-        if (result.updatedInput !== undefined) context.input = result.updatedInput;
+        // Returned, not written: the kernel applies a `continue` decision and the guard runs next.
+        const input = result.updatedInput !== undefined ? result.updatedInput : context.input;
+        let approvedBy: string | undefined;
         if (result.permissionDecision === 'ask') {
           const approvalHandler = options.approvalHandler ?? servicesOf(session)?.getOptional(ApprovalHandler);
           const approval: HookApprovalOptions = { ...options, ...(approvalHandler ? { approvalHandler } : {}) };
-          const answer = await askForApproval(approval, { toolName, input: context.input, sessionId: session.sessionId, toolCallId, signal });
+          const answer = await askForApproval(approval, { toolName, input, sessionId: session.sessionId, toolCallId, signal });
           if (answer !== true) return { decision: 'deny', reason: `${result.permissionDecisionReason ?? 'a hook asked for approval'}; not approved: ${answer}`, source: 'hook' };
-          context.approvedBy = 'PreToolUse hook (approved by the user)';
+          approvedBy = 'PreToolUse hook (approved by the user)';
         }
         // `allow` spares the permission guard's prompt; its deny rules still apply. `defer` changes nothing.
-        if (result.permissionDecision === 'allow') context.approvedBy = 'PreToolUse hook';
-        return undefined;
+        if (result.permissionDecision === 'allow') approvedBy = 'PreToolUse hook';
+        if (result.updatedInput === undefined && approvedBy === undefined) return undefined;
+        return {
+          decision: 'continue',
+          ...(result.updatedInput !== undefined ? { input } : {}),
+          ...(approvedBy !== undefined ? { approvedBy } : {}),
+        };
       });
       const post = (event: 'PostToolUse' | 'PostToolUseFailure') => async (context: PostToolUseContext) => {
         if (!runner.has(event)) return undefined;

@@ -1,5 +1,5 @@
-import { createToken, describeError, Diagnostics, processWarningDiagnostics, TesseraError, type DiagnosticsReporter } from '@tessera/contracts';
-import { Stage, definePlugin, type Plugin } from '@tessera/kernel';
+import { createToken, describeError, Diagnostics, processWarningDiagnostics, type DiagnosticsReporter } from '@tessera/contracts';
+import { definePlugin, PluginOptionsError, Stage, type Plugin } from '@tessera/kernel';
 import { HistoryStorage, type HistoryStorageOptions } from './history-storage.js';
 
 /** The kernel's prompt history (a `HistoryStorage`), provided by `promptHistory()`. */
@@ -69,13 +69,7 @@ export function promptHistory(options: HistoryStorageOptions | HistoryStorage = 
 }
 
 function checkOptions(options: HistoryStorageOptions): void {
-  const invalid = (option: string, problem: string): TesseraError =>
-    new TesseraError(`promptHistory: ${option} ${problem}.`, {
-      code: 'invalid_plugin_options',
-      category: 'configuration',
-      recoverable: false,
-      details: { plugin: 'prompt-history', option },
-    });
+  const invalid = (option: string, problem: string): PluginOptionsError => new PluginOptionsError('promptHistory', 'prompt-history', option, problem);
   if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object or a HistoryStorage');
   if (options.path !== undefined && (typeof options.path !== 'string' || options.path === '')) throw invalid('path', 'must be a non-empty path (or ":memory:")');
   if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw invalid('onWarning', 'must be a function');

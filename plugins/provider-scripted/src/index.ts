@@ -1,5 +1,5 @@
-import { Provider, TesseraError } from '@tessera/contracts';
-import { definePlugin, type Plugin } from '@tessera/kernel';
+import { Provider } from '@tessera/contracts';
+import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import { ScriptedProvider, type ScriptedProviderOptions } from './scripted-provider.js';
 
 export {
@@ -39,13 +39,7 @@ export function scriptedProvider(options: ScriptedProviderOptions | ScriptedProv
 }
 
 function checkScriptedProviderOptions(options: ScriptedProviderOptions): void {
-  const invalid = (option: string, problem: string): TesseraError =>
-    new TesseraError(`scriptedProvider: ${option} ${problem}.`, {
-      code: 'invalid_plugin_options',
-      category: 'configuration',
-      recoverable: false,
-      details: { plugin: 'provider-scripted', option },
-    });
+  const invalid = (option: string, problem: string): PluginOptionsError => new PluginOptionsError('scriptedProvider', 'provider-scripted', option, problem);
   if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object or a ScriptedProvider');
   const { turns, name, model } = options;
   if (turns !== undefined && typeof turns !== 'function' && !Array.isArray(turns)) throw invalid('turns', 'must be a list of turns or a function');

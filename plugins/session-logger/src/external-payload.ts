@@ -1,4 +1,4 @@
-import { TesseraError } from '@tessera/contracts';
+
 
 /** What a log line holds in place of a field too large to inline (spec: IExternalPayloadReference). */
 export interface IExternalPayloadReference {
@@ -33,18 +33,5 @@ export function externalPayloadReferenceProblem(value: Record<string, unknown>, 
   return undefined;
 }
 
-export class InvalidSessionIdError extends TesseraError {
-  constructor(id: unknown) {
-    super(
-      `Invalid session id ${JSON.stringify(id)}: use 1–128 letters, digits, ".", "_" or "-", starting with a letter or digit (UUIDs qualify).`,
-      { code: 'invalid_session_id', category: 'validation', recoverable: false, details: { id } },
-    );
-  }
-}
-
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-/** Session ids name log and payload files, so only a path-safe alphabet is accepted. */
-export function assertValidSessionId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || !SESSION_ID.test(id) || id.includes('..')) throw new InvalidSessionIdError(id);
-}
+// Session ids name log and payload files: the contracts rule, shared by every store and log.
+export { assertValidSessionId, InvalidSessionIdError } from '@tessera/contracts';

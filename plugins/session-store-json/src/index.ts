@@ -1,5 +1,5 @@
-import { Diagnostics, processWarningDiagnostics, SessionStore, TesseraError, type DiagnosticsReporter } from '@tessera/contracts';
-import { definePlugin, type Plugin } from '@tessera/kernel';
+import { Diagnostics, processWarningDiagnostics, SessionStore, type DiagnosticsReporter } from '@tessera/contracts';
+import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import { JsonSessionStore, skippedFileReport, type JsonSessionStoreOptions } from './json-session-store.js';
 
 export { DEFAULT_SESSIONS_DIR, JsonSessionStore } from './json-session-store.js';
@@ -50,13 +50,7 @@ export function jsonSessionStore(options: JsonSessionStoreOptions | JsonSessionS
 }
 
 function checkOptions(options: JsonSessionStoreOptions): void {
-  const invalid = (option: string, problem: string): TesseraError =>
-    new TesseraError(`jsonSessionStore: ${option} ${problem}.`, {
-      code: 'invalid_plugin_options',
-      category: 'configuration',
-      recoverable: false,
-      details: { plugin: 'session-store-json', option },
-    });
+  const invalid = (option: string, problem: string): PluginOptionsError => new PluginOptionsError('jsonSessionStore', 'session-store-json', option, problem);
   if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object or a JsonSessionStore');
   if (options.baseDir !== undefined && (typeof options.baseDir !== 'string' || options.baseDir === '')) throw invalid('baseDir', 'must be a non-empty path');
   if (options.onDiagnostic !== undefined && typeof options.onDiagnostic !== 'function') throw invalid('onDiagnostic', 'must be a function');

@@ -93,7 +93,7 @@ describe('JsonlSessionStore', () => {
     await store.delete('sess-1');
     expect(await store.load('sess-1')).toBeUndefined();
     expect((await new JsonlSessionStore(opts()).list()).map((item) => item.id)).toEqual(['sess-2']);
-    await expect(store.load('../../etc/passwd')).rejects.toMatchObject({ code: 'invalid_session_path_part' });
+    await expect(store.load('../../etc/passwd')).rejects.toMatchObject({ code: 'invalid_session_id' });
     await expect(store.save(record([], { id: '' }))).rejects.toMatchObject({ code: 'invalid_session_record' });
   });
 });

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { TesseraError, type ISessionRecord, type Message, type SessionStore } from '@tessera/contracts';
-import { assertSafeId } from './errors.js';
+import { assertValidSessionId, TesseraError, type ISessionRecord, type Message, type SessionStore } from '@tessera/contracts';
 import { FileSessionStorage } from './file-session-storage.js';
 import { defaultAgentDir, sessionDirFor } from './paths.js';
 import { HISTORY_EVENT_TYPE, RECORD_META_TYPE, recordFromSession, recordMeta } from './record-mapping.js';
@@ -58,7 +57,7 @@ export class JsonlSessionStore implements SessionStore {
       if (typeof record.id !== 'string' || record.id === '') {
         throw new TesseraError('Cannot save a session record without an id.', { code: 'invalid_session_record', category: 'validation', recoverable: false, details: { field: 'id' } });
       }
-      assertSafeId('session id', record.id);
+      assertValidSessionId(record.id);
       const tracked = this.#open.get(record.id) ?? (await this.#openTracked(record.id)) ?? this.#create(record);
       this.#sync(tracked, record);
       await tracked.manager.flush();
@@ -67,7 +66,7 @@ export class JsonlSessionStore implements SessionStore {
 
   load(id: string): Promise<ISessionRecord | undefined> {
     return this.#serial(async () => {
-      assertSafeId('session id', id);
+      assertValidSessionId(id);
       const tracked = this.#open.get(id) ?? (await this.#openTracked(id));
       return tracked && recordFromSession(tracked.manager).record;
     });
@@ -87,7 +86,7 @@ export class JsonlSessionStore implements SessionStore {
 
   delete(id: string): Promise<void> {
     return this.#serial(async () => {
-      assertSafeId('session id', id);
+      assertValidSessionId(id);
       const tracked = this.#open.get(id);
       this.#open.delete(id);
       await tracked?.manager.close();

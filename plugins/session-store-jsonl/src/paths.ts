@@ -23,6 +23,6 @@ export function sessionFileName(sessionId: string, time: Date = new Date()): str
 
 /** The session id embedded in a file name written by `sessionFileName`, if any. */
 export function sessionIdFromFileName(name: string): string | undefined {
-  const match = /_([A-Za-z0-9][A-Za-z0-9_-]*)\.jsonl$/.exec(name);
+  const match = /_([A-Za-z0-9][A-Za-z0-9._-]*)\.jsonl$/.exec(name);
   return match?.[1];
 }

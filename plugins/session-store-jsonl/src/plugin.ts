@@ -1,5 +1,5 @@
-import { Diagnostics, processWarningDiagnostics, SessionStore, TesseraError, type DiagnosticReport, type DiagnosticsReporter } from '@tessera/contracts';
-import { definePlugin, type Plugin } from '@tessera/kernel';
+import { Diagnostics, processWarningDiagnostics, SessionStore, type DiagnosticReport, type DiagnosticsReporter } from '@tessera/contracts';
+import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import { JsonlSessionStore, type JsonlSessionStoreOptions } from './jsonl-session-store.js';
 
 /**
@@ -49,13 +49,7 @@ export function jsonlSessionStore(options: JsonlSessionStoreOptions | JsonlSessi
 }
 
 function checkOptions(options: JsonlSessionStoreOptions): void {
-  const invalid = (option: string, problem: string): TesseraError =>
-    new TesseraError(`jsonlSessionStore: ${option} ${problem}.`, {
-      code: 'invalid_plugin_options',
-      category: 'configuration',
-      recoverable: false,
-      details: { plugin: 'session-store-jsonl', option },
-    });
+  const invalid = (option: string, problem: string): PluginOptionsError => new PluginOptionsError('jsonlSessionStore', 'session-store-jsonl', option, problem);
   if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object or a JsonlSessionStore');
   if (options.agentDir !== undefined && (typeof options.agentDir !== 'string' || options.agentDir === '')) throw invalid('agentDir', 'must be a non-empty path');
   if (options.terminalId !== undefined && options.terminalId !== null && typeof options.terminalId !== 'string') throw invalid('terminalId', 'must be a string or null');

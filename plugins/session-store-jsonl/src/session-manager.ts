@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
+import { assertValidSessionId } from '@tessera/contracts';
 import { FileBlobStore, MemoryBlobStore, type BlobStore } from './blob-store.js';
 import { buildSessionContext, type SessionContext } from './context.js';
 import { CURRENT_SESSION_VERSION, type AgentMessage, type SessionEntry, type SessionHeader } from './entries.js';
-import { assertSafeId, InvalidSessionFileError } from './errors.js';
+import { InvalidSessionFileError } from './errors.js';
 import { FileSessionStorage } from './file-session-storage.js';
 import { MemorySessionStorage } from './memory-session-storage.js';
 import { migrateToCurrentVersion, generateEntryId } from './migrations.js';
@@ -209,7 +210,7 @@ export class SessionManager extends AppendMethods {
   newSession(options: NewSessionOptions = {}): string | undefined {
     this.#persistence.assertHealthy();
     const id = options.id ?? randomUUID();
-    assertSafeId('session id', id);
+    assertValidSessionId(id);
     const now = new Date();
     this.#header = { type: 'session', version: CURRENT_SESSION_VERSION, id, timestamp: now.toISOString(), cwd: this.#cwd };
     if (options.parentSession !== undefined) this.#header.parentSession = options.parentSession;
