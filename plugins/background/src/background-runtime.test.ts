@@ -32,6 +32,23 @@ describe.runIf(process.platform !== 'win32')('backgroundRuntime plugin', () => {
     await expect(manager.spawn({ kind: 'process', command: 'true', cwd: dir })).rejects.toMatchObject({ code: 'background_manager_shut_down' });
   });
 
+  it('gives each kernel its own manager when one plugin value is composed twice in a row (no shut-down manager handed on)', async () => {
+    const plugin = backgroundRuntime({ shell: { logDir: dir, killGraceMs: 200 } });
+    const first = await createKernel({ plugins: [plugin] });
+    const firstManager = first.get(BackgroundTaskManagerToken);
+    await first.get(BackgroundTasks).spawn({ kind: 'process', command: 'true', cwd: dir, sessionId: 's1' });
+    await first.shutdown();
+    const second = await createKernel({ plugins: [plugin] });
+    try {
+      expect(second.get(BackgroundTaskManagerToken)).not.toBe(firstManager);
+      const ticket = await second.get(BackgroundTasks).spawn({ kind: 'process', command: 'echo again', cwd: dir, sessionId: 's2' });
+      const finished = await second.get(BackgroundTaskManagerToken).wait(ticket.id);
+      expect(finished.status).toBe('completed');
+    } finally {
+      await second.shutdown();
+    }
+  });
+
   it('reads a task\'s output from a line on, with its status, and stops it — only for the session that started it', async () => {
     const kernel = await createKernel({ plugins: [backgroundRuntime({ shell: { logDir: dir, killGraceMs: 200 } })] });
     try {

@@ -98,9 +98,10 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
  * contract. Kernel shutdown shuts the manager down (every open task is cancelled).
  */
 export function backgroundRuntime(options: BackgroundRuntimeOptions = {}): Plugin {
-  let manager: BackgroundTaskManager | undefined;
+  // Nothing is built here: each kernel's container builds its own manager on first use and
+  // shuts it down when the kernel releases its services, so one plugin value serves any
+  // number of kernels in a row.
   const build = (kernelClock: Clock | undefined): BackgroundTaskManager => {
-    if (manager) return manager;
     const shell = createManagedShellProcessRunner({
       logDir: join(tmpdir(), `tessera-background-${process.pid}-${randomUUID().slice(0, 8)}`),
       ...options.shell,
@@ -112,26 +113,24 @@ export function backgroundRuntime(options: BackgroundRuntimeOptions = {}): Plugi
       byKind.set('scheduled', createScheduledTaskRunner({ runners: children, ...(options.createSchedule ? { createSchedule: options.createSchedule } : {}) }));
     }
     const clock = options.clock ?? kernelClock;
-    manager = new BackgroundTaskManager({
+    return new BackgroundTaskManager({
       ...options,
       runners: [...byKind.values()],
       ...(clock ? { clock } : {}),
     });
-    return manager;
   };
   return definePlugin({
     name: 'background',
     provides: [BackgroundTasks, BackgroundTaskManagerToken],
+    optional: [Clock],
     register({ bind }) {
       bind(BackgroundTaskManagerToken)
         .toResolvedValue((clock: Clock | undefined) => build(clock), [{ serviceIdentifier: Clock, optional: true }])
-        .inSingletonScope();
+        .inSingletonScope()
+        .onDeactivation((manager) => manager.shutdown('kernel shutdown'));
       bind(BackgroundTasks)
         .toResolvedValue((resolved: BackgroundTaskManager) => createBackgroundTasksAdapter(resolved), [BackgroundTaskManagerToken])
         .inSingletonScope();
-    },
-    async shutdown() {
-      await manager?.shutdown('kernel shutdown');
     },
   });
 }
