@@ -48,3 +48,26 @@ describe('subagents plugin', () => {
     expect(manager.get(job.id)?.status).toBe('cancelled');
   });
 });
+
+describe('subagents plugin values', () => {
+  it('give each kernel its own registry and manager when composed twice in a row; contributed definitions join the registry', async () => {
+    const { AgentDefinitionContribution } = await import('@tessera/contracts');
+    const { definePlugin } = await import('@tessera/kernel');
+    const plugin = subagents({ cwd: dir, home: dir, worktree: false });
+    const contributed = definePlugin({
+      name: 'bundle-agents',
+      contributes: [AgentDefinitionContribution],
+      register: ({ bind }) => void bind(AgentDefinitionContribution).toConstantValue({ name: 'bundled', description: 'from a bundle', systemPrompt: 'x', source: 'plugin:bundle' }),
+    });
+    const first = await createKernel({ plugins: [scriptedProvider({ turns: [] }), plugin, contributed] });
+    const firstRegistry = first.get(AgentDefinitions);
+    const firstManager = first.get(SubagentManagerToken);
+    expect(firstRegistry.get('bundled')?.source).toBe('plugin:bundle');
+    await first.shutdown();
+    const second = await createKernel({ plugins: [scriptedProvider({ turns: [] }), plugin] });
+    expect(second.get(AgentDefinitions)).not.toBe(firstRegistry);
+    expect(second.get(SubagentManagerToken)).not.toBe(firstManager);
+    expect(second.get(AgentDefinitions).get('bundled')).toBeUndefined();
+    await second.shutdown();
+  });
+});

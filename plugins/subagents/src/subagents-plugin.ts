@@ -1,7 +1,10 @@
 import {
+  AgentDefinitionContribution,
   ApprovalHandler,
   Clock,
   createToken,
+  Diagnostics,
+  diagnosticReport,
   Provider,
   SubagentLauncher,
   ToolContribution,
@@ -9,7 +12,7 @@ import {
   type Diagnostic,
   type Tool,
 } from '@tessera/contracts';
-import { definePlugin, type Plugin, type TesseraHooks } from '@tessera/kernel';
+import { definePlugin, type Plugin } from '@tessera/kernel';
 import { discoverAgentDefinitions, type TAgentDefinitionReader } from './agent-definition-discovery.js';
 import { AgentDefinitionRegistry } from './agent-definitions.js';
 import { GitWorktreeIsolationAdapter } from './git-worktree-isolation-adapter.js';
@@ -35,7 +38,7 @@ export interface SubagentsPluginOptions
   readDefinition?: TAgentDefinitionReader;
   /** Worktree isolation adapter (default: the git CLI adapter); `false` refuses isolated jobs. */
   worktree?: ISubagentWorktreeAdapter | false;
-  /** Receives discovery diagnostics (bad agent files). Default: a process warning per error. */
+  /** Receives discovery diagnostics (bad agent files). Default: a `Diagnostics` warning per skipped file. */
   onDiagnostics?: (diagnostics: Diagnostic[]) => void;
   /**
    * The parent's approver. When given, this plugin PROVIDES `ApprovalHandler` (so no other
@@ -52,35 +55,30 @@ export interface SubagentsPluginOptions
  * built-ins plus `.md` files discovered at boot.
  */
 export function subagents(options: SubagentsPluginOptions = {}): Plugin {
-  const registry = new AgentDefinitionRegistry();
-  const approvals = new SubagentApprovalRouter();
-  let manager: SubagentManager | undefined;
-  let hooks: TesseraHooks | undefined;
-
-  const build = (provider: Provider | undefined, clock: Clock | undefined, tools: Tool[] | undefined): SubagentManager => {
-    if (manager) return manager;
-    const inner = createInProcessSubagentRunner({
-      ...options,
-      ...(provider ? { provider } : {}),
-      ...(clock ? { clock } : {}),
-      ...(hooks ? { hooks } : {}),
-      tools: tools ?? [],
-      definitions: registry,
-      approvals,
-    });
-    const runner =
-      options.worktree === false
-        ? inner
-        : createWorktreeSubagentRunner({ runner: inner, worktreeAdapter: options.worktree ?? new GitWorktreeIsolationAdapter(), ...(hooks ? { hooks } : {}) });
-    manager = new SubagentManager({ ...options, runner, ...(clock ? { clock } : {}) });
-    return manager;
-  };
-
   return definePlugin({
     name: 'subagents',
     provides: [SubagentManagerToken, AgentDefinitions, SubagentLauncher, ...(options.approvalHandler ? [ApprovalHandler] : [])],
-    register({ bind, decorate, hooks: kernelHooks }) {
-      hooks = kernelHooks;
+    optional: [Provider, Clock, ToolContribution, AgentDefinitionContribution, Diagnostics, ...(options.approvalHandler ? [] : [ApprovalHandler])],
+    register({ bind, decorate, hooks }) {
+      // Per kernel: its registry, its approval router and (on first use) its manager.
+      const registry = new AgentDefinitionRegistry();
+      const approvals = new SubagentApprovalRouter();
+      const build = (provider: Provider | undefined, clock: Clock | undefined, tools: Tool[] | undefined): SubagentManager => {
+        const inner = createInProcessSubagentRunner({
+          ...options,
+          ...(provider ? { provider } : {}),
+          ...(clock ? { clock } : {}),
+          hooks,
+          tools: tools ?? [],
+          definitions: registry,
+          approvals,
+        });
+        const runner =
+          options.worktree === false
+            ? inner
+            : createWorktreeSubagentRunner({ runner: inner, worktreeAdapter: options.worktree ?? new GitWorktreeIsolationAdapter(), hooks });
+        return new SubagentManager({ ...options, runner, ...(clock ? { clock } : {}) });
+      };
       bind(AgentDefinitions).toConstantValue(registry);
       if (options.approvalHandler) bind(ApprovalHandler).toConstantValue(approvals.wrap(options.approvalHandler));
       // Another plugin's approver: wrapped wherever it is resolved (any plugin order), so
@@ -98,9 +96,11 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
             { serviceIdentifier: ToolContribution, isMultiple: true, optional: true },
           ],
         )
-        .inSingletonScope();
+        .inSingletonScope()
+        .onDeactivation((manager) => manager.getBackgroundTaskManager().shutdown('kernel shutdown'));
     },
-    boot() {
+    boot({ get, getAll }) {
+      const registry = get(AgentDefinitions);
       if (options.discover !== false) {
         const found = discoverAgentDefinitions({
           cwd: options.cwd ?? process.cwd(),
@@ -110,15 +110,15 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
         for (const definition of found.definitions) registry.add(definition);
         if (options.onDiagnostics) options.onDiagnostics(found.diagnostics);
         else {
+          const diagnostics = get(Diagnostics);
           for (const diagnostic of found.diagnostics.filter((d) => d.severity === 'error')) {
-            process.emitWarning(`Agent definition skipped: ${diagnostic.file}${diagnostic.line ? `:${diagnostic.line}` : ''}: ${diagnostic.message}`, { code: 'TESSERA_AGENT_DEFINITION' });
+            diagnostics.report({ ...diagnosticReport(diagnostic, 'TESSERA_AGENT_DEFINITION', 'subagents'), severity: 'warning', message: `Agent definition skipped: ${diagnostic.message}` });
           }
         }
       }
+      // Contributed definitions (bundle plugins, presets), then the options' own, which win.
+      for (const definition of getAll(AgentDefinitionContribution)) registry.add(definition);
       for (const definition of options.definitions ?? []) registry.add(definition);
-    },
-    async shutdown() {
-      await manager?.getBackgroundTaskManager().shutdown('kernel shutdown');
     },
   });
 }
