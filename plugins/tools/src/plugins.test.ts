@@ -152,3 +152,39 @@ describe('builtinTools in a session', () => {
     expect(sandboxed.map((plugin) => plugin.name)).not.toContain('tool-kill-shell');
   });
 });
+
+describe('builtinTools values across kernels', () => {
+  it('give each kernel its own tool state: a cd in one kernel moves no shell in another', async () => {
+    const { mkdir } = await import('node:fs/promises');
+    const { ShellDirectories } = await import('@tessera/contracts');
+    await mkdir(join(dir, 'sub'));
+    const tools = builtinTools();
+    const turns = [{ toolCalls: [{ name: 'Bash', input: { command: 'cd sub' } }] }, { text: 'moved' }];
+    const first = await createKernel({ plugins: [...testPreset({ turns }), ...tools] });
+    await first.createSession({ cwd: dir, sessionId: 'same-id' }).run('go');
+    expect(first.get(ShellDirectories).cwdFor('same-id')).toBe(join(dir, 'sub'));
+    const second = await createKernel({ plugins: [...testPreset({ turns: [{ text: 'idle' }] }), ...tools] });
+    second.createSession({ cwd: dir, sessionId: 'same-id' });
+    expect(second.get(ShellDirectories).cwdFor('same-id')).toBeUndefined();
+    await first.shutdown();
+    await second.shutdown();
+  });
+
+  it('find BackgroundTasks per kernel, including one rebound after createKernel', async () => {
+    const spawned: string[] = [];
+    const fake = (label: string) => ({
+      spawn: async () => (spawned.push(label), { id: `${label}_1`, logPath: '/dev/null' }),
+      read: async () => ({ status: 'running' as const, lines: [], nextLine: 0, dropped: false }),
+      stop: async () => 'cancelled' as const,
+    });
+    const turns = [{ toolCalls: [{ name: 'Bash', input: { command: 'sleep 1', run_in_background: true } }] }, { text: 'started' }];
+    const kernel = await createKernel({
+      plugins: [...testPreset({ turns: [...turns, ...turns] }), ...builtinTools(), definePlugin({ name: 'bg-a', provides: [BackgroundTasks], register: ({ bind }) => void bind(BackgroundTasks).toConstantValue(fake('a') as never) })],
+    });
+    await kernel.createSession({ cwd: dir }).run('go');
+    kernel.container.rebind(BackgroundTasks).toConstantValue(fake('b') as never);
+    await kernel.createSession({ cwd: dir }).run('go');
+    expect(spawned).toEqual(['a', 'b']);
+    await kernel.shutdown();
+  });
+});

@@ -1,13 +1,13 @@
-import { BackgroundTasks, ReadAccess, SandboxPaths, ShellDirectories, ToolContribution, WorkspaceGrants, type Token, type Tool } from '@tessera/contracts';
+import { BackgroundTasks, ReadAccess, SandboxPaths, ShellDirectories, ToolContribution, WorkspaceGrants, type Tool } from '@tessera/contracts';
 import { statSync } from 'node:fs';
-import { definePlugin, Stage, type Plugin, type PluginRegisterContext, type PluginRuntimeContext, type TesseraHooks } from '@tessera/kernel';
+import { definePlugin, Stage, type Plugin, type PluginRegisterContext, type TesseraHooks } from '@tessera/kernel';
 import { bashOutputTool, killShellTool, type BackgroundShellToolOptions } from './background-shell-tools.js';
 import { bashTool, type BashToolOptions } from './bash-tool.js';
 import { editTool, type EditToolOptions } from './edit-tool.js';
 import { globTool, type GlobToolOptions } from './glob-tool.js';
 import { grepTool, type GrepToolOptions } from './grep-tool.js';
 import { readTool, type ReadToolOptions } from './read-tool.js';
-import { defaultToolSessionState, ToolSessionState } from './session-state.js';
+import { ToolSessionState } from './session-state.js';
 import { DEFAULT_SANDBOX_ROOT, type SandboxOptions } from './common-options.js';
 import { webFetchTool, type WebFetchToolOptions } from './web-fetch-tool.js';
 import { webSearchTool, type WebSearchToolOptions } from './web-search-tool.js';
@@ -16,29 +16,79 @@ import type { WorkspaceOptions } from './workspace.js';
 
 export type BuiltinToolName = 'Bash' | 'BashOutput' | 'KillShell' | 'Read' | 'Write' | 'Edit' | 'Glob' | 'Grep' | 'WebFetch' | 'WebSearch';
 
-/** Drops a session's Bash directory and read registry when the session ends. */
+/**
+ * The tool state (Bash directories, what was read) of one kernel, shared by its tool plugins
+ * so Read, Write and Edit agree. Keyed by the kernel's hooks object, which every plugin of
+ * one kernel receives: two kernels never share a state, and nothing is built by a factory.
+ */
+const kernelStates = new WeakMap<TesseraHooks, ToolSessionState>();
+
+function stateOf(hooks: TesseraHooks, given: ToolSessionState | undefined): ToolSessionState {
+  if (given) return given;
+  let state = kernelStates.get(hooks);
+  if (!state) {
+    state = new ToolSessionState();
+    kernelStates.set(hooks, state);
+  }
+  return state;
+}
+
+/** Drops a session's Bash directory and read registry when the session ends (once per kernel and state). */
+const releasing = new WeakMap<TesseraHooks, Set<ToolSessionState>>();
 function releaseOnSessionEnd(hooks: TesseraHooks, name: string, state: ToolSessionState): void {
+  const seen = releasing.get(hooks) ?? new Set<ToolSessionState>();
+  releasing.set(hooks, seen);
+  if (seen.has(state)) return;
+  seen.add(state);
   hooks.sessionEnd.tap({ name: `${name}:release-session-state`, stage: Stage.Observe }, ({ session }) => {
     state.release(session.sessionId);
   });
 }
 
-interface ToolPluginExtras extends Partial<Pick<Plugin, 'provides' | 'boot'>> {
-  /** Binds the services named in `provides`, next to the tool. */
-  bindServices?(bind: PluginRegisterContext['bind']): void;
+/** The other plugins' services a tool may use, as found when a session is created. */
+interface ToolServices {
+  backgroundTasks: BackgroundTasks | undefined;
+  grants: WorkspaceGrants | undefined;
+  readAccess: ReadAccess | undefined;
 }
 
-function toolPlugin(name: string, tool: Tool<never, unknown>, state?: ToolSessionState, extras: ToolPluginExtras = {}): Plugin {
-  const { bindServices, ...rest } = extras;
+const optionalDeps = [
+  { serviceIdentifier: BackgroundTasks, optional: true },
+  { serviceIdentifier: WorkspaceGrants, optional: true },
+  { serviceIdentifier: ReadAccess, optional: true },
+] as const;
+
+/** An option that may be a value or a getter, else the service found. */
+function pick<T>(given: T | (() => T | undefined) | undefined, found: T | undefined): () => T | undefined {
+  return () => (typeof given === 'function' ? (given as () => T | undefined)() : given) ?? found;
+}
+
+/**
+ * A tool plugin: the tool is built by the container each time a session is created (transient
+ * binding), from that kernel's state and the services bound at that moment. So a plugin value
+ * works in any number of kernels, and a rebind of `BackgroundTasks`, `WorkspaceGrants` or
+ * `ReadAccess` reaches sessions created afterwards.
+ */
+function toolPlugin(
+  name: string,
+  make: (state: ToolSessionState, services: ToolServices) => Tool<never, unknown>,
+  options: { state?: ToolSessionState; usesState?: boolean; provides?: Plugin['provides']; bindServices?: (bind: PluginRegisterContext['bind'], state: ToolSessionState) => void } = {},
+): Plugin {
   return definePlugin({
     name,
     contributes: [ToolContribution],
+    optional: [BackgroundTasks, WorkspaceGrants, ReadAccess],
+    ...(options.provides ? { provides: options.provides } : {}),
     register({ bind, hooks }) {
-      bind(ToolContribution).toConstantValue(tool as Tool);
-      bindServices?.(bind);
-      if (state) releaseOnSessionEnd(hooks, name, state);
+      const state = stateOf(hooks, options.state);
+      bind(ToolContribution).toResolvedValue(
+        (backgroundTasks: BackgroundTasks | undefined, grants: WorkspaceGrants | undefined, readAccess: ReadAccess | undefined) =>
+          make(state, { backgroundTasks, grants, readAccess }) as Tool,
+        [...optionalDeps],
+      );
+      options.bindServices?.(bind, state);
+      if (options.usesState) releaseOnSessionEnd(hooks, name, state);
     },
-    ...rest,
   });
 }
 
@@ -61,41 +111,33 @@ function shellDirectoriesOf(state: ToolSessionState, sandboxed: boolean): ShellD
 
 /**
  * Bash as a plugin. `run_in_background` uses the `BackgroundTasks` service when some plugin
- * binds it (looked up at boot); otherwise such calls fail with an explanation. Provides
- * `ShellDirectories` from its session state, since Bash is what moves a session's shell.
+ * binds it; otherwise such calls fail with an explanation. Provides `ShellDirectories` from its
+ * session state, since Bash is what moves a session's shell.
  */
 export function bashToolPlugin(options: BashToolOptions = {}): Plugin {
-  const state = options.state ?? defaultToolSessionState;
-  let found: BackgroundTasks | undefined;
-  const given = options.backgroundTasks;
-  const grants = optionalService(WorkspaceGrants, options.grants);
-  const tool = bashTool({
-    ...options,
-    state,
-    grants: grants.lookup,
-    backgroundTasks: () => (typeof given === 'function' ? given() : given) ?? found,
-  });
-  return toolPlugin('tool-bash', tool as Tool<never, unknown>, state, {
-    provides: [ShellDirectories],
-    bindServices(bind) {
-      bind(ShellDirectories).toConstantValue(shellDirectoriesOf(state, options.sandbox !== undefined));
+  return toolPlugin(
+    'tool-bash',
+    (state, found) =>
+      bashTool({
+        ...options,
+        state,
+        grants: pick(options.grants, found.grants),
+        backgroundTasks: pick(options.backgroundTasks, found.backgroundTasks),
+      }) as Tool<never, unknown>,
+    {
+      ...(options.state ? { state: options.state } : {}),
+      usesState: true,
+      provides: [ShellDirectories],
+      bindServices(bind, state) {
+        bind(ShellDirectories).toConstantValue(shellDirectoriesOf(state, options.sandbox !== undefined));
+      },
     },
-    boot: boots(grants.boot, ({ getOptional }) => {
-      found = getOptional(BackgroundTasks);
-    }),
-  });
+  );
 }
 
-/** The `backgroundTasks` option when given, else the runtime bound as `BackgroundTasks` (found at boot). */
+/** The `backgroundTasks` option when given, else the runtime bound as `BackgroundTasks`. */
 function backgroundShellPlugin(name: string, make: (options: BackgroundShellToolOptions) => Tool<never, unknown>, options: BackgroundShellToolOptions): Plugin {
-  let found: BackgroundTasks | undefined;
-  const given = options.backgroundTasks;
-  const tool = make({ ...options, backgroundTasks: () => (typeof given === 'function' ? given() : given) ?? found });
-  return toolPlugin(name, tool, undefined, {
-    boot({ getOptional }) {
-      found = getOptional(BackgroundTasks);
-    },
-  });
+  return toolPlugin(name, (_state, found) => make({ ...options, backgroundTasks: pick(options.backgroundTasks, found.backgroundTasks) }));
 }
 
 /** BashOutput: reads what a `run_in_background` command logged (needs the background runtime). */
@@ -109,61 +151,40 @@ export function killShellToolPlugin(options: BackgroundShellToolOptions = {}): P
 }
 
 export function readToolPlugin(options: ReadToolOptions = {}): Plugin {
-  const state = options.state ?? defaultToolSessionState;
-  const grants = optionalService(WorkspaceGrants, options.grants);
-  return toolPlugin('tool-read', readTool({ ...options, state, grants: grants.lookup }) as Tool<never, unknown>, state, { boot: grants.boot });
+  return toolPlugin('tool-read', (state, found) => readTool({ ...options, state, grants: pick(options.grants, found.grants) }) as Tool<never, unknown>, {
+    ...(options.state ? { state: options.state } : {}),
+    usesState: true,
+  });
 }
 
 export function writeToolPlugin(options: WriteToolOptions = {}): Plugin {
-  const state = options.state ?? defaultToolSessionState;
-  const grants = optionalService(WorkspaceGrants, options.grants);
-  return toolPlugin('tool-write', writeTool({ ...options, state, grants: grants.lookup }) as Tool<never, unknown>, state, { boot: grants.boot });
+  return toolPlugin('tool-write', (state, found) => writeTool({ ...options, state, grants: pick(options.grants, found.grants) }) as Tool<never, unknown>, {
+    ...(options.state ? { state: options.state } : {}),
+    usesState: true,
+  });
 }
 
 export function editToolPlugin(options: EditToolOptions = {}): Plugin {
-  const state = options.state ?? defaultToolSessionState;
-  const grants = optionalService(WorkspaceGrants, options.grants);
-  return toolPlugin('tool-edit', editTool({ ...options, state, grants: grants.lookup }) as Tool<never, unknown>, state, { boot: grants.boot });
-}
-
-/**
- * An optional service: the option when given, else what some plugin binds under `token`,
- * found once at boot (every binding is in place by then; it may be absent).
- */
-function optionalService<T>(token: Token<T>, given: T | (() => T | undefined) | undefined): {
-  lookup: () => T | undefined;
-  boot: (context: PluginRuntimeContext) => void;
-} {
-  let found: T | undefined;
-  return {
-    lookup: () => (typeof given === 'function' ? (given as () => T | undefined)() : given) ?? found,
-    boot(context) {
-      found = context.getOptional(token);
-    },
-  };
-}
-
-/** Runs each boot step in turn. */
-function boots(...steps: Array<(context: PluginRuntimeContext) => void>): NonNullable<Plugin['boot']> {
-  return (context) => {
-    for (const step of steps) step(context);
-  };
+  return toolPlugin('tool-edit', (state, found) => editTool({ ...options, state, grants: pick(options.grants, found.grants) }) as Tool<never, unknown>, {
+    ...(options.state ? { state: options.state } : {}),
+    usesState: true,
+  });
 }
 
 /** Glob as a plugin; matches that `Read(…)` deny rules cover (the `ReadAccess` service) are left out. */
 export function globToolPlugin(options: GlobToolOptions = {}): Plugin {
-  const access = optionalService(ReadAccess, options.readAccess);
-  const grants = optionalService(WorkspaceGrants, options.grants);
-  const tool = globTool({ ...options, readAccess: access.lookup, grants: grants.lookup });
-  return toolPlugin('tool-glob', tool as Tool<never, unknown>, undefined, { boot: boots(access.boot, grants.boot) });
+  return toolPlugin(
+    'tool-glob',
+    (_state, found) => globTool({ ...options, readAccess: pick(options.readAccess, found.readAccess), grants: pick(options.grants, found.grants) }) as Tool<never, unknown>,
+  );
 }
 
 /** Grep as a plugin; files that `Read(…)` deny rules cover (the `ReadAccess` service) are not searched. */
 export function grepToolPlugin(options: GrepToolOptions = {}): Plugin {
-  const access = optionalService(ReadAccess, options.readAccess);
-  const grants = optionalService(WorkspaceGrants, options.grants);
-  const tool = grepTool({ ...options, readAccess: access.lookup, grants: grants.lookup });
-  return toolPlugin('tool-grep', tool as Tool<never, unknown>, undefined, { boot: boots(access.boot, grants.boot) });
+  return toolPlugin(
+    'tool-grep',
+    (_state, found) => grepTool({ ...options, readAccess: pick(options.readAccess, found.readAccess), grants: pick(options.grants, found.grants) }) as Tool<never, unknown>,
+  );
 }
 
 /**
@@ -198,17 +219,17 @@ export interface WebFetchPluginOptions extends WebFetchToolOptions {
  */
 export function webFetchToolPlugin(options: WebFetchPluginOptions = {}): Plugin {
   const { useProvider: _ignored, ...rest } = options;
-  return toolPlugin('tool-web-fetch', webFetchTool(rest) as Tool<never, unknown>);
+  return toolPlugin('tool-web-fetch', () => webFetchTool(rest) as Tool<never, unknown>);
 }
 
 export function webSearchToolPlugin(options: WebSearchToolOptions = {}): Plugin {
-  return toolPlugin('tool-web-search', webSearchTool(options) as Tool<never, unknown>);
+  return toolPlugin('tool-web-search', () => webSearchTool(options) as Tool<never, unknown>);
 }
 
 type Own<T> = Omit<T, keyof WorkspaceOptions | 'state' | 'sandbox'>;
 
 export interface BuiltinToolsOptions extends WorkspaceOptions {
-  /** Shared per-session state; default: a fresh `ToolSessionState` for this set of plugins. */
+  /** Shared per-session state; default: one `ToolSessionState` per kernel, shared by its tool plugins. */
   state?: ToolSessionState;
   /** Route Bash, Read, Write and Edit through a sandbox client. */
   sandbox?: SandboxOptions;
@@ -234,9 +255,8 @@ export interface BuiltinToolsOptions extends WorkspaceOptions {
  * `createKernel({ plugins: [...base, ...builtinTools({ additionalDirectories })] })`.
  */
 export function builtinTools(options: BuiltinToolsOptions = {}): Plugin[] {
-  const state = options.state ?? new ToolSessionState();
   const shared = {
-    state,
+    ...(options.state ? { state: options.state } : {}),
     ...(options.additionalDirectories ? { additionalDirectories: options.additionalDirectories } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   };
