@@ -24,6 +24,8 @@ export class ProviderRound {
   private lastActivity = 0;
   private readonly timeoutMs: number;
   private readonly deltaContext: { session: Session; round: number; delta: string };
+  private readonly firstDelta: ((delta: string) => void) | undefined;
+  private readonly secondDelta: ((delta: string) => void) | undefined;
   /**
    * The callbacks handed to the provider reach this round only through `link`. `release()`
    * empties it when the run ends, so a callback something still holds (an SDK, V8's feedback
@@ -41,6 +43,8 @@ export class ProviderRound {
   ) {
     const { options } = session;
     this.timeoutMs = options.providerTimeout && options.providerTimeout > 0 ? options.providerTimeout : 0;
+    // At most two: the session's onTextDelta and the run's.
+    [this.firstDelta, this.secondDelta] = session.deltaCallbacks;
     // One context object per run, updated in place: the hottest hook allocates nothing per chunk.
     this.deltaContext = { session, round: 0, delta: '' };
     const link: { round: ProviderRound | undefined } = { round: this };
@@ -66,12 +70,15 @@ export class ProviderRound {
       context.delta = delta;
       hook.call(context);
     }
-    if (this.session.hasListeners()) this.session.emit({ type: 'text_delta', round: this.round, delta });
+    // The session's and the run's onTextDelta, fixed for the run (monomorphic direct calls).
+    this.firstDelta?.(delta);
+    this.secondDelta?.(delta);
+    if (this.session.subscribers > 0) this.session.emit({ type: 'text_delta', round: this.round, delta });
   }
 
   private thinkingDelta(delta: string): void {
     this.activity();
-    if (this.session.hasListeners()) this.session.emit({ type: 'thinking_delta', round: this.round, delta });
+    if (this.session.subscribers > 0) this.session.emit({ type: 'thinking_delta', round: this.round, delta });
   }
 
   /** Thinking streams count as activity for the idle timeout; their text is in the final message. */

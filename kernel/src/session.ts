@@ -83,6 +83,7 @@ export class Session implements ISession {
     this.services = options.services ?? noSessionServices;
     const adapter = callbackAdapter(options);
     if (adapter) this.listeners = [adapter];
+    if (options.onTextDelta) this.deltaCallbacks = [options.onTextDelta];
     this.permissionMode = options.permissionMode ?? 'default';
     this.autoCompactThreshold = options.autoCompactThreshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD;
     this.createdAt = options.createdAt ?? new Date(this.clock.now()).toISOString();
@@ -144,7 +145,9 @@ export class Session implements ISession {
     else external?.addEventListener('abort', forwardAbort, { once: true });
 
     const runAdapter = callbackAdapter(runOptions);
-    const unsubscribeRun = runAdapter ? this.subscribe(runAdapter) : undefined;
+    const unsubscribeRun = runAdapter ? this.addListener(runAdapter) : undefined;
+    const runDelta = runOptions.onTextDelta;
+    if (runDelta) this.deltaCallbacks = [...this.deltaCallbacks, runDelta];
     const turn = (async () => {
       await this.started;
       try {
@@ -171,6 +174,7 @@ export class Session implements ISession {
         external?.removeEventListener('abort', forwardAbort);
         await this.persist();
         unsubscribeRun?.();
+        if (runDelta) this.deltaCallbacks = this.deltaCallbacks.filter((callback) => callback !== runDelta);
       }
     })();
     this.activeRun = turn;
@@ -188,6 +192,18 @@ export class Session implements ISession {
    * With no listeners, emitting costs a length check.
    */
   subscribe(listener: SessionEventListener): () => void {
+    this.subscribers += 1;
+    const remove = this.addListener(listener);
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      this.subscribers -= 1;
+      remove();
+    };
+  }
+
+  private addListener(listener: SessionEventListener): () => void {
     this.listeners = [...this.listeners, listener];
     return () => {
       this.listeners = this.listeners.filter((candidate) => candidate !== listener);
@@ -198,6 +214,15 @@ export class Session implements ISession {
   hasListeners(): boolean {
     return this.listeners.length > 0;
   }
+
+  /**
+   * `onTextDelta` callbacks (the session's and the running `run()`'s), called directly: the
+   * hottest path skips building an event for them. `text_delta` events go out only when a
+   * `subscribe` listener exists. @internal
+   */
+  deltaCallbacks: ReadonlyArray<(delta: string) => void> = [];
+  /** Listeners added with `subscribe` (not the callback adapters). @internal */
+  subscribers = 0;
 
   /** @internal — the turn runner's single way out for events. */
   emit(event: SessionEvent): void {
@@ -566,14 +591,12 @@ function validateOptions(options: SessionOptions): void {
  * `onCompactEvent`) as one listener on the event stream, or undefined when none is set.
  */
 function callbackAdapter(callbacks: SessionOptions | RunOptions): SessionEventListener | undefined {
-  const { onTextDelta, onToolExecution } = callbacks;
+  // `onTextDelta` is not here: the turn runner calls it directly (see `deltaCallbacks`).
+  const { onToolExecution } = callbacks;
   const { onContextUpdate, onCompact, onCompactEvent } = callbacks as SessionOptions;
-  if (!onTextDelta && !onToolExecution && !onContextUpdate && !onCompact && !onCompactEvent) return undefined;
+  if (!onToolExecution && !onContextUpdate && !onCompact && !onCompactEvent) return undefined;
   return (event) => {
     switch (event.type) {
-      case 'text_delta':
-        onTextDelta?.(event.delta);
-        return;
       case 'tool_start':
         onToolExecution?.({ type: 'start', toolName: event.toolName, toolArgs: event.input, toolCallId: event.toolCallId });
         return;
