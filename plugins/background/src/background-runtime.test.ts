@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BackgroundTasks } from '@tessera/contracts';
-import { createKernel } from '@tessera/kernel';
+import { BackgroundTasks, Diagnostics, type DiagnosticReport } from '@tessera/contracts';
+import { createKernel, definePlugin } from '@tessera/kernel';
 import { FakeClock, fakeClock } from '@tessera/kernel/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { backgroundRuntime, BackgroundTaskManagerToken } from './background-runtime.js';
@@ -44,6 +44,7 @@ describe.runIf(process.platform !== 'win32')('backgroundRuntime plugin', () => {
       const ticket = await second.get(BackgroundTasks).spawn({ kind: 'process', command: 'echo again', cwd: dir, sessionId: 's2' });
       const finished = await second.get(BackgroundTaskManagerToken).wait(ticket.id);
       expect(finished.status).toBe('completed');
+      expect((await second.get(BackgroundTasks).readOutput!(ticket.id, 0, 's2')).lines).toContain('[stdout] again');
     } finally {
       await second.shutdown();
     }
@@ -97,5 +98,54 @@ describe.runIf(process.platform !== 'win32')('backgroundRuntime plugin', () => {
     clock.advance(100);
     expect(manager.get('task_1')).toMatchObject({ status: 'failed', timeoutReason: 'idle' });
     await kernel.shutdown();
+  });
+
+  it('gives kernels composed side by side from one plugin value a manager each; shutting one down leaves the other running', async () => {
+    const plugin = backgroundRuntime({ shell: { logDir: dir, killGraceMs: 200 } });
+    const [a, b] = await Promise.all([createKernel({ plugins: [plugin] }), createKernel({ plugins: [plugin] })]);
+    try {
+      expect(a.get(BackgroundTaskManagerToken)).not.toBe(b.get(BackgroundTaskManagerToken));
+      await a.shutdown();
+      const ticket = await b.get(BackgroundTasks).spawn({ kind: 'process', command: 'true', cwd: dir });
+      expect((await b.get(BackgroundTaskManagerToken).wait(ticket.id)).status).toBe('completed');
+    } finally {
+      await a.shutdown();
+      await b.shutdown();
+    }
+  });
+
+  it("reports a throwing event listener to the kernel's Diagnostics, looked up when reported (a rebind after createKernel is told)", async () => {
+    const first: DiagnosticReport[] = [];
+    const second: DiagnosticReport[] = [];
+    const recording = definePlugin({
+      name: 'recording-diagnostics',
+      provides: [Diagnostics],
+      register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => void first.push(report) }),
+    });
+    const kernel = await createKernel({ plugins: [recording, backgroundRuntime({ runners: [new ManualBackgroundTaskRunner({ kind: 'process', autoResolve: true })] })] });
+    try {
+      const manager = kernel.get(BackgroundTaskManagerToken);
+      manager.subscribe(() => {
+        throw new Error('listener broke');
+      });
+      await manager.wait((await manager.spawn({ kind: 'process', command: 'noop', cwd: dir })).id);
+      expect(first[0]).toMatchObject({ severity: 'warning', code: 'TESSERA_BACKGROUND_TASK', source: 'background' });
+      expect(first[0]?.message).toContain('listener broke');
+
+      (await kernel.rebind(Diagnostics)).toConstantValue({ report: (report) => void second.push(report) });
+      const seen = first.length;
+      await manager.wait((await manager.spawn({ kind: 'process', command: 'noop', cwd: dir })).id);
+      expect(first).toHaveLength(seen);
+      expect(second.map((report) => report.code)).toContain('TESSERA_BACKGROUND_TASK');
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it('checks its options in the factory', () => {
+    expect(() => backgroundRuntime({ maxConcurrent: 0 })).toThrow(expect.objectContaining({ code: 'invalid_plugin_options', message: expect.stringContaining('maxConcurrent') }));
+    expect(() => backgroundRuntime({ shell: { killGraceMs: -1 } })).toThrow(/shell\.killGraceMs/);
+    expect(() => backgroundRuntime({ runners: [{} as never] })).toThrow(/runners/);
+    expect(() => backgroundRuntime({ maxQueued: Number.POSITIVE_INFINITY, maxDepth: 0 })).not.toThrow();
   });
 });

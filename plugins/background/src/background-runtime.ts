@@ -5,12 +5,16 @@ import {
   BackgroundTasks,
   Clock,
   createToken,
+  Diagnostics,
+  processWarningDiagnostics,
+  type DiagnosticsReporter,
+  type Token,
   type BackgroundOutputRead,
   type BackgroundProcessRequest,
   type BackgroundTaskStatus,
   type BackgroundTaskTicket,
 } from '@tessera/contracts';
-import { definePlugin, type Plugin } from '@tessera/kernel';
+import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import { BackgroundTaskManager, type BackgroundTaskManagerOptions } from './background-task-manager.js';
 import { createManagedShellProcessRunner, type ManagedShellProcessRunnerOptions } from './managed-shell-process-runner.js';
 import { createScheduledTaskRunner, type TScheduleFactory } from './scheduled-task-runner.js';
@@ -92,16 +96,46 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
   };
 }
 
+const PLUGIN_NAME = 'background';
+
+/** The live lookup the kernel's container hands a binding's builder (a rebind is seen). */
+interface ContainerLookup {
+  get<T>(token: Token<T>, options: { optional: true }): T | undefined;
+}
+
+function validate(options: BackgroundRuntimeOptions): void {
+  const check = (option: string, value: number | undefined, ok: (value: number) => boolean, rule: string): void => {
+    if (value !== undefined && !(typeof value === 'number' && ok(value))) {
+      throw new PluginOptionsError('backgroundRuntime', PLUGIN_NAME, option, `must be ${rule} (got ${String(value)})`);
+    }
+  };
+  const nonNegativeInteger = (value: number): boolean => Number.isInteger(value) && value >= 0;
+  check('maxConcurrent', options.maxConcurrent, (value) => Number.isInteger(value) && value > 0, 'a positive integer');
+  check('maxDepth', options.maxDepth, nonNegativeInteger, 'a non-negative integer');
+  check('maxQueued', options.maxQueued, (value) => nonNegativeInteger(value) || value === Number.POSITIVE_INFINITY, 'a non-negative integer');
+  check('shell.killGraceMs', options.shell?.killGraceMs, (value) => Number.isFinite(value) && value >= 0, 'a non-negative number of milliseconds');
+  check('shell.outputLimitBytes', options.shell?.outputLimitBytes, (value) => Number.isInteger(value) && value > 0, 'a positive integer');
+  for (const runner of options.runners ?? []) {
+    if (typeof runner?.kind !== 'string' || typeof runner.start !== 'function') {
+      throw new PluginOptionsError('backgroundRuntime', PLUGIN_NAME, 'runners', 'must hold runners ({ kind, start(job) })');
+    }
+  }
+}
+
 /**
  * The background runtime: a `BackgroundTaskManager` with the shell (`process`) and cron
  * (`scheduled`) runners, bound as `BackgroundTaskManagerToken` and as the `BackgroundTasks`
  * contract. Kernel shutdown shuts the manager down (every open task is cancelled).
+ *
+ * The factory only checks and keeps `options`. Each kernel's container builds its own manager
+ * (and log directory) on first use and shuts it down when the kernel releases its services, so
+ * one plugin value serves any number of kernels, in a row or side by side. Failures that must
+ * not escape (a throwing event listener) go to the kernel's `Diagnostics`, looked up when one
+ * is reported, unless `onError` is given.
  */
 export function backgroundRuntime(options: BackgroundRuntimeOptions = {}): Plugin {
-  // Nothing is built here: each kernel's container builds its own manager on first use and
-  // shuts it down when the kernel releases its services, so one plugin value serves any
-  // number of kernels in a row.
-  const build = (kernelClock: Clock | undefined): BackgroundTaskManager => {
+  validate(options);
+  const build = (container: ContainerLookup): BackgroundTaskManager => {
     const shell = createManagedShellProcessRunner({
       logDir: join(tmpdir(), `tessera-background-${process.pid}-${randomUUID().slice(0, 8)}`),
       ...options.shell,
@@ -112,20 +146,28 @@ export function backgroundRuntime(options: BackgroundRuntimeOptions = {}): Plugi
     if (!byKind.has('scheduled')) {
       byKind.set('scheduled', createScheduledTaskRunner({ runners: children, ...(options.createSchedule ? { createSchedule: options.createSchedule } : {}) }));
     }
-    const clock = options.clock ?? kernelClock;
+    // The watchdogs' time source is fixed when the manager is built (timers set on one clock
+    // are cleared on the same one): the option, else the kernel's Clock at that moment.
+    const clock = options.clock ?? container.get(Clock, { optional: true });
+    // Looked up per report: a Diagnostics rebound after createKernel is the one told. While the
+    // kernel releases its services (a late report from shutdown) it may be gone already.
+    const diagnostics: DiagnosticsReporter = {
+      report: (report) => (container.get(Diagnostics, { optional: true }) ?? processWarningDiagnostics).report(report),
+    };
     return new BackgroundTaskManager({
       ...options,
       runners: [...byKind.values()],
+      diagnostics,
       ...(clock ? { clock } : {}),
     });
   };
   return definePlugin({
-    name: 'background',
+    name: PLUGIN_NAME,
     provides: [BackgroundTasks, BackgroundTaskManagerToken],
-    optional: [Clock],
+    optional: [...(options.clock ? [] : [Clock]), ...(options.onError ? [] : [Diagnostics])],
     register({ bind }) {
       bind(BackgroundTaskManagerToken)
-        .toResolvedValue((clock: Clock | undefined) => build(clock), [{ serviceIdentifier: Clock, optional: true }])
+        .toDynamicValue((container) => build(container))
         .inSingletonScope()
         .onDeactivation((manager) => manager.shutdown('kernel shutdown'));
       bind(BackgroundTasks)

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '@tessera/contracts';
+import { systemClock, type Clock, type DiagnosticsReporter } from '@tessera/contracts';
 import { BackgroundTaskError, toBackgroundTaskError } from './background-task-error.js';
 import {
   BackgroundTaskWatchdog,
@@ -62,6 +62,11 @@ export interface BackgroundTaskManagerOptions {
   isProcessAlive?: (pid: number) => boolean;
   /** Errors that must not escape: throwing listeners, invalid runner events, failed cancels. */
   onError?: (error: unknown, context: { taskId?: string; phase: string }) => void;
+  /**
+   * Where those errors are reported (code `TESSERA_BACKGROUND_TASK`) when there is no `onError`.
+   * Default: Node process warnings. The `backgroundRuntime()` plugin passes the kernel's `Diagnostics`.
+   */
+  diagnostics?: DiagnosticsReporter;
 }
 
 
@@ -105,7 +110,7 @@ export class BackgroundTaskManager implements IBackgroundTaskManager {
       }
       this.runners.set(runner.kind, runner);
     }
-    this.events = new TaskEventHub(options.eventSink, options.onError);
+    this.events = new TaskEventHub(options.eventSink, options.onError, options.diagnostics);
     this.clock = options.clock ?? systemClock;
     this.maxConcurrent = positiveInteger('maxConcurrent', options.maxConcurrent ?? 4);
     this.maxDepth = options.maxDepth ?? 1;

@@ -1,4 +1,4 @@
-import { describeError } from '@tessera/contracts';
+import { describeError, processWarningDiagnostics, type DiagnosticsReporter } from '@tessera/contracts';
 import type { TBackgroundTaskEvent, TBackgroundTaskEventListener } from './types.js';
 
 export type TTaskSnapshotEventType = Extract<TBackgroundTaskEvent, { task: unknown }>['type'];
@@ -15,6 +15,8 @@ export class TaskEventHub {
   constructor(
     private readonly sink: TBackgroundTaskEventListener | undefined,
     private readonly onError: TBackgroundTaskErrorReporter | undefined,
+    /** Where errors go when there is no `onError` (default: Node process warnings). */
+    private readonly diagnostics: DiagnosticsReporter = processWarningDiagnostics,
   ) {}
 
   /** False when nobody listens, so the manager can skip building snapshots. */
@@ -43,7 +45,16 @@ export class TaskEventHub {
       }
       return;
     }
-    process.emitWarning(`Background task ${taskId ?? '-'} (${phase}): ${describeError(error)}`, { code: 'TESSERA_BACKGROUND_TASK' });
+    try {
+      this.diagnostics.report({
+        severity: 'warning',
+        code: 'TESSERA_BACKGROUND_TASK',
+        source: 'background',
+        message: `Background task ${taskId ?? '-'} (${phase}): ${describeError(error)}`,
+      });
+    } catch {
+      // The reporter itself failed; nothing is left to tell.
+    }
   }
 
   private deliver(listener: TBackgroundTaskEventListener, event: TBackgroundTaskEvent): void {

@@ -8,9 +8,10 @@ import {
   type PermissionMode,
   type SessionLogData,
   type SessionLogger,
+  type SessionServices,
   type Tool,
 } from '@tessera/contracts';
-import { createHooks, Session, type Kernel, type TesseraHooks } from '@tessera/kernel';
+import { ContainerSessionServices, createHooks, Session, type Kernel, type TesseraHooks } from '@tessera/kernel';
 import { BackgroundTaskError } from '@tessera/plugin-background';
 import { AgentDefinitionRegistry, AGENT_SPAWNING_TOOLS, filterSubagentTools } from './agent-definitions.js';
 import type { SubagentApprovalRouter } from './subagent-approval-router.js';
@@ -20,8 +21,15 @@ import type { ISubagentJobHandle, ISubagentJobResult, ISubagentJobStart, ISubage
 export interface IInProcessSubagentRunnerDeps {
   /** Supplies provider, contributed tools, hooks and clock when those are not given. */
   kernel?: Kernel;
+  /**
+   * Makes the services a job's child session sees (`session.services`), once per job; the
+   * subagents plugin passes a view of its kernel's container. The job's provider, clock and
+   * tools are looked up there when not given, so a rebind reaches jobs started afterwards.
+   * Default with `kernel`: a `ContainerSessionServices` over its container.
+   */
+  services?: () => SessionServices;
   provider?: Provider;
-  /** The parent's tools, before filtering (default: the kernel's contributed tools). */
+  /** The parent's tools, before filtering (default: the `ToolContribution` tools, resolved per job). */
   tools?: readonly Tool[] | (() => readonly Tool[]);
   definitions?: AgentDefinitionRegistry;
   hooks?: TesseraHooks;
@@ -51,9 +59,9 @@ export interface IInProcessSubagentRunnerDeps {
 
 const MODEL_SHORTCUTS = new Set(['sonnet', 'opus', 'haiku', 'fable']);
 
-/** A stand-in for hook contexts when the parent session object is not reachable. */
-function parentView(parentSessionId: string, cwd: string): ISession {
-  return { sessionId: parentSessionId, cwd, services: noSessionServices, getPermissionMode: () => 'default', getHistory: () => [] };
+/** A stand-in for hook contexts when the parent session object is not reachable (the kernel's services, when known). */
+function parentView(parentSessionId: string, cwd: string, services: SessionServices | undefined): ISession {
+  return { sessionId: parentSessionId, cwd, services: services ?? noSessionServices, getPermissionMode: () => 'default', getHistory: () => [] };
 }
 
 /** Logs to the transcript and to an extra logger; one failing never silences the other. */
@@ -81,9 +89,11 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
   // As in Claude Code, a subagent's end is SubagentStop, not Stop: the child gets an untapped
   // `stop` hook, so the parent's Stop taps (hook runner, an agent Stop hook) never run for it.
   const childHooks = hooks ? Object.freeze({ ...hooks, stop: createHooks().stop }) : undefined;
-  const resolveTools = (): readonly Tool[] => {
+  const servicesFor = (): SessionServices | undefined =>
+    deps.services ? deps.services() : deps.kernel ? new ContainerSessionServices(deps.kernel.container) : undefined;
+  const resolveTools = (services: SessionServices | undefined): readonly Tool[] => {
     if (typeof deps.tools === 'function') return deps.tools();
-    return deps.tools ?? deps.kernel?.getAll(ToolContribution) ?? [];
+    return deps.tools ?? services?.getAll(ToolContribution) ?? [];
   };
   const resolveModel = (requested: string | undefined, defined: string | undefined): string | undefined => {
     const model = requested ?? (defined === 'inherit' ? undefined : defined);
@@ -95,7 +105,9 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
   return {
     start({ jobId, request, emit }: ISubagentJobStart): ISubagentJobHandle {
       const definition = definitions.require(request.type);
-      const provider = deps.provider ?? deps.kernel?.getOptional(Provider);
+      // Looked up per job: a Provider, Clock or tool rebound after createKernel reaches jobs started afterwards.
+      const services = servicesFor();
+      const provider = deps.provider ?? services?.getOptional(Provider);
       if (!provider) {
         throw new BackgroundTaskError('validation', 'createInProcessSubagentRunner needs a provider: pass `provider` or a `kernel` with a provider plugin.', { code: 'subagent_no_provider' });
       }
@@ -104,16 +116,18 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
       const cwd = request.worktreePath ?? request.cwd;
       const model = resolveModel(request.model, definition.model);
       const systemMessage = deps.systemPromptSuffix ? `${definition.systemPrompt}\n\n${deps.systemPromptSuffix}` : definition.systemPrompt;
+      const clock = deps.clock ?? services?.getOptional(Clock);
       const session = new Session({
         provider,
-        tools: filterSubagentTools(resolveTools(), definition, deps.agentTools ?? AGENT_SPAWNING_TOOLS),
+        ...(services ? { services } : {}),
+        tools: filterSubagentTools(resolveTools(services), definition, deps.agentTools ?? AGENT_SPAWNING_TOOLS),
         systemMessage,
         sessionId: jobId,
         cwd,
         ...(model ? { model } : {}),
         ...(definition.maxTurns ? { maxTurns: definition.maxTurns } : {}),
         ...(childHooks ? { hooks: childHooks } : {}),
-        ...(deps.clock ?? deps.kernel?.getOptional(Clock) ? { clock: deps.clock ?? deps.kernel!.getOptional(Clock)! } : {}),
+        ...(clock ? { clock } : {}),
         ...(logger ? { sessionLogger: logger } : {}),
         permissionMode: definition.permissionMode ?? deps.permissionMode ?? 'default',
         onTextDelta: (delta) => {
@@ -126,7 +140,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
           else emit?.({ type: 'tool_end', toolName: event.toolName, toolCallId: event.toolCallId, success: event.success, ...(event.errorCode ? { error: event.errorCode } : {}) });
         },
       });
-      const parent = deps.getParentSession?.(request.parentSessionId) ?? parentView(request.parentSessionId, request.cwd);
+      const parent = deps.getParentSession?.(request.parentSessionId) ?? parentView(request.parentSessionId, request.cwd, services);
       const controller = new AbortController();
       const hookContext = { session: parent, agentId: jobId, agentType: definition.name };
       const unregister = emit && deps.approvals ? deps.approvals.register(jobId, emit) : undefined;

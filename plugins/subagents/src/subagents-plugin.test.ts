@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Tool } from '@tessera/contracts';
-import { createKernel, toolsPlugin } from '@tessera/kernel';
+import { Diagnostics, Provider, ToolContribution, type DiagnosticReport, type SessionServices, type Tool } from '@tessera/contracts';
+import { createKernel, definePlugin, toolsPlugin } from '@tessera/kernel';
 import { scriptedProvider, ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentDefinitions, SubagentManagerToken, subagents } from './subagents-plugin.js';
@@ -69,5 +69,118 @@ describe('subagents plugin values', () => {
     expect(second.get(SubagentManagerToken)).not.toBe(firstManager);
     expect(second.get(AgentDefinitions).get('bundled')).toBeUndefined();
     await second.shutdown();
+  });
+});
+
+/** A plugin binding `Diagnostics` to a reporter that keeps what it is told. */
+function recordingDiagnostics(): { reports: DiagnosticReport[]; plugin: ReturnType<typeof definePlugin> } {
+  const reports: DiagnosticReport[] = [];
+  return {
+    reports,
+    plugin: definePlugin({ name: 'recording-diagnostics', provides: [Diagnostics], register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => void reports.push(report) }) }),
+  };
+}
+
+describe('subagents plugin values and the services they use', () => {
+  it('one subagents() value in kernel A, then (A shut down) in kernel B: a job runs in each, on its own kernel', async () => {
+    const plugin = subagents({ cwd: dir, home: dir, discover: false, worktree: false });
+    const firstProvider = new ScriptedProvider({ turns: [{ text: 'from A' }] });
+    const first = await createKernel({ plugins: [scriptedProvider(firstProvider), plugin] });
+    const firstManager = first.get(SubagentManagerToken);
+    const a = await firstManager.spawn({ type: 'Explore', prompt: 'go', cwd: dir, parentSessionId: 'p' });
+    expect(await firstManager.wait(a.id)).toMatchObject({ status: 'completed', output: 'from A' });
+    await first.shutdown();
+    await expect(firstManager.spawn({ type: 'Explore', prompt: 'go', cwd: dir, parentSessionId: 'p' })).rejects.toMatchObject({ code: 'background_manager_shut_down' });
+
+    const secondProvider = new ScriptedProvider({ turns: [{ text: 'from B' }] });
+    const second = await createKernel({ plugins: [scriptedProvider(secondProvider), plugin] });
+    try {
+      const manager = second.get(SubagentManagerToken);
+      expect(manager).not.toBe(firstManager);
+      const b = await manager.spawn({ type: 'Explore', prompt: 'go', cwd: dir, parentSessionId: 'p' });
+      expect(await manager.wait(b.id)).toMatchObject({ status: 'completed', output: 'from B' });
+      expect(firstProvider.requests).toHaveLength(1);
+      expect(secondProvider.requests).toHaveLength(1);
+    } finally {
+      await second.shutdown();
+    }
+  });
+
+  it('looks the Provider and tools up when a job starts: a rebind after the manager was built reaches later jobs', async () => {
+    const before = new ScriptedProvider({ turns: [{ text: 'before' }] });
+    const kernel = await createKernel({ plugins: [scriptedProvider(before), toolsPlugin(tool('Grep')), subagents({ cwd: dir, home: dir, discover: false, worktree: false })] });
+    try {
+      const manager = kernel.get(SubagentManagerToken);
+      const first = await manager.spawn({ type: 'Explore', prompt: 'go', cwd: dir, parentSessionId: 'p' });
+      expect(await manager.wait(first.id)).toMatchObject({ output: 'before' });
+      expect(before.requests[0]!.tools.map((t) => t.name)).toEqual(['Grep']);
+
+      const after = new ScriptedProvider({ turns: [{ text: 'after' }] });
+      (await kernel.rebind(Provider)).toConstantValue(after);
+      kernel.container.bind(ToolContribution).toConstantValue(tool('Glob'));
+      const second = await manager.spawn({ type: 'Explore', prompt: 'go', cwd: dir, parentSessionId: 'p' });
+      expect(await manager.wait(second.id)).toMatchObject({ output: 'after' });
+      expect(after.requests[0]!.tools.map((t) => t.name)).toEqual(['Grep', 'Glob']);
+      expect(before.requests).toHaveLength(1);
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it("gives each job's child session services of its own (hook taps see context.session.services)", async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: 'done' }] });
+    const kernel = await createKernel({ plugins: [scriptedProvider(provider), subagents({ cwd: dir, home: dir, discover: false, worktree: false })] });
+    const seen = new Map<string, SessionServices>();
+    kernel.hooks.sessionStart.tap('test', ({ session }) => void seen.set(session.sessionId, session.services));
+    try {
+      const manager = kernel.get(SubagentManagerToken);
+      const job = await manager.spawn({ type: 'Explore', prompt: 'go', cwd: dir, parentSessionId: 'p' });
+      await manager.wait(job.id);
+      expect(seen.get(job.id)?.getOptional(Provider)).toBe(provider);
+      expect(seen.get(job.id)?.get(AgentDefinitions)).toBe(kernel.get(AgentDefinitions));
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it("reports skipped agent files to the kernel's Diagnostics (code TESSERA_AGENT_DEFINITION)", async () => {
+    const broken = join(dir, '.claude', 'agents', 'broken.md');
+    await mkdir(join(dir, '.claude', 'agents'), { recursive: true });
+    await writeFile(broken, '---\ndescription: no name\n---\nbody');
+    const { reports, plugin } = recordingDiagnostics();
+    const kernel = await createKernel({ plugins: [plugin, scriptedProvider({ turns: [] }), subagents({ cwd: dir, home: join(dir, 'home'), worktree: false })] });
+    await kernel.shutdown();
+    expect(reports).toEqual([expect.objectContaining({ severity: 'warning', code: 'TESSERA_AGENT_DEFINITION', source: 'subagents', file: broken })]);
+    expect(reports[0]?.message).toMatch(/^Agent definition skipped: /);
+  });
+
+  it("reports a failing worktree hook to the kernel's Diagnostics (code TESSERA_WORKTREE_HOOK)", async () => {
+    const { reports, plugin } = recordingDiagnostics();
+    const worktree = {
+      prepare: ({ jobId }: { jobId: string }) => ({ worktreePath: join(dir, jobId), branchName: `b/${jobId}` }),
+      isClean: () => true,
+      remove: () => undefined,
+    };
+    const provider = new ScriptedProvider({ turns: [{ text: 'isolated' }] });
+    const kernel = await createKernel({ plugins: [plugin, scriptedProvider(provider), subagents({ cwd: dir, home: dir, discover: false, worktree })] });
+    kernel.hooks.worktreeCreate.tapPromise('failing', async () => {
+      throw new Error('hook exploded');
+    });
+    try {
+      const manager = kernel.get(SubagentManagerToken);
+      const job = await manager.spawn({ type: 'Explore', prompt: 'go', cwd: dir, parentSessionId: 'p', isolation: 'worktree' });
+      expect(await manager.wait(job.id)).toMatchObject({ status: 'completed', output: 'isolated' });
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(reports).toEqual([expect.objectContaining({ severity: 'warning', code: 'TESSERA_WORKTREE_HOOK', source: 'subagents' })]);
+      expect(reports[0]?.message).toContain('hook exploded');
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it('checks its options in the factory', () => {
+    expect(() => subagents({ maxConcurrent: 0 })).toThrow(expect.objectContaining({ code: 'invalid_plugin_options', message: expect.stringContaining('maxConcurrent') }));
+    expect(() => subagents({ worktree: {} as never })).toThrow(/worktree/);
+    expect(() => subagents({ worktree: false, definitions: [] })).not.toThrow();
   });
 });

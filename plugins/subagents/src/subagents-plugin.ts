@@ -5,16 +5,18 @@ import {
   createToken,
   Diagnostics,
   diagnosticReport,
+  processWarningDiagnostics,
   Provider,
   SubagentLauncher,
   ToolContribution,
   type AgentDefinition,
   type Diagnostic,
-  type Tool,
+  type DiagnosticsReporter,
 } from '@tessera/contracts';
-import { definePlugin, type Plugin } from '@tessera/kernel';
+import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import { discoverAgentDefinitions, type TAgentDefinitionReader } from './agent-definition-discovery.js';
 import { AgentDefinitionRegistry } from './agent-definitions.js';
+import { LookupSessionServices, type ContainerLookup } from './container-session-view.js';
 import { GitWorktreeIsolationAdapter } from './git-worktree-isolation-adapter.js';
 import { createInProcessSubagentRunner, type IInProcessSubagentRunnerDeps } from './in-process-subagent-runner.js';
 import { SubagentApprovalRouter } from './subagent-approval-router.js';
@@ -49,34 +51,77 @@ export interface SubagentsPluginOptions
   approvalHandler?: ApprovalHandler;
 }
 
+const PLUGIN_NAME = 'subagents';
+
+function validate(options: SubagentsPluginOptions): void {
+  const fail = (option: string, problem: string): never => {
+    throw new PluginOptionsError('subagents', PLUGIN_NAME, option, problem);
+  };
+  if (options.maxConcurrent !== undefined && !(Number.isInteger(options.maxConcurrent) && options.maxConcurrent > 0)) {
+    fail('maxConcurrent', `must be a positive integer (got ${String(options.maxConcurrent)})`);
+  }
+  if (options.maxDepth !== undefined && !(Number.isInteger(options.maxDepth) && options.maxDepth >= 0)) {
+    fail('maxDepth', `must be a non-negative integer (got ${String(options.maxDepth)})`);
+  }
+  if (options.definitions !== undefined && !Array.isArray(options.definitions)) fail('definitions', 'must be an array of agent definitions');
+  const worktree = options.worktree;
+  if (worktree !== undefined && worktree !== false && !(typeof worktree?.prepare === 'function' && typeof worktree.isClean === 'function' && typeof worktree.remove === 'function')) {
+    fail('worktree', 'must be false or a worktree adapter ({ prepare, isClean, remove })');
+  }
+  if (options.approvalHandler !== undefined && typeof options.approvalHandler?.requestApproval !== 'function') {
+    fail('approvalHandler', 'must have requestApproval(request)');
+  }
+}
+
 /**
  * Subagents for a kernel: a `SubagentManager` whose jobs run as in-process child sessions
  * (kernel provider, tools, hooks), optionally in git worktrees. Agent definitions are the
- * built-ins plus `.md` files discovered at boot.
+ * built-ins plus `.md` files discovered at boot and `AgentDefinitionContribution`s.
+ *
+ * The factory only checks and keeps `options`. Each kernel's `register()` makes its own
+ * registry and approval router, and its container builds its own manager on first use (shut
+ * down when the kernel releases its services), so one plugin value composes into any number
+ * of kernels. Each job looks up the kernel's `Provider`, `Clock` and `ToolContribution` tools
+ * when it starts, and its child session gets services of its own (`session.services`), so a
+ * rebind after `createKernel` reaches jobs started afterwards.
  */
 export function subagents(options: SubagentsPluginOptions = {}): Plugin {
+  validate(options);
   return definePlugin({
-    name: 'subagents',
+    name: PLUGIN_NAME,
     provides: [SubagentManagerToken, AgentDefinitions, SubagentLauncher, ...(options.approvalHandler ? [ApprovalHandler] : [])],
-    optional: [Provider, Clock, ToolContribution, AgentDefinitionContribution, Diagnostics, ...(options.approvalHandler ? [] : [ApprovalHandler])],
+    optional: [
+      Provider,
+      Clock,
+      ToolContribution,
+      AgentDefinitionContribution,
+      ...(options.onDiagnostics ? [] : [Diagnostics]),
+      ...(options.approvalHandler ? [] : [ApprovalHandler]),
+    ],
     register({ bind, decorate, hooks }) {
       // Per kernel: its registry, its approval router and (on first use) its manager.
       const registry = new AgentDefinitionRegistry();
       const approvals = new SubagentApprovalRouter();
-      const build = (provider: Provider | undefined, clock: Clock | undefined, tools: Tool[] | undefined): SubagentManager => {
+      const build = (container: ContainerLookup): SubagentManager => {
+        // Looked up per report: a Diagnostics rebound after createKernel is the one told.
+        const diagnostics: DiagnosticsReporter = {
+          report: (report) => (container.get(Diagnostics, { optional: true }) ?? processWarningDiagnostics).report(report),
+        };
         const inner = createInProcessSubagentRunner({
           ...options,
-          ...(provider ? { provider } : {}),
-          ...(clock ? { clock } : {}),
+          // A fresh view per job: provider, clock and tools as bound when the job starts.
+          services: () => new LookupSessionServices(container),
           hooks,
-          tools: tools ?? [],
           definitions: registry,
           approvals,
         });
         const runner =
           options.worktree === false
             ? inner
-            : createWorktreeSubagentRunner({ runner: inner, worktreeAdapter: options.worktree ?? new GitWorktreeIsolationAdapter(), hooks });
+            : createWorktreeSubagentRunner({ runner: inner, worktreeAdapter: options.worktree ?? new GitWorktreeIsolationAdapter(), hooks, diagnostics });
+        // The watchdogs' time source is fixed when the manager is built (timers set on one
+        // clock are cleared on the same one).
+        const clock = container.get(Clock, { optional: true });
         return new SubagentManager({ ...options, runner, ...(clock ? { clock } : {}) });
       };
       bind(AgentDefinitions).toConstantValue(registry);
@@ -88,14 +133,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
         .toResolvedValue((resolved: SubagentManager) => createSubagentLauncher(() => resolved, (sessionId) => approvals.isChildSession(sessionId)), [SubagentManagerToken])
         .inSingletonScope();
       bind(SubagentManagerToken)
-        .toResolvedValue(
-          (provider: Provider | undefined, clock: Clock | undefined, tools: Tool[] | undefined) => build(provider, clock, tools),
-          [
-            { serviceIdentifier: Provider, optional: true },
-            { serviceIdentifier: Clock, optional: true },
-            { serviceIdentifier: ToolContribution, isMultiple: true, optional: true },
-          ],
-        )
+        .toDynamicValue((container) => build(container))
         .inSingletonScope()
         .onDeactivation((manager) => manager.getBackgroundTaskManager().shutdown('kernel shutdown'));
     },
@@ -112,7 +150,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
         else {
           const diagnostics = get(Diagnostics);
           for (const diagnostic of found.diagnostics.filter((d) => d.severity === 'error')) {
-            diagnostics.report({ ...diagnosticReport(diagnostic, 'TESSERA_AGENT_DEFINITION', 'subagents'), severity: 'warning', message: `Agent definition skipped: ${diagnostic.message}` });
+            diagnostics.report({ ...diagnosticReport(diagnostic, 'TESSERA_AGENT_DEFINITION', PLUGIN_NAME), severity: 'warning', message: `Agent definition skipped: ${diagnostic.message}` });
           }
         }
       }

@@ -1,5 +1,5 @@
-import type { ISession, WorktreeContext } from '@tessera/contracts';
-import { describeError } from '@tessera/contracts';
+import type { DiagnosticsReporter, ISession, WorktreeContext } from '@tessera/contracts';
+import { describeError, processWarningDiagnostics } from '@tessera/contracts';
 import { BackgroundTaskError, isBackgroundTaskError, type TBackgroundTaskMetadata } from '@tessera/plugin-background';
 import type { ISubagentJobHandle, ISubagentJobResult, ISubagentJobStart, ISubagentRunner } from './types.js';
 
@@ -37,6 +37,12 @@ export interface WorktreeSubagentRunnerOptions {
   session?: ISession;
   /** Hook failures are notifications, not job failures; they end up here. */
   onHookError?: (error: unknown, hook: 'worktreeCreate' | 'worktreeRemove') => void;
+  /**
+   * Where hook failures are reported (code `TESSERA_WORKTREE_HOOK`) when there is no
+   * `onHookError`. Default: Node process warnings; the subagents plugin passes the kernel's
+   * `Diagnostics`.
+   */
+  diagnostics?: DiagnosticsReporter;
 }
 
 const isPromiseLike = <T>(value: T | Promise<T>): value is Promise<T> =>
@@ -230,7 +236,14 @@ class WorktreeJob {
     };
     hooks[hook].promise(context).catch((error: unknown) => {
       if (this.options.onHookError) this.options.onHookError(error, hook);
-      else process.emitWarning(`${hook} hook failed for ${worktree.worktreePath}: ${describeError(error)}`, { code: 'TESSERA_WORKTREE_HOOK' });
+      else {
+        (this.options.diagnostics ?? processWarningDiagnostics).report({
+          severity: 'warning',
+          code: 'TESSERA_WORKTREE_HOOK',
+          source: 'subagents',
+          message: `${hook} hook failed for ${worktree.worktreePath}: ${describeError(error)}`,
+        });
+      }
     });
   }
 }

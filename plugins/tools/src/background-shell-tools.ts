@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { compilePattern } from './grep-tool.js';
 import { errorText, fail, succeed } from './result.js';
 
-/** The background runtime, or a getter for one bound later (the tools plugin resolves it at boot). */
+/** The background runtime, or a getter asked on every call (the tool plugins pass a lookup of the kernel's `BackgroundTasks`). */
 export type BackgroundTasksSource = BackgroundTasks | (() => BackgroundTasks | undefined);
 
 export interface BackgroundShellToolOptions {

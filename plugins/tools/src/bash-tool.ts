@@ -24,8 +24,8 @@ export interface BashToolOptions extends FileToolOptions {
   /** Environment for commands; default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /**
-   * Background runtime for `run_in_background`: the service, or a function that returns it
-   * when bound (the plugin passes the one it found at boot).
+   * Background runtime for `run_in_background`: the service, or a function asked on each such
+   * call (the plugin passes a lookup of the kernel's `BackgroundTasks`, made when first used).
    */
   backgroundTasks?: BackgroundTasks | (() => BackgroundTasks | undefined);
 }
@@ -89,7 +89,7 @@ function describeOutcome(run: ShellRunResult, timeoutMs: number): string {
  * refused: the background runtime would run it on the host, outside the sandbox.
  */
 export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToolData> {
-  const state = stateFor(options);
+  const stateOf = stateFor(options);
   const roots = new WorkspaceRoots(options);
   const shell = options.shell ?? defaultShell();
   const defaultTimeout = Math.min(options.defaultTimeoutMs ?? DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_TIMEOUT_MS);
@@ -103,7 +103,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
    * the workspace root, with a notice so the model does not assume it ran where it left off.
    */
   async function startingCwd(context: ToolContext): Promise<StartingCwd> {
-    const session = state.get(context.sessionId);
+    const session = stateOf().get(context.sessionId);
     const remembered = session.cwd;
     if (!remembered) return { cwd: context.cwd, notice: '' };
     const problem = await directoryProblem(remembered);
@@ -145,7 +145,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
 
   async function runInSandbox(input: BashInput, context: ToolContext, timeoutMs: number) {
     const sandbox = options.sandbox!;
-    const session = state.get(context.sessionId);
+    const session = stateOf().get(context.sessionId);
     const root = sandbox.root ?? DEFAULT_SANDBOX_ROOT;
     let cwd = session.cwd ?? root;
     let notice = '';
@@ -205,7 +205,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput, BashToo
         });
         if (run.spawnError) return fail(`Could not run the command: ${run.spawnError}`, 'io_error');
         let notice = startNotice;
-        const session = state.get(context.sessionId);
+        const session = stateOf().get(context.sessionId);
         if (run.finalCwd && run.finalCwd !== cwd) {
           const realRoots = await roots.realRoots(context.cwd);
           if (realRoots.some((root) => isInside(run.finalCwd!, root))) {

@@ -1,5 +1,5 @@
 import type { ISandboxClient } from './sandbox/sandbox-client.js';
-import { defaultToolSessionState, type ToolSessionState } from './session-state.js';
+import { ToolSessionState } from './session-state.js';
 import { HostWorkspaceFiles, SandboxWorkspaceFiles, type WorkspaceFiles } from './workspace-files.js';
 import { WorkspaceRoots, type WorkspaceOptions } from './workspace.js';
 
@@ -9,10 +9,16 @@ export interface SandboxOptions {
   root?: string;
 }
 
+/** A `ToolSessionState`, or a getter asked on every call (the tool plugins look the kernel's up). */
+export type ToolSessionStateSource = ToolSessionState | (() => ToolSessionState);
+
 /** Options every file-touching tool factory accepts. */
 export interface FileToolOptions extends WorkspaceOptions {
-  /** Per-session state shared with the other tools; default `defaultToolSessionState`. */
-  state?: ToolSessionState;
+  /**
+   * Per-session state (Bash directory, what was read). Give Read, Write and Edit the same one so
+   * they agree on what was read. Default: a state of this tool's own, made on its first call.
+   */
+  state?: ToolSessionStateSource;
   /** Route file operations (and Bash commands) through a sandbox instead of the host. */
   sandbox?: SandboxOptions;
 }
@@ -25,6 +31,11 @@ export function filesFor(options: FileToolOptions): WorkspaceFiles {
     : new HostWorkspaceFiles(new WorkspaceRoots(options));
 }
 
-export function stateFor(options: FileToolOptions): ToolSessionState {
-  return options.state ?? defaultToolSessionState;
+/** The tool's state as a getter: the given one, the given getter, or one of the tool's own. */
+export function stateFor(options: FileToolOptions): () => ToolSessionState {
+  const given = options.state;
+  if (typeof given === 'function') return given;
+  if (given) return () => given;
+  let own: ToolSessionState | undefined;
+  return () => (own ??= new ToolSessionState());
 }

@@ -61,7 +61,7 @@ function refuseEncoding(encoding: TextEncoding, shownPath: string): ToolResult<n
  */
 export function editTool(options: EditToolOptions = {}): Tool<EditInput, EditToolData> {
   const files = filesFor(options);
-  const state = stateFor(options);
+  const stateOf = stateFor(options);
   return defineTool<EditInput, EditToolData>({
     name: 'Edit',
     description:
@@ -90,7 +90,7 @@ export function editTool(options: EditToolOptions = {}): Tool<EditInput, EditToo
           } else {
             const refused = refuseNonRegular(found, input.file_path, 'Edit') ?? (await checkWritable(files, path, input.file_path, 'Edit'));
             if (refused) return refused;
-            const fresh = await checkFresh(files, state, context.sessionId, path, input.file_path, found);
+            const fresh = await checkFresh(files, stateOf(), context.sessionId, path, input.file_path, found);
             if (!fresh.ok) return fresh.result;
             const decoded = decodeText(fresh.bytes);
             const unsupported = refuseEncoding(decoded.encoding, input.file_path);
@@ -121,7 +121,7 @@ export function editTool(options: EditToolOptions = {}): Tool<EditInput, EditToo
           }
           const updated = replaceAt(content, replaceAll ? offsets : offsets.slice(0, 1), oldString, newString);
           await files.write(path, updated);
-          await recordWrite(files, state, context.sessionId, path, updated);
+          await recordWrite(files, stateOf(), context.sessionId, path, updated);
           const replacements = replaceAll ? offsets.length : 1;
           const startLine = lineOf(updated, offsets[0]!);
           const data: EditToolData = {

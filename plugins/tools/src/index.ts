@@ -25,11 +25,11 @@ export type { DiffHunk } from './diff.js';
 export { structuredPatch } from './diff.js';
 export { DEFAULT_EXCLUDED_DIRECTORIES } from './ignore-rules.js';
 export type { SearchFilterOptions } from './ignore-rules.js';
-export { defaultToolSessionState, ToolSessionState } from './session-state.js';
+export { ToolSessionState, ToolSessionStateToken } from './session-state.js';
 export type { FileReadRecord, SessionToolState, ToolSessionStateOptions } from './session-state.js';
 export { WorkspaceRoots } from './workspace.js';
 export type { PathResolution, WorkspaceOptions } from './workspace.js';
-export type { FileToolOptions, SandboxOptions } from './common-options.js';
+export type { FileToolOptions, SandboxOptions, ToolSessionStateSource } from './common-options.js';
 export type { BuiltinToolErrorCode } from './result.js';
 export type { ISandboxClient, ISandboxFileStat, ISandboxRunOptions, ISandboxRunResult } from './sandbox/sandbox-client.js';
 export { InMemorySandboxClient } from './sandbox/in-memory-sandbox-client.js';
@@ -61,8 +61,9 @@ export {
   killShellToolPlugin,
   readToolPlugin,
   sandboxPathsPlugin,
+  toolSessionStatePlugin,
   webFetchToolPlugin,
   webSearchToolPlugin,
   writeToolPlugin,
 } from './plugins.js';
-export type { BuiltinToolName, BuiltinToolsOptions, WebFetchPluginOptions } from './plugins.js';
+export type { BuiltinToolName, BuiltinToolsOptions, ToolSessionStatePluginOptions, WebFetchPluginOptions } from './plugins.js';

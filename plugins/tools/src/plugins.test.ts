@@ -3,12 +3,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { BackgroundTasks, type ToolExecutionEvent, type ToolMessage } from '@tessera/contracts';
+import { BackgroundTasks, ShellDirectories, WorkspaceGrants, type ToolExecutionEvent, type ToolMessage } from '@tessera/contracts';
 import { createKernel, definePlugin } from '@tessera/kernel';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { builtinTools, bashToolPlugin } from './plugins.js';
-import { ToolSessionState } from './session-state.js';
+import { builtinTools, bashToolPlugin, editToolPlugin, readToolPlugin, toolSessionStatePlugin } from './plugins.js';
+import { ToolSessionState, ToolSessionStateToken } from './session-state.js';
 import { tempDir } from './test-support.js';
 
 let dir: string;
@@ -145,7 +145,7 @@ describe('builtinTools in a session', () => {
 
   it('can leave tools out', async () => {
     const plugins = builtinTools({ exclude: ['WebSearch', 'Bash', 'KillShell'] });
-    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-bash-output', 'tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch']);
+    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-session-state', 'tool-bash-output', 'tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch']);
     // A sandbox refuses background commands, so their companions are left out too.
     const sandboxed = builtinTools({ sandbox: { client: new InMemorySandboxClient() } });
     expect(sandboxed.map((plugin) => plugin.name)).not.toContain('tool-bash-output');
@@ -186,5 +186,151 @@ describe('builtinTools values across kernels', () => {
     await kernel.createSession({ cwd: dir }).run('go');
     expect(spawned).toEqual(['a', 'b']);
     await kernel.shutdown();
+  });
+});
+
+/** A `BackgroundTasks` that records which instance spawned. */
+const fakeTasks = (label: string, spawned: string[]) => ({
+  spawn: async () => (spawned.push(label), { id: `${label}_${spawned.length}`, logPath: '/dev/null' }),
+});
+const backgroundCall = { toolCalls: [{ name: 'Bash', input: { command: 'sleep 1', run_in_background: true } }] };
+
+describe('tool plugin values and the services they use', () => {
+  it('one builtinTools() value in kernel A, then (A shut down) in kernel B: both work, and B starts from a state of its own', async () => {
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'sub'));
+    const file = join(dir, 'note.txt');
+    await writeFile(file, 'one\n');
+    const tools = builtinTools();
+    const first = await createKernel({
+      plugins: [
+        ...testPreset({ turns: [{ toolCalls: [{ name: 'Read', input: { file_path: file } }] }, { toolCalls: [{ name: 'Bash', input: { command: 'cd sub' } }] }, { text: 'a' }] }),
+        ...tools,
+      ],
+    });
+    const a = first.createSession({ cwd: dir, sessionId: 'same-id' });
+    expect(await a.run('go')).toBe('a');
+    expect(first.get(ShellDirectories).cwdFor('same-id')).toBe(join(dir, 'sub'));
+    const firstState = first.get(ToolSessionStateToken);
+    expect(firstState.lastRead('same-id', file)).toBeDefined();
+    await first.shutdown();
+
+    const edit = (from: string, to: string) => ({ toolCalls: [{ name: 'Edit', input: { file_path: file, old_string: from, new_string: to } }] });
+    const second = await createKernel({
+      plugins: [
+        ...testPreset({
+          turns: [edit('one', 'two'), { toolCalls: [{ name: 'Bash', input: { command: 'pwd' } }] }, { toolCalls: [{ name: 'Read', input: { file_path: file } }] }, edit('one', 'two'), { text: 'b' }],
+        }),
+        ...tools,
+      ],
+    });
+    try {
+      const b = second.createSession({ cwd: dir, sessionId: 'same-id' });
+      expect(await b.run('go')).toBe('b');
+      const results = toolResults(b.getHistory());
+      // Kernel A's read record and shell directory are not kernel B's.
+      expect(results[0]).toMatchObject({ toolName: 'Edit', isError: true });
+      expect(String(results[0]?.content)).toContain('has not been read yet');
+      expect(results[1]).toMatchObject({ toolName: 'Bash', isError: false, content: dir });
+      expect(results.slice(2).map((result) => [result.toolName, result.isError])).toEqual([['Read', false], ['Edit', false]]);
+      expect(await readFile(file, 'utf8')).toBe('two\n');
+      expect(second.get(ToolSessionStateToken)).not.toBe(firstState);
+    } finally {
+      await second.shutdown();
+    }
+  });
+
+  it('a BackgroundTasks rebound after createKernel reaches sessions created afterwards; a running session keeps its own', async () => {
+    const spawned: string[] = [];
+    const kernel = await createKernel({
+      plugins: [
+        ...testPreset({ turns: [backgroundCall, { text: 'one' }, backgroundCall, { text: 'two' }, backgroundCall, { text: 'three' }] }),
+        ...builtinTools(),
+        definePlugin({ name: 'bg-a', provides: [BackgroundTasks], register: ({ bind }) => void bind(BackgroundTasks).toConstantValue(fakeTasks('a', spawned)) }),
+      ],
+    });
+    try {
+      const before = kernel.createSession({ cwd: dir });
+      await before.run('go');
+      (await kernel.rebind(BackgroundTasks)).toConstantValue(fakeTasks('b', spawned));
+      await kernel.createSession({ cwd: dir }).run('go');
+      await before.run('again');
+      expect(spawned).toEqual(['a', 'b', 'a']);
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it('a ToolSessionState rebound after createKernel is the one sessions created afterwards record their reads in', async () => {
+    const file = join(dir, 'seen.txt');
+    await writeFile(file, 'x\n');
+    const read = { toolCalls: [{ name: 'Read', input: { file_path: file } }] };
+    const kernel = await createKernel({ plugins: [...testPreset({ turns: [read, { text: 'one' }, read, { text: 'two' }] }), ...builtinTools()] });
+    try {
+      const built = kernel.get(ToolSessionStateToken);
+      await kernel.createSession({ cwd: dir, sessionId: 'first' }).run('go');
+      const replacement = new ToolSessionState();
+      (await kernel.rebind(ToolSessionStateToken)).toConstantValue(replacement);
+      await kernel.createSession({ cwd: dir, sessionId: 'second' }).run('go');
+      expect(built.lastRead('first', file)).toBeDefined();
+      expect(replacement.lastRead('second', file)).toBeDefined();
+      expect(built.lastRead('second', file)).toBeUndefined();
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it('tool plugins picked one by one require the tool state, which toolSessionStatePlugin() provides and releases at session end', async () => {
+    await expect(createKernel({ plugins: [...testPreset({ turns: [] }), readToolPlugin()] })).rejects.toThrow(/ToolSessionState/);
+    const file = join(dir, 'picked.txt');
+    await writeFile(file, 'old\n');
+    const kernel = await createKernel({
+      plugins: [
+        ...testPreset({
+          turns: [{ toolCalls: [{ name: 'Read', input: { file_path: file } }] }, { toolCalls: [{ name: 'Edit', input: { file_path: file, old_string: 'old', new_string: 'new' } }] }, { text: 'ok' }],
+        }),
+        readToolPlugin(),
+        editToolPlugin(),
+        toolSessionStatePlugin({ maxSessions: 4 }),
+      ],
+    });
+    try {
+      const session = kernel.createSession({ cwd: dir });
+      await session.run('edit');
+      expect(await readFile(file, 'utf8')).toBe('new\n');
+      const state = kernel.get(ToolSessionStateToken);
+      expect(state.has(session.sessionId)).toBe(true);
+      await session.shutdown();
+      expect(state.has(session.sessionId)).toBe(false);
+    } finally {
+      await kernel.shutdown();
+    }
+    // A plugin given its own state needs none from the kernel.
+    const alone = await createKernel({ plugins: [...testPreset({ turns: [] }), bashToolPlugin({ state: new ToolSessionState() })] });
+    await alone.shutdown();
+  });
+
+  it('declares what each tool plugin requires and uses when present', async () => {
+    const kernel = await createKernel({ plugins: [...testPreset({ turns: [] }), ...builtinTools()] });
+    const declared = Object.fromEntries(kernel.describe().plugins.map((plugin) => [plugin.name, { requires: plugin.requires, optional: plugin.optional, provides: plugin.provides }]));
+    await kernel.shutdown();
+    expect(declared['tool-session-state']).toEqual({ requires: [], optional: [], provides: ['ToolSessionState'] });
+    expect(declared['tool-bash']).toEqual({ requires: ['ToolSessionState'], optional: ['BackgroundTasks', 'WorkspaceGrants'], provides: ['ShellDirectories'] });
+    expect(declared['tool-bash-output']).toEqual({ requires: [], optional: ['BackgroundTasks'], provides: [] });
+    expect(declared['tool-read']).toEqual({ requires: ['ToolSessionState'], optional: ['WorkspaceGrants'], provides: [] });
+    expect(declared['tool-grep']).toEqual({ requires: [], optional: ['ReadAccess', 'WorkspaceGrants'], provides: [] });
+    expect(declared['tool-web-fetch']).toEqual({ requires: [], optional: [], provides: [] });
+    // A value given in the options is not looked up; a sandbox uses neither background tasks nor grants.
+    const given = builtinTools({ bash: { backgroundTasks: fakeTasks('x', []) }, exclude: ['BashOutput', 'KillShell'] });
+    expect(given.find((plugin) => plugin.name === 'tool-bash')?.optional).toEqual([WorkspaceGrants]);
+    const sandboxed = builtinTools({ sandbox: { client: new InMemorySandboxClient() } });
+    expect(sandboxed.find((plugin) => plugin.name === 'tool-bash')?.optional ?? []).toEqual([]);
+    expect(sandboxed.find((plugin) => plugin.name === 'tool-write')?.optional ?? []).toEqual([]);
+  });
+
+  it('checks its options in the factory', () => {
+    expect(() => builtinTools({ exclude: ['Bash', 'Lint' as never] })).toThrow(expect.objectContaining({ code: 'invalid_plugin_options', message: expect.stringContaining('"Lint"') }));
+    expect(() => builtinTools({ sandbox: {} as never })).toThrow(/sandbox\.client/);
+    expect(() => toolSessionStatePlugin({ maxSessions: 0 })).toThrow(/maxSessions/);
   });
 });

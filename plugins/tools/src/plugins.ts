@@ -1,14 +1,15 @@
-import { BackgroundTasks, ReadAccess, SandboxPaths, ShellDirectories, ToolContribution, WorkspaceGrants, type Tool } from '@tessera/contracts';
+import { BackgroundTasks, ReadAccess, SandboxPaths, ShellDirectories, ToolContribution, WorkspaceGrants, type Token, type Tool } from '@tessera/contracts';
 import { statSync } from 'node:fs';
-import { definePlugin, Stage, type Plugin, type PluginRegisterContext, type TesseraHooks } from '@tessera/kernel';
+import { definePlugin, PluginOptionsError, Stage, type Plugin, type PluginRegisterContext } from '@tessera/kernel';
 import { bashOutputTool, killShellTool, type BackgroundShellToolOptions } from './background-shell-tools.js';
 import { bashTool, type BashToolOptions } from './bash-tool.js';
 import { editTool, type EditToolOptions } from './edit-tool.js';
 import { globTool, type GlobToolOptions } from './glob-tool.js';
 import { grepTool, type GrepToolOptions } from './grep-tool.js';
 import { readTool, type ReadToolOptions } from './read-tool.js';
-import { ToolSessionState } from './session-state.js';
-import { DEFAULT_SANDBOX_ROOT, type SandboxOptions } from './common-options.js';
+import { ToolSessionState, ToolSessionStateToken, type ToolSessionStateOptions } from './session-state.js';
+import { DEFAULT_SANDBOX_ROOT, type SandboxOptions, type ToolSessionStateSource } from './common-options.js';
+import { lazyLookup, type ServiceLookup } from './services.js';
 import { webFetchTool, type WebFetchToolOptions } from './web-fetch-tool.js';
 import { webSearchTool, type WebSearchToolOptions } from './web-search-tool.js';
 import { writeTool, type WriteToolOptions } from './write-tool.js';
@@ -16,90 +17,146 @@ import type { WorkspaceOptions } from './workspace.js';
 
 export type BuiltinToolName = 'Bash' | 'BashOutput' | 'KillShell' | 'Read' | 'Write' | 'Edit' | 'Glob' | 'Grep' | 'WebFetch' | 'WebSearch';
 
-/**
- * The tool state (Bash directories, what was read) of one kernel, shared by its tool plugins
- * so Read, Write and Edit agree. Keyed by the kernel's hooks object, which every plugin of
- * one kernel receives: two kernels never share a state, and nothing is built by a factory.
- */
-const kernelStates = new WeakMap<TesseraHooks, ToolSessionState>();
+const BUILTIN_TOOL_NAMES: readonly BuiltinToolName[] = ['Bash', 'BashOutput', 'KillShell', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch'];
 
-function stateOf(hooks: TesseraHooks, given: ToolSessionState | undefined): ToolSessionState {
-  if (given) return given;
-  let state = kernelStates.get(hooks);
+const TOOL_SESSION_STATE_PLUGIN_NAME = 'tool-session-state';
+
+export interface ToolSessionStatePluginOptions extends ToolSessionStateOptions {
+  /**
+   * Bind this instance instead of building one per kernel. Every kernel the plugin value is
+   * composed into then shares it (and its sessions' shell directories and read records).
+   */
+  state?: ToolSessionState;
+}
+
+const isPositiveInteger = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value > 0;
+/** Structural, so a state from another copy of this package passes. */
+const isToolSessionState = (value: unknown): value is ToolSessionState =>
+  typeof (value as ToolSessionState | null)?.get === 'function' && typeof (value as ToolSessionState).release === 'function' && typeof (value as ToolSessionState).cwdFor === 'function';
+
+/**
+ * Provides `ToolSessionStateToken`: the tool state (Bash directories, what was read) of one
+ * kernel, which its Bash, Read, Write and Edit plugins share so Read, Write and Edit agree.
+ * Each kernel's container builds its own on first use, so one plugin value composes into any
+ * number of kernels and two kernels never share a state. A session's entry is dropped when the
+ * session ends. `builtinTools()` includes this plugin; add it yourself when you pick tool
+ * plugins one by one.
+ */
+export function toolSessionStatePlugin(options: ToolSessionStatePluginOptions = {}): Plugin {
+  for (const option of ['maxSessions', 'maxFilesPerSession'] as const) {
+    if (options[option] !== undefined && !isPositiveInteger(options[option])) {
+      throw new PluginOptionsError('toolSessionStatePlugin', TOOL_SESSION_STATE_PLUGIN_NAME, option, `must be a positive integer (got ${String(options[option])})`);
+    }
+  }
+  if (options.state !== undefined && !isToolSessionState(options.state)) {
+    throw new PluginOptionsError('toolSessionStatePlugin', TOOL_SESSION_STATE_PLUGIN_NAME, 'state', 'must be a ToolSessionState');
+  }
+  const { state: given, ...limits } = options;
+  return definePlugin({
+    name: TOOL_SESSION_STATE_PLUGIN_NAME,
+    provides: [ToolSessionStateToken],
+    register({ bind, hooks }) {
+      // This kernel's state, once its container has built it (register runs once per kernel).
+      let built: ToolSessionState | undefined;
+      bind(ToolSessionStateToken)
+        .toResolvedValue(() => (built = given ?? new ToolSessionState(limits)))
+        .inSingletonScope();
+      // The entry of a session that ended (a subagent's child session too) is dropped. A state
+      // bound in this one's place (a rebind) is its binder's to release.
+      hooks.sessionEnd.tap({ name: `${TOOL_SESSION_STATE_PLUGIN_NAME}:release`, stage: Stage.Observe }, ({ session }) => {
+        built?.release(session.sessionId);
+      });
+    },
+  });
+}
+
+/** What a tool plugin hands the tool it builds: lookups made when the tool first needs them. */
+interface ToolServices {
+  /** The kernel's services, each looked up on first use and kept for the tool instance's life. */
+  lookup: ServiceLookup;
+  /** The tool state: the plugin's `state` option, else the kernel's `ToolSessionStateToken`. */
+  state: () => ToolSessionState;
+}
+
+interface ToolPluginSpec {
+  name: string;
+  make: (services: ToolServices) => Tool<never, unknown>;
+  /** Other plugins' tokens the tool looks up when it needs them (declared `optional`). */
+  uses?: readonly Token<unknown>[];
+  /** The tool keeps per-session state (Bash directory, read records). */
+  usesState?: boolean;
+  /** The caller's `state` option: then no `ToolSessionStateToken` is needed. */
+  state?: ToolSessionStateSource | undefined;
+  provides?: readonly Token<unknown>[];
+  bindServices?: (bind: PluginRegisterContext['bind'], state: (() => ToolSessionState) | undefined) => void;
+}
+
+const resolveSource = (source: ToolSessionStateSource): ToolSessionState => (typeof source === 'function' ? source() : source);
+
+function kernelState(lookup: ServiceLookup): ToolSessionState {
+  const state = lookup(ToolSessionStateToken);
   if (!state) {
-    state = new ToolSessionState();
-    kernelStates.set(hooks, state);
+    throw new Error('no ToolSessionState is bound: compose toolSessionStatePlugin() (builtinTools() includes it) or give the tool plugin a `state`.');
   }
   return state;
 }
 
-/** Drops a session's Bash directory and read registry when the session ends (once per kernel and state). */
-const releasing = new WeakMap<TesseraHooks, Set<ToolSessionState>>();
-function releaseOnSessionEnd(hooks: TesseraHooks, name: string, state: ToolSessionState): void {
-  const seen = releasing.get(hooks) ?? new Set<ToolSessionState>();
-  releasing.set(hooks, seen);
-  if (seen.has(state)) return;
-  seen.add(state);
-  hooks.sessionEnd.tap({ name: `${name}:release-session-state`, stage: Stage.Observe }, ({ session }) => {
-    state.release(session.sessionId);
-  });
-}
-
-/** The other plugins' services a tool may use, as found when a session is created. */
-interface ToolServices {
-  backgroundTasks: BackgroundTasks | undefined;
-  grants: WorkspaceGrants | undefined;
-  readAccess: ReadAccess | undefined;
-}
-
-const optionalDeps = [
-  { serviceIdentifier: BackgroundTasks, optional: true },
-  { serviceIdentifier: WorkspaceGrants, optional: true },
-  { serviceIdentifier: ReadAccess, optional: true },
-] as const;
-
-/** An option that may be a value or a getter, else the service found. */
-function pick<T>(given: T | (() => T | undefined) | undefined, found: T | undefined): () => T | undefined {
-  return () => (typeof given === 'function' ? (given as () => T | undefined)() : given) ?? found;
-}
-
 /**
- * A tool plugin: the tool is built by the container each time a session is created (transient
- * binding), from that kernel's state and the services bound at that moment. So a plugin value
- * works in any number of kernels, and a rebind of `BackgroundTasks`, `WorkspaceGrants` or
- * `ReadAccess` reaches sessions created afterwards.
+ * A tool plugin. The factory only keeps its options; the kernel's container builds the tool
+ * each time a session is created (a transient binding, also resolved for each subagent job),
+ * and that tool instance looks other plugins' services up the first time it needs them and
+ * keeps them for the session. So one plugin value works in any number of kernels, and a rebind
+ * of `BackgroundTasks`, `WorkspaceGrants`, `ReadAccess` or `ToolSessionStateToken` after
+ * `createKernel` reaches sessions created afterwards, never a running one.
  */
-function toolPlugin(
-  name: string,
-  make: (state: ToolSessionState, services: ToolServices) => Tool<never, unknown>,
-  options: { state?: ToolSessionState; usesState?: boolean; provides?: Plugin['provides']; bindServices?: (bind: PluginRegisterContext['bind'], state: ToolSessionState) => void } = {},
-): Plugin {
+function toolPlugin(spec: ToolPluginSpec): Plugin {
+  const given = spec.state;
+  const needsKernelState = spec.usesState === true && given === undefined;
+  const uses = spec.uses ?? [];
   return definePlugin({
-    name,
+    name: spec.name,
     contributes: [ToolContribution],
-    optional: [BackgroundTasks, WorkspaceGrants, ReadAccess],
-    ...(options.provides ? { provides: options.provides } : {}),
+    ...(spec.provides ? { provides: spec.provides } : {}),
+    ...(needsKernelState ? { requires: [ToolSessionStateToken] } : {}),
+    ...(uses.length > 0 ? { optional: uses } : {}),
     register({ bind, hooks }) {
-      const state = stateOf(hooks, options.state);
-      bind(ToolContribution).toResolvedValue(
-        (backgroundTasks: BackgroundTasks | undefined, grants: WorkspaceGrants | undefined, readAccess: ReadAccess | undefined) =>
-          make(state, { backgroundTasks, grants, readAccess }) as Tool,
-        [...optionalDeps],
-      );
-      options.bindServices?.(bind, state);
-      if (options.usesState) releaseOnSessionEnd(hooks, name, state);
+      bind(ToolContribution).toDynamicValue((container) => {
+        const lookup = lazyLookup(container);
+        const state = given === undefined ? () => kernelState(lookup) : () => resolveSource(given);
+        return spec.make({ lookup, state }) as Tool;
+      });
+      spec.bindServices?.(bind, given === undefined ? undefined : () => resolveSource(given));
+      // A state of the caller's own: this plugin drops an ended session's entry (the kernel's
+      // state is released by toolSessionStatePlugin).
+      if (spec.usesState && given !== undefined) {
+        hooks.sessionEnd.tap({ name: `${spec.name}:release-session-state`, stage: Stage.Observe }, ({ session }) => {
+          resolveSource(given).release(session.sessionId);
+        });
+      }
     },
   });
+}
+
+/** An option that may be a value or a getter, else the kernel's service (looked up when first used). */
+function pick<T>(given: T | (() => T | undefined) | undefined, token: Token<T>, lookup: ServiceLookup): () => T | undefined {
+  if (given === undefined) return () => lookup(token);
+  if (typeof given === 'function') return () => (given as () => T | undefined)() ?? lookup(token);
+  return () => given;
+}
+
+/** `[token]` when the tool may look it up: no option given, or a getter that may come back empty. */
+function lookedUp<T>(given: T | (() => T | undefined) | undefined, token: Token<T>): Token<unknown>[] {
+  return given === undefined || typeof given === 'function' ? [token] : [];
 }
 
 /**
  * `ShellDirectories` over the session state Bash updates, exposing only the lookup: the
  * permission layer and the hook runner resolve a command's relative paths where it runs.
  */
-function shellDirectoriesOf(state: ToolSessionState, sandboxed: boolean): ShellDirectories {
+function shellDirectoriesOf(state: () => ToolSessionState, sandboxed: boolean): ShellDirectories {
   return {
     cwdFor(sessionId) {
-      const cwd = state.cwdFor(sessionId);
+      const cwd = state().cwdFor(sessionId);
       // On the host, Bash starts over in the session cwd when the remembered directory is
       // gone: report where the next command will really run, or a check would judge its
       // paths in a directory it never runs in. (Sandbox paths are not host paths.)
@@ -111,33 +168,42 @@ function shellDirectoriesOf(state: ToolSessionState, sandboxed: boolean): ShellD
 
 /**
  * Bash as a plugin. `run_in_background` uses the `BackgroundTasks` service when some plugin
- * binds it; otherwise such calls fail with an explanation. Provides `ShellDirectories` from its
- * session state, since Bash is what moves a session's shell.
+ * binds it; otherwise such calls fail with an explanation. Provides `ShellDirectories` from the
+ * tool state, since Bash is what moves a session's shell. Without a `state` option it requires
+ * `ToolSessionStateToken` (`toolSessionStatePlugin()`, part of `builtinTools()`).
  */
 export function bashToolPlugin(options: BashToolOptions = {}): Plugin {
-  return toolPlugin(
-    'tool-bash',
-    (state, found) =>
+  const sandboxed = options.sandbox !== undefined;
+  return toolPlugin({
+    name: 'tool-bash',
+    make: ({ lookup, state }) =>
       bashTool({
         ...options,
         state,
-        grants: pick(options.grants, found.grants),
-        backgroundTasks: pick(options.backgroundTasks, found.backgroundTasks),
+        grants: pick(options.grants, WorkspaceGrants, lookup),
+        backgroundTasks: pick(options.backgroundTasks, BackgroundTasks, lookup),
       }) as Tool<never, unknown>,
-    {
-      ...(options.state ? { state: options.state } : {}),
-      usesState: true,
-      provides: [ShellDirectories],
-      bindServices(bind, state) {
-        bind(ShellDirectories).toConstantValue(shellDirectoriesOf(state, options.sandbox !== undefined));
-      },
+    // In a sandbox, background commands are refused and the workspace is the sandbox's.
+    uses: sandboxed ? [] : [...lookedUp(options.backgroundTasks, BackgroundTasks), ...lookedUp(options.grants, WorkspaceGrants)],
+    usesState: true,
+    state: options.state,
+    provides: [ShellDirectories],
+    bindServices(bind, given) {
+      if (given) bind(ShellDirectories).toConstantValue(shellDirectoriesOf(given, sandboxed));
+      // Transient: whoever asks (a session's services, once per session) gets a view of the
+      // state bound at that moment.
+      else bind(ShellDirectories).toResolvedValue((state: ToolSessionState) => shellDirectoriesOf(() => state, sandboxed), [ToolSessionStateToken]);
     },
-  );
+  });
 }
 
 /** The `backgroundTasks` option when given, else the runtime bound as `BackgroundTasks`. */
 function backgroundShellPlugin(name: string, make: (options: BackgroundShellToolOptions) => Tool<never, unknown>, options: BackgroundShellToolOptions): Plugin {
-  return toolPlugin(name, (_state, found) => make({ ...options, backgroundTasks: pick(options.backgroundTasks, found.backgroundTasks) }));
+  return toolPlugin({
+    name,
+    make: ({ lookup }) => make({ ...options, backgroundTasks: pick(options.backgroundTasks, BackgroundTasks, lookup) }),
+    uses: lookedUp(options.backgroundTasks, BackgroundTasks),
+  });
 }
 
 /** BashOutput: reads what a `run_in_background` command logged (needs the background runtime). */
@@ -150,49 +216,61 @@ export function killShellToolPlugin(options: BackgroundShellToolOptions = {}): P
   return backgroundShellPlugin('tool-kill-shell', (resolved) => killShellTool(resolved) as Tool<never, unknown>, options);
 }
 
+/** A file tool (Read, Write, Edit): the tool state, and `WorkspaceGrants` on the host. */
+function fileToolPlugin<O extends ReadToolOptions | WriteToolOptions | EditToolOptions>(name: string, build: (options: O) => Tool<never, unknown>, options: O): Plugin {
+  return toolPlugin({
+    name,
+    make: ({ lookup, state }) => build({ ...options, state, grants: pick(options.grants, WorkspaceGrants, lookup) }),
+    uses: options.sandbox ? [] : lookedUp(options.grants, WorkspaceGrants),
+    usesState: true,
+    state: options.state,
+  });
+}
+
+/** Read as a plugin. Without a `state` option it requires `ToolSessionStateToken`. */
 export function readToolPlugin(options: ReadToolOptions = {}): Plugin {
-  return toolPlugin('tool-read', (state, found) => readTool({ ...options, state, grants: pick(options.grants, found.grants) }) as Tool<never, unknown>, {
-    ...(options.state ? { state: options.state } : {}),
-    usesState: true,
-  });
+  return fileToolPlugin('tool-read', (resolved) => readTool(resolved) as Tool<never, unknown>, options);
 }
 
+/** Write as a plugin. Without a `state` option it requires `ToolSessionStateToken`. */
 export function writeToolPlugin(options: WriteToolOptions = {}): Plugin {
-  return toolPlugin('tool-write', (state, found) => writeTool({ ...options, state, grants: pick(options.grants, found.grants) }) as Tool<never, unknown>, {
-    ...(options.state ? { state: options.state } : {}),
-    usesState: true,
-  });
+  return fileToolPlugin('tool-write', (resolved) => writeTool(resolved) as Tool<never, unknown>, options);
 }
 
+/** Edit as a plugin. Without a `state` option it requires `ToolSessionStateToken`. */
 export function editToolPlugin(options: EditToolOptions = {}): Plugin {
-  return toolPlugin('tool-edit', (state, found) => editTool({ ...options, state, grants: pick(options.grants, found.grants) }) as Tool<never, unknown>, {
-    ...(options.state ? { state: options.state } : {}),
-    usesState: true,
-  });
+  return fileToolPlugin('tool-edit', (resolved) => editTool(resolved) as Tool<never, unknown>, options);
 }
 
 /** Glob as a plugin; matches that `Read(…)` deny rules cover (the `ReadAccess` service) are left out. */
 export function globToolPlugin(options: GlobToolOptions = {}): Plugin {
-  return toolPlugin(
-    'tool-glob',
-    (_state, found) => globTool({ ...options, readAccess: pick(options.readAccess, found.readAccess), grants: pick(options.grants, found.grants) }) as Tool<never, unknown>,
-  );
+  return toolPlugin({
+    name: 'tool-glob',
+    make: ({ lookup }) =>
+      globTool({ ...options, readAccess: pick(options.readAccess, ReadAccess, lookup), grants: pick(options.grants, WorkspaceGrants, lookup) }) as Tool<never, unknown>,
+    uses: [...lookedUp(options.readAccess, ReadAccess), ...lookedUp(options.grants, WorkspaceGrants)],
+  });
 }
 
 /** Grep as a plugin; files that `Read(…)` deny rules cover (the `ReadAccess` service) are not searched. */
 export function grepToolPlugin(options: GrepToolOptions = {}): Plugin {
-  return toolPlugin(
-    'tool-grep',
-    (_state, found) => grepTool({ ...options, readAccess: pick(options.readAccess, found.readAccess), grants: pick(options.grants, found.grants) }) as Tool<never, unknown>,
-  );
+  return toolPlugin({
+    name: 'tool-grep',
+    make: ({ lookup }) =>
+      grepTool({ ...options, readAccess: pick(options.readAccess, ReadAccess, lookup), grants: pick(options.grants, WorkspaceGrants, lookup) }) as Tool<never, unknown>,
+    uses: [...lookedUp(options.readAccess, ReadAccess), ...lookedUp(options.grants, WorkspaceGrants)],
+  });
 }
 
 /**
  * Binds `SandboxPaths` for a sandbox: the permission layer then judges paths under its root as
  * the host paths they stand for. `builtinTools({ sandbox })` adds it.
  */
-export function sandboxPathsPlugin(sandbox: Pick<SandboxOptions, 'root'>): Plugin {
+export function sandboxPathsPlugin(sandbox: Pick<SandboxOptions, 'root'> = {}): Plugin {
   const root = sandbox.root ?? DEFAULT_SANDBOX_ROOT;
+  if (typeof root !== 'string' || !root.startsWith('/')) {
+    throw new PluginOptionsError('sandboxPathsPlugin', 'tool-sandbox-paths', 'root', `must be an absolute path inside the sandbox (got ${JSON.stringify(root)})`);
+  }
   return definePlugin({
     name: 'tool-sandbox-paths',
     provides: [SandboxPaths],
@@ -215,21 +293,25 @@ export interface WebFetchPluginOptions extends WebFetchToolOptions {
 
 /**
  * WebFetch as a plugin. The `provider` and `model` options pass through to the tool; the
- * kernel's bound `Provider` is not looked up (see `useProvider`).
+ * kernel's bound `Provider` is not looked up (see `useProvider`): a prompt goes to the calling
+ * session's provider (`ToolContext.provider`).
  */
 export function webFetchToolPlugin(options: WebFetchPluginOptions = {}): Plugin {
   const { useProvider: _ignored, ...rest } = options;
-  return toolPlugin('tool-web-fetch', () => webFetchTool(rest) as Tool<never, unknown>);
+  return toolPlugin({ name: 'tool-web-fetch', make: () => webFetchTool(rest) as Tool<never, unknown> });
 }
 
 export function webSearchToolPlugin(options: WebSearchToolOptions = {}): Plugin {
-  return toolPlugin('tool-web-search', () => webSearchTool(options) as Tool<never, unknown>);
+  return toolPlugin({ name: 'tool-web-search', make: () => webSearchTool(options) as Tool<never, unknown> });
 }
 
 type Own<T> = Omit<T, keyof WorkspaceOptions | 'state' | 'sandbox'>;
 
 export interface BuiltinToolsOptions extends WorkspaceOptions {
-  /** Shared per-session state; default: one `ToolSessionState` per kernel, shared by its tool plugins. */
+  /**
+   * Tool state to use in every kernel these plugins join (they then share it). Default: each
+   * kernel's container builds its own (`toolSessionStatePlugin()`).
+   */
   state?: ToolSessionState;
   /** Route Bash, Read, Write and Edit through a sandbox client. */
   sandbox?: SandboxOptions;
@@ -248,15 +330,29 @@ export interface BuiltinToolsOptions extends WorkspaceOptions {
   exclude?: readonly BuiltinToolName[];
 }
 
+function validateBuiltinTools(options: BuiltinToolsOptions): void {
+  const unknown = (options.exclude ?? []).filter((name) => !BUILTIN_TOOL_NAMES.includes(name));
+  if (unknown.length > 0) {
+    throw new PluginOptionsError('builtinTools', 'builtin-tools', 'exclude', `names no built-in tool: ${unknown.map((name) => JSON.stringify(name)).join(', ')} (the tools are ${BUILTIN_TOOL_NAMES.join(', ')})`);
+  }
+  if (options.sandbox !== undefined && typeof options.sandbox?.client !== 'object') {
+    throw new PluginOptionsError('builtinTools', 'builtin-tools', 'sandbox.client', 'is missing: a sandbox needs a client (InMemorySandboxClient, E2BSandboxClient, your own ISandboxClient)');
+  }
+  if (options.state !== undefined && !isToolSessionState(options.state)) {
+    throw new PluginOptionsError('builtinTools', 'builtin-tools', 'state', 'must be a ToolSessionState');
+  }
+}
+
 /**
  * The built-in tools (Bash, BashOutput, KillShell, Read, Write, Edit, Glob, Grep, WebFetch,
- * WebSearch) as one plugin each, sharing one session state so that Read,
- * Write and Edit agree on what was read. Spread into a preset:
+ * WebSearch) as one plugin each, after `toolSessionStatePlugin()`, whose per-kernel state they
+ * share so that Read, Write and Edit agree on what was read. Only options are kept here: the
+ * same list composes into any number of kernels, each with its own state. Spread into a preset:
  * `createKernel({ plugins: [...base, ...builtinTools({ additionalDirectories })] })`.
  */
 export function builtinTools(options: BuiltinToolsOptions = {}): Plugin[] {
+  validateBuiltinTools(options);
   const shared = {
-    ...(options.state ? { state: options.state } : {}),
     ...(options.additionalDirectories ? { additionalDirectories: options.additionalDirectories } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   };
@@ -280,5 +376,9 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Plugin[] {
     ['WebSearch', () => webSearchToolPlugin(options.webSearch)],
   ];
   const plugins = all.filter(([name]) => !skip.has(name)).map(([, make]) => make());
-  return options.sandbox ? [...plugins, sandboxPathsPlugin(options.sandbox)] : plugins;
+  return [
+    toolSessionStatePlugin(options.state ? { state: options.state } : {}),
+    ...plugins,
+    ...(options.sandbox ? [sandboxPathsPlugin(options.sandbox)] : []),
+  ];
 }

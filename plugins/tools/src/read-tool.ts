@@ -164,7 +164,7 @@ export function limitNotebookText(
  */
 export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToolData> {
   const files = filesFor(options);
-  const state = stateFor(options);
+  const stateOf = stateFor(options);
   const defaultLimit = options.defaultLimit ?? 2_000;
   const maxLineLength = options.maxLineLength ?? 2_000;
   const maxFileBytes = options.maxFileBytes ?? 50 * 1024 * 1024;
@@ -196,7 +196,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
             return fail(`Image ${input.file_path} is ${found.size} bytes; the limit is ${maxImageBytes}.`, 'too_large');
           }
           const bytes = await files.read(path);
-          state.recordRead(context.sessionId, path, { mtimeMs: found.mtimeMs, size: bytes.length, hash: hashBytes(bytes) });
+          stateOf().recordRead(context.sessionId, path, { mtimeMs: found.mtimeMs, size: bytes.length, hash: hashBytes(bytes) });
           const blocks: Array<TextBlock | ImageBlock> = [
             { type: 'text', text: `Image ${input.file_path} (${mediaType}, ${bytes.length} bytes):` },
             { type: 'image', mediaType, data: bytes.toString('base64') },
@@ -219,7 +219,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
         if (BINARY_EXTENSIONS.has(extension) || looksBinaryText(bytes)) {
           return fail(`${input.file_path} is a binary file and cannot be read as text. Use Bash with a suitable tool (file, xxd, unzip -l) to inspect it.`, 'binary_file');
         }
-        state.recordRead(context.sessionId, path, { mtimeMs: found.mtimeMs, size: bytes.length, hash: hashBytes(bytes) });
+        stateOf().recordRead(context.sessionId, path, { mtimeMs: found.mtimeMs, size: bytes.length, hash: hashBytes(bytes) });
         if (bytes.length === 0) {
           return succeed('<system-reminder>Warning: the file exists but its contents are empty.</system-reminder>', {
             filePath: path,

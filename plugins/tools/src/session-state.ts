@@ -1,3 +1,5 @@
+import { createToken } from '@tessera/contracts';
+
 /** What Read recorded about a file, so Write and Edit can tell whether it changed since. */
 export interface FileReadRecord {
   /** Modification time seen by Read (ms); `undefined` where the backend has none (sandbox). */
@@ -26,7 +28,8 @@ export interface ToolSessionStateOptions {
  * State the tools keep between calls, keyed by `ToolContext.sessionId`: the Bash working
  * directory and the read-file registry behind stale-edit protection. Bounded on both axes so
  * a long-running host cannot grow it without limit, and released on `sessionEnd` by the
- * tool plugins. Tools that must agree (Read and Edit) have to share one instance.
+ * plugin that provides it. Tools that must agree (Read and Edit) have to share one instance:
+ * in a kernel, the one bound to `ToolSessionStateToken`.
  */
 export class ToolSessionState {
   private readonly sessions = new Map<string, SessionToolState>();
@@ -91,7 +94,9 @@ export class ToolSessionState {
 }
 
 /**
- * Shared by tool factories called without a `state` option, so separately composed Read and
- * Edit plugins still agree. `builtinTools()` makes its own instance instead.
+ * A kernel's `ToolSessionState`, shared by its Bash, Read, Write and Edit plugins (and behind
+ * `ShellDirectories`). Provided by `toolSessionStatePlugin()`, which `builtinTools()` includes;
+ * each kernel's container builds its own, so two kernels never share shell directories or
+ * read records.
  */
-export const defaultToolSessionState = new ToolSessionState();
+export const ToolSessionStateToken = createToken<ToolSessionState>('ToolSessionState');

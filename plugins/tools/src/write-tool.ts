@@ -33,7 +33,7 @@ export type WriteInput = z.infer<typeof writeInputSchema>;
  */
 export function writeTool(options: WriteToolOptions = {}): Tool<WriteInput, WriteToolData> {
   const files = filesFor(options);
-  const state = stateFor(options);
+  const stateOf = stateFor(options);
   return defineTool<WriteInput, WriteToolData>({
     name: 'Write',
     description:
@@ -53,12 +53,12 @@ export function writeTool(options: WriteToolOptions = {}): Tool<WriteInput, Writ
           if (found) {
             const refused = refuseNonRegular(found, input.file_path, 'Write') ?? (await checkWritable(files, path, input.file_path, 'Write'));
             if (refused) return refused;
-            const fresh = await checkFresh(files, state, context.sessionId, path, input.file_path, found);
+            const fresh = await checkFresh(files, stateOf(), context.sessionId, path, input.file_path, found);
             if (!fresh.ok) return fresh.result;
             before = decodeText(fresh.bytes).text;
           }
           await files.write(path, input.content);
-          await recordWrite(files, state, context.sessionId, path, input.content);
+          await recordWrite(files, stateOf(), context.sessionId, path, input.content);
           const hunks = structuredPatch(before, input.content);
           const data: WriteToolData = {
             type: found ? 'update' : 'create',
