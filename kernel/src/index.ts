@@ -6,7 +6,7 @@ export { createHooks, isTapped } from './hooks.js';
 export type { HookName, TesseraHooks } from './hooks.js';
 export { Stage } from './stage.js';
 export { Session } from './session.js';
-export { ContainerSessionServices } from './session-services.js';
+export { ContainerSessionServices, type ServiceResolver } from './session-services.js';
 export type {
   CompactEvent,
   ISessionShutdownOptions,

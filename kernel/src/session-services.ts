@@ -1,5 +1,14 @@
 import type { SessionServices, Token } from '@tessera/contracts';
-import type { Container } from 'inversify';
+
+/**
+ * What `ContainerSessionServices` needs from a container: the kernel's `Container`, or the
+ * resolution context a binding's builder receives (so a plugin can give a session it makes —
+ * a subagent job's child, a per-session tool — the same view).
+ */
+export interface ServiceResolver {
+  get<T>(token: Token<T>, options: { optional: true }): T | undefined;
+  getAll<T>(token: Token<T>, options: { optional: true }): T[];
+}
 
 /**
  * One session's view of the kernel's container: each token is resolved on first use and kept,
@@ -10,18 +19,19 @@ export class ContainerSessionServices implements SessionServices {
   private readonly resolved = new Map<symbol, unknown>();
   private readonly all = new Map<symbol, unknown[]>();
 
-  constructor(private readonly container: Container) {}
+  constructor(private readonly container: ServiceResolver) {}
 
   get<T>(token: Token<T>): T {
-    if (this.resolved.has(token)) return this.resolved.get(token) as T;
-    const service = this.container.get<T>(token);
-    this.resolved.set(token, service);
+    const service = this.getOptional(token);
+    if (service === undefined) {
+      throw new Error(`No plugin provides ${token.description ?? 'this service'}; add one that does, or use getOptional.`);
+    }
     return service;
   }
 
   getOptional<T>(token: Token<T>): T | undefined {
     if (this.resolved.has(token)) return this.resolved.get(token) as T | undefined;
-    const service = this.container.isBound(token) ? this.container.get<T>(token) : undefined;
+    const service = this.container.get<T>(token, { optional: true });
     this.resolved.set(token, service);
     return service;
   }
@@ -29,7 +39,7 @@ export class ContainerSessionServices implements SessionServices {
   getAll<T>(token: Token<T>): T[] {
     let services = this.all.get(token);
     if (services === undefined) {
-      services = this.container.isBound(token) ? this.container.getAll<T>(token) : [];
+      services = this.container.getAll<T>(token, { optional: true });
       this.all.set(token, services);
     }
     return services as T[];

@@ -13,10 +13,9 @@ import {
   type Diagnostic,
   type DiagnosticsReporter,
 } from '@tessera/contracts';
-import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
+import { definePlugin, PluginOptionsError, type Plugin, ContainerSessionServices, type ServiceResolver } from '@tessera/kernel';
 import { discoverAgentDefinitions, type TAgentDefinitionReader } from './agent-definition-discovery.js';
 import { AgentDefinitionRegistry } from './agent-definitions.js';
-import { LookupSessionServices, type ContainerLookup } from './container-session-view.js';
 import { GitWorktreeIsolationAdapter } from './git-worktree-isolation-adapter.js';
 import { createInProcessSubagentRunner, type IInProcessSubagentRunnerDeps } from './in-process-subagent-runner.js';
 import { SubagentApprovalRouter } from './subagent-approval-router.js';
@@ -102,7 +101,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
       // Per kernel: its registry, its approval router and (on first use) its manager.
       const registry = new AgentDefinitionRegistry();
       const approvals = new SubagentApprovalRouter();
-      const build = (container: ContainerLookup): SubagentManager => {
+      const build = (container: ServiceResolver): SubagentManager => {
         // Looked up per report: a Diagnostics rebound after createKernel is the one told.
         const diagnostics: DiagnosticsReporter = {
           report: (report) => (container.get(Diagnostics, { optional: true }) ?? processWarningDiagnostics).report(report),
@@ -110,7 +109,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
         const inner = createInProcessSubagentRunner({
           ...options,
           // A fresh view per job: provider, clock and tools as bound when the job starts.
-          services: () => new LookupSessionServices(container),
+          services: () => new ContainerSessionServices(container),
           hooks,
           definitions: registry,
           approvals,

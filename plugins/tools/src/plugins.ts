@@ -1,6 +1,6 @@
 import { BackgroundTasks, ReadAccess, SandboxPaths, ShellDirectories, ToolContribution, WorkspaceGrants, type Token, type Tool } from '@tessera/contracts';
 import { statSync } from 'node:fs';
-import { definePlugin, PluginOptionsError, Stage, type Plugin, type PluginRegisterContext } from '@tessera/kernel';
+import { ContainerSessionServices, definePlugin, PluginOptionsError, Stage, type Plugin, type PluginRegisterContext } from '@tessera/kernel';
 import { bashOutputTool, killShellTool, type BackgroundShellToolOptions } from './background-shell-tools.js';
 import { bashTool, type BashToolOptions } from './bash-tool.js';
 import { editTool, type EditToolOptions } from './edit-tool.js';
@@ -9,7 +9,6 @@ import { grepTool, type GrepToolOptions } from './grep-tool.js';
 import { readTool, type ReadToolOptions } from './read-tool.js';
 import { ToolSessionState, ToolSessionStateToken, type ToolSessionStateOptions } from './session-state.js';
 import { DEFAULT_SANDBOX_ROOT, type SandboxOptions, type ToolSessionStateSource } from './common-options.js';
-import { lazyLookup, type ServiceLookup } from './services.js';
 import { webFetchTool, type WebFetchToolOptions } from './web-fetch-tool.js';
 import { webSearchTool, type WebSearchToolOptions } from './web-search-tool.js';
 import { writeTool, type WriteToolOptions } from './write-tool.js';
@@ -93,6 +92,9 @@ interface ToolPluginSpec {
 
 const resolveSource = (source: ToolSessionStateSource): ToolSessionState => (typeof source === 'function' ? source() : source);
 
+/** Looks a token up; `undefined` when nothing is bound. */
+type ServiceLookup = <T>(token: Token<T>) => T | undefined;
+
 function kernelState(lookup: ServiceLookup): ToolSessionState {
   const state = lookup(ToolSessionStateToken);
   if (!state) {
@@ -121,7 +123,9 @@ function toolPlugin(spec: ToolPluginSpec): Plugin {
     ...(uses.length > 0 ? { optional: uses } : {}),
     register({ bind, hooks }) {
       bind(ToolContribution).toDynamicValue((container) => {
-        const lookup = lazyLookup(container);
+        // This tool instance's (so this session's) view: each service resolved on first use, then kept.
+        const services = new ContainerSessionServices(container);
+        const lookup: ServiceLookup = (token) => services.getOptional(token);
         const state = given === undefined ? () => kernelState(lookup) : () => resolveSource(given);
         return spec.make({ lookup, state }) as Tool;
       });
