@@ -6,7 +6,7 @@ export default defineConfig({
   resolve: { conditions: ['tessera-source'] },
   ssr: { resolve: { conditions: ['tessera-source'] } },
   test: {
-    include: ['{contracts,kernel,plugins/*,presets/*,examples/*}/src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['{contracts,kernel,libs/*,plugins/*,presets/*,examples/*}/src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/bench/**'],
     // Reports once whether ../shared/compat is there (its suites are skipped when it is not).
     globalSetup: ['test/support/report-corpus.ts'],

@@ -1,7 +1,7 @@
 export { createKernel, Kernel } from './kernel.js';
 export type { CreateKernelOptions, KernelDescription, KernelSessionOptions, PluginDescription } from './kernel.js';
 export { definePlugin, flattenPlugins, replacePlugins } from './plugin.js';
-export type { Plugin, PluginInput, PluginRegisterContext, PluginRuntimeContext } from './plugin.js';
+export type { Plugin, PluginActivation, PluginInput, PluginRegisterContext, PluginRuntimeContext } from './plugin.js';
 export { createHooks, isTapped } from './hooks.js';
 export type { HookName, TesseraHooks } from './hooks.js';
 export { Stage } from './stage.js';

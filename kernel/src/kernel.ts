@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { Container, type BindToFluentSyntax } from 'inversify';
 import { KernelCompositionError, SessionConfigurationError, type CompositionProblem } from './errors.js';
 import { createHooks, type HookName, type TesseraHooks } from './hooks.js';
-import { flattenPlugins, type Plugin, type PluginInput, type PluginRuntimeContext } from './plugin.js';
+import { flattenPlugins, type Plugin, type PluginActivation, type PluginInput, type PluginRuntimeContext } from './plugin.js';
 import { resolvePluginGraph } from './plugin-graph.js';
 import { Session } from './session.js';
 import { ContainerSessionServices } from './session-services.js';
@@ -95,6 +95,7 @@ export class Kernel {
     hooks: TesseraHooks,
     decorated: ReadonlyMap<symbol, readonly string[]> = new Map(),
     tapsByPlugin: ReadonlyMap<string, PluginDescription['taps']> = new Map(),
+    private readonly activations: ReadonlyMap<Plugin, PluginActivation> = new Map(),
   ) {
     this.decorated = decorated;
     this.tapsByPlugin = tapsByPlugin;
@@ -224,6 +225,7 @@ export class Kernel {
       const context = this.runtimeContext();
       for (const plugin of [...this.booted].reverse()) {
         try {
+          await this.activations.get(plugin)?.shutdown?.(context);
           await plugin.shutdown?.(context);
         } catch (error) {
           failures.push(`plugin "${plugin.name}": ${describeError(error)}`);
@@ -250,6 +252,7 @@ export class Kernel {
     for (const plugin of this.plugins) {
       try {
         await plugin.boot?.(context);
+        await this.activations.get(plugin)?.boot?.(context);
       } catch (error) {
         await this.shutdown('boot_failed');
         throw new KernelCompositionError(
@@ -294,6 +297,7 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
   const hooks = createHooks();
   const decorated = new Map<symbol, string[]>();
   const tapsByPlugin = new Map<string, PluginDescription['taps']>();
+  const activations = new Map<Plugin, PluginActivation>();
   const problems: CompositionProblem[] = [];
   const hookEntries = Object.entries(hooks) as Array<[HookName, TesseraHooks[HookName]]>;
   for (const plugin of graph.plugins) {
@@ -301,7 +305,7 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
     // The taps a plugin makes are the ones that appear while it registers.
     const before = hookEntries.map(([, hook]) => new Set(hook.taps));
     try {
-      plugin.register?.({
+      const activation = plugin.register?.({
         hooks,
         decorate: (token, decorator) => {
           container.onActivation(token, (_context, service) => decorator(service as Parameters<typeof decorator>[0]));
@@ -323,6 +327,7 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
           return container.bind(token);
         },
       });
+      if (activation) activations.set(plugin, activation);
     } catch (error) {
       if (error instanceof KernelCompositionError) problems.push(...error.problems);
       else
@@ -349,7 +354,7 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
       .toResolvedValue((handler: ApprovalHandler | undefined) => new ApprovalChain(handler), [{ serviceIdentifier: ApprovalHandler, optional: true }]);
   }
 
-  const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks, decorated, tapsByPlugin);
+  const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks, decorated, tapsByPlugin, activations);
   await kernel.boot();
   return kernel;
 }

@@ -41,11 +41,26 @@ export interface Plugin {
   readonly contributes?: readonly Token<unknown>[];
   /** Names of plugins this one takes the place of; they are dropped from the graph. */
   readonly replaces?: string | readonly string[];
-  /** Synchronous: bind and tap, nothing else. */
-  register?(context: PluginRegisterContext): void;
+  /**
+   * Synchronous: bind and tap, nothing else. Runs once per kernel the plugin is composed into.
+   * State this kernel's boot or shutdown needs (a handle made here, a list filled at boot)
+   * lives in the closure of a returned `PluginActivation`, so one plugin value composed into
+   * two kernels keeps two separate states and needs no map keyed by kernel.
+   */
+  register?(context: PluginRegisterContext): void | PluginActivation;
   /** Async start-up, in plugin order, after every plugin registered. */
   boot?(context: PluginRuntimeContext): void | Promise<void>;
   /** Release, in reverse plugin order. */
+  shutdown?(context: PluginRuntimeContext): void | Promise<void>;
+}
+
+/**
+ * What `register` may return: this kernel's own start-up and release for the plugin. The
+ * kernel calls `boot` right after the plugin's own `boot` and `shutdown` right before the
+ * plugin's own `shutdown`.
+ */
+export interface PluginActivation {
+  boot?(context: PluginRuntimeContext): void | Promise<void>;
   shutdown?(context: PluginRuntimeContext): void | Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Diagnostic, ParseResult } from '@tessera/contracts';
-import { zodDiagnostics } from '@tessera/plugin-formats';
+import { zodDiagnostics } from '@tessera/formats';
 import { z } from 'zod';
 
 /** A plugin reference: a package name, `[name, options]`, or (in JS configs) a plugin object. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Diagnostic } from '@tessera/contracts';
-import { formatPath, parseJsonText } from '@tessera/plugin-formats';
+import { formatPath, parseJsonText } from '@tessera/formats';
 import { CLAUDE_CODE_SETTINGS_KEYS } from './claude-code-settings-keys.js';
 import { SettingsPolicyError } from './errors.js';
 import { KNOWN_SETTINGS_KEYS, MISPLACED_KEYS, settingsSchema, type Settings } from './settings-schema.js';

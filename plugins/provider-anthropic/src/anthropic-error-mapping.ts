@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
-import { describeErrorWithCause, isStreamTermination, retryAfterMs, type ProviderErrorCode } from '@tessera/contracts';
+import { describeErrorWithCause, isStreamTermination, type ProviderErrorCode } from '@tessera/contracts';
+import { retryAfterMs } from '@tessera/provider-kit';
 import { AnthropicProviderError } from './anthropic-provider-error.js';
 
 /** What the mapper needs to word an actionable message. */

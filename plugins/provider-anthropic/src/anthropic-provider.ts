@@ -1,11 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { AssistantMessage, ModelInfo, Provider, ProviderRequest } from '@tessera/contracts';
+import { systemClock, type AssistantMessage, type Clock, type ModelInfo, type Provider, type ProviderRequest } from '@tessera/contracts';
 import { toAnthropicProviderError, type ErrorContext } from './anthropic-error-mapping.js';
 import { lookupAnthropicModel, type ModelCatalogue } from './anthropic-model-catalogue.js';
 import { AnthropicProviderError } from './anthropic-provider-error.js';
 import { buildAnthropicRequest, type RequestShape } from './anthropic-request.js';
 import { AnthropicStreamReader } from './anthropic-stream-reader.js';
-import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, streamWithRetries, type RetryPolicy, type Sleep } from '@tessera/contracts';
+import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, sleepOn, streamWithRetries, type RetryPolicy, type Sleep } from '@tessera/provider-kit';
 
 export interface AnthropicWebSearchOptions {
   maxUses?: number;
@@ -52,6 +52,8 @@ export interface AnthropicProviderOptions {
   client?: Anthropic;
   /** Replaces the backoff wait (tests record delays instead of sleeping). */
   sleep?: Sleep;
+  /** Time source of the idle watchdog and the retry backoff (default: the system clock). */
+  clock?: Clock;
 }
 
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
@@ -74,6 +76,7 @@ export class AnthropicProvider implements Provider {
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly sleep: Sleep;
+  private readonly clock: Clock;
   private readonly errorContext: Omit<ErrorContext, 'model'>;
   private readonly models: ModelCatalogue;
 
@@ -103,7 +106,8 @@ export class AnthropicProvider implements Provider {
       maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
     };
     this.timeoutMs = options.timeout !== undefined && options.timeout > 0 ? options.timeout : 0;
-    this.sleep = options.sleep ?? defaultSleep;
+    this.clock = options.clock ?? systemClock;
+    this.sleep = options.sleep ?? (options.clock ? sleepOn(options.clock) : defaultSleep);
 
     const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
     if (options.client !== undefined) {
@@ -165,7 +169,7 @@ export class AnthropicProvider implements Provider {
     const forward = (): void => controller.abort();
     if (request.signal.aborted) controller.abort();
     else request.signal.addEventListener('abort', forward, { once: true });
-    const watchdog = this.timeoutMs > 0 ? new IdleWatchdog(this.timeoutMs, controller) : undefined;
+    const watchdog = this.timeoutMs > 0 ? new IdleWatchdog(this.timeoutMs, controller, this.clock) : undefined;
     const onRaw = request.onProviderNativeRawPayload;
     let requestId: string | undefined;
     try {
@@ -175,7 +179,7 @@ export class AnthropicProvider implements Provider {
       requestId = request_id ?? undefined;
       if (requestId !== undefined) onRequestId(requestId);
       for await (const event of events) {
-        if (watchdog !== undefined) watchdog.lastActivity = Date.now();
+        if (watchdog !== undefined) watchdog.touch();
         onRaw?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'stream_event', payload: event });
         reader.handle(event);
       }

@@ -12,7 +12,7 @@ export type { ProviderErrorCode } from '@tessera/contracts';
 export { ANTHROPIC_MODELS, lookupAnthropicModel } from './anthropic-model-catalogue.js';
 export type { ModelCatalogue } from './anthropic-model-catalogue.js';
 export { buildAnthropicRequest } from './anthropic-request.js';
-export type { RetryPolicy, Sleep } from '@tessera/contracts';
+export type { RetryPolicy, Sleep } from '@tessera/provider-kit';
 
 /**
  * Provides `Provider` with an `AnthropicProvider` and contributes the `anthropic`

@@ -12,7 +12,7 @@ export type { ProviderErrorCode } from '@tessera/contracts';
 export { OPENAI_MODELS, lookupOpenAIModel } from './openai-model-catalogue.js';
 export type { ModelCatalogue } from './openai-model-catalogue.js';
 export { buildOpenAIRequest } from './openai-request.js';
-export type { RetryPolicy, Sleep } from '@tessera/contracts';
+export type { RetryPolicy, Sleep } from '@tessera/provider-kit';
 export { createProviderFromProfile, providerFromProfile, ProviderProfileError } from './provider-from-profile.js';
 export type { ProviderSelectionOptions } from './provider-from-profile.js';
 

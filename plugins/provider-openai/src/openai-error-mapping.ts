@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { describeErrorWithCause, isStreamTermination, retryAfterMs, type ProviderErrorCode } from '@tessera/contracts';
+import { describeErrorWithCause, isStreamTermination, type ProviderErrorCode } from '@tessera/contracts';
+import { retryAfterMs } from '@tessera/provider-kit';
 import { OpenAIProviderError } from './openai-provider-error.js';
 
 export interface ErrorContext {

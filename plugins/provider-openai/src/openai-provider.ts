@@ -1,11 +1,11 @@
 import OpenAI from 'openai';
-import type { AssistantMessage, ModelInfo, Provider, ProviderRequest } from '@tessera/contracts';
+import { systemClock, type AssistantMessage, type Clock, type ModelInfo, type Provider, type ProviderRequest } from '@tessera/contracts';
 import { toOpenAIProviderError, type ErrorContext } from './openai-error-mapping.js';
 import { lookupOpenAIModel, type ModelCatalogue } from './openai-model-catalogue.js';
 import { OpenAIProviderError } from './openai-provider-error.js';
 import { buildOpenAIRequest, type RequestShape } from './openai-request.js';
 import { OpenAIStreamReader } from './openai-stream-reader.js';
-import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, streamWithRetries, type RetryPolicy, type Sleep } from '@tessera/contracts';
+import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, sleepOn, streamWithRetries, type RetryPolicy, type Sleep } from '@tessera/provider-kit';
 
 export interface OpenAIProviderOptions {
   /**
@@ -41,6 +41,8 @@ export interface OpenAIProviderOptions {
   models?: ModelCatalogue;
   client?: OpenAI;
   sleep?: Sleep;
+  /** Time source of the idle watchdog and the retry backoff (default: the system clock). */
+  clock?: Clock;
 }
 
 const LOCAL_PLACEHOLDER_KEY = 'not-needed';
@@ -60,6 +62,7 @@ export class OpenAIProvider implements Provider {
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly sleep: Sleep;
+  private readonly clock: Clock;
   private readonly errorContext: Omit<ErrorContext, 'model'>;
   private readonly models: ModelCatalogue;
 
@@ -80,7 +83,8 @@ export class OpenAIProvider implements Provider {
       maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
     };
     this.timeoutMs = options.timeout !== undefined && options.timeout > 0 ? options.timeout : 0;
-    this.sleep = options.sleep ?? defaultSleep;
+    this.clock = options.clock ?? systemClock;
+    this.sleep = options.sleep ?? (options.clock ? sleepOn(options.clock) : defaultSleep);
 
     const envKey = process.env.OPENAI_API_KEY;
     const apiKey = options.apiKey || envKey || (options.baseURL ? LOCAL_PLACEHOLDER_KEY : undefined);
@@ -141,7 +145,7 @@ export class OpenAIProvider implements Provider {
     const forward = (): void => controller.abort();
     if (request.signal.aborted) controller.abort();
     else request.signal.addEventListener('abort', forward, { once: true });
-    const watchdog = this.timeoutMs > 0 ? new IdleWatchdog(this.timeoutMs, controller) : undefined;
+    const watchdog = this.timeoutMs > 0 ? new IdleWatchdog(this.timeoutMs, controller, this.clock) : undefined;
     const onRaw = request.onProviderNativeRawPayload;
     const provider = this.name;
     let requestId: string | undefined;
@@ -152,7 +156,7 @@ export class OpenAIProvider implements Provider {
       requestId = request_id ?? undefined;
       if (requestId !== undefined) onRequestId(requestId);
       for await (const chunk of chunks) {
-        if (watchdog !== undefined) watchdog.lastActivity = Date.now();
+        if (watchdog !== undefined) watchdog.touch();
         onRaw?.({ provider, apiSurface: 'chat.completions', payloadKind: 'stream_event', payload: chunk });
         reader.handle(chunk);
       }

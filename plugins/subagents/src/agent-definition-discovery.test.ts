@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { readAgentDefinition } from '@tessera/plugin-formats';
+import { readAgentDefinition } from '@tessera/formats';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { corpora, describeRealCorpus } from '../../../test/support/compat-corpus.js';
 import { agentDefinitionDirectories, discoverAgentDefinitions } from './agent-definition-discovery.js';

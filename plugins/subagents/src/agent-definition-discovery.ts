@@ -2,10 +2,10 @@ import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentDefinition, Diagnostic, ParseResult } from '@tessera/contracts';
-import { readAgentDefinition } from '@tessera/plugin-formats';
+import { readAgentDefinition } from '@tessera/formats';
 import { BUILTIN_AGENT_DEFINITIONS } from './agent-definitions.js';
 
-/** Reads one `.md` agent file; `@tessera/plugin-formats`' `readAgentDefinition` by default. */
+/** Reads one `.md` agent file; `@tessera/formats`' `readAgentDefinition` by default. */
 export type TAgentDefinitionReader = (path: string, source: string) => ParseResult<AgentDefinition>;
 
 export interface AgentDefinitionDiscoveryOptions {

@@ -4,7 +4,7 @@
 //
 //   node test/bench/suites/formats-corpus.mjs [--quick]
 //
-// Build first: npx tsc -b plugins/formats plugins/config
+// Build first: npx tsc -b libs/formats plugins/config
 //
 // Measures, per run of the whole corpus:
 //   - cold: a fresh `node` child per sample (modules imported, then the corpus read once);
@@ -35,7 +35,7 @@ function walk(dir) {
   });
 }
 
-/** Same classification as plugins/formats/src/corpus.test.ts. */
+/** Same classification as libs/formats/src/corpus.test.ts. */
 function kindOf(file) {
   const name = basename(file);
   const parts = file.split(sep);
@@ -58,7 +58,7 @@ function corpus() {
 }
 
 async function readers() {
-  const formats = await import('@tessera/plugin-formats');
+  const formats = await import('@tessera/formats');
   const config = await import('@tessera/plugin-config');
   return {
     skill: (file) => formats.readSkillFile(file),

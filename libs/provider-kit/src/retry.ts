@@ -1,5 +1,5 @@
-import type { AssistantMessage } from './message.js';
-import type { ProviderError } from './provider-error.js';
+import type { AssistantMessage, ProviderError } from '@tessera/contracts';
+import type { Sleep } from './sleep.js';
 
 /** How a provider retries transient failures that happen before anything reached the caller. */
 export interface RetryPolicy {
@@ -12,26 +12,6 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 2, baseDelayMs: 500, maxDelayMs: 60_000 };
-
-/** Waits `ms`, or rejects early with an `AbortError` when `signal` aborts. */
-export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
-
-export const defaultSleep: Sleep = (ms, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(new DOMException('Aborted', 'AbortError'));
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new DOMException('Aborted', 'AbortError'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 /**
  * The server's requested wait: `retry-after-ms`, else `retry-after` as seconds or an HTTP date.
@@ -55,38 +35,6 @@ export function retryDelay(policy: RetryPolicy, retry: number, serverAskedMs: nu
   const backoff = policy.baseDelayMs * 2 ** (retry - 1);
   const jitter = 1 - Math.random() * 0.25;
   return Math.min(backoff * jitter, policy.maxDelayMs);
-}
-
-/**
- * Idle timer for one provider attempt: stream events only stamp `lastActivity`; the timer
- * re-arms itself for the remaining time, so the streaming path never touches timers. When
- * it fires it aborts `controller` and sets `fired`; the caller raises its own timeout error.
- */
-export class IdleWatchdog {
-  lastActivity = Date.now();
-  fired = false;
-  private timer: ReturnType<typeof setTimeout>;
-
-  constructor(
-    readonly timeoutMs: number,
-    private readonly controller: AbortController,
-  ) {
-    this.timer = setTimeout(this.check, timeoutMs);
-  }
-
-  private readonly check = (): void => {
-    const idle = Date.now() - this.lastActivity;
-    if (idle >= this.timeoutMs) {
-      this.fired = true;
-      this.controller.abort();
-    } else {
-      this.timer = setTimeout(this.check, this.timeoutMs - idle);
-    }
-  };
-
-  stop(): void {
-    clearTimeout(this.timer);
-  }
 }
 
 /** What one attempt of a streamed provider call exposes to `streamWithRetries`. */

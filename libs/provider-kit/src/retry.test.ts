@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AssistantMessage } from './message.js';
-import { ProviderError } from './provider-error.js';
-import { retryAfterMs, streamWithRetries, type StreamAttemptReader } from './provider-retry.js';
+import { ProviderError, type AssistantMessage } from '@tessera/contracts';
+import { retryAfterMs, streamWithRetries, type StreamAttemptReader } from './retry.js';
 
 class Reader implements StreamAttemptReader {
   delivered = false;

@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-describe('readHooksFile from @tessera/plugin-formats', () => {
+describe('readHooksFile from @tessera/formats', () => {
   it('keeps a plugin hooks.json event Tessera does not run, with a warning', async () => {
     const file = join(dir, 'hooks.json');
     await writeFile(file, JSON.stringify({
