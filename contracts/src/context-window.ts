@@ -1,4 +1,5 @@
 import type { Message } from './message.js';
+import type { Provider } from './provider.js';
 import { createToken } from './token.js';
 
 export interface IContextWindowState {
@@ -28,6 +29,13 @@ export interface CompactionRequest {
   instructions?: string;
   trigger: 'manual' | 'auto';
   signal: AbortSignal;
+  /**
+   * The session's provider and model at the time of the request (they change with
+   * `session.setModel`). A compaction that was not given a provider of its own summarises
+   * with these, so it follows a session that switched provider.
+   */
+  provider?: Provider;
+  model?: string;
 }
 
 export interface CompactionResult {

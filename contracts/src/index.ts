@@ -24,3 +24,6 @@ export * from './session-event.js';
 export * from './session-id.js';
 export * from './approvals.js';
 export * from './session-tree.js';
+export * from './command.js';
+export * from './skill-source.js';
+export * from './transport.js';

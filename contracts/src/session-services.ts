@@ -1,4 +1,4 @@
-import type { Token } from './token.js';
+import { createToken, type Token } from './token.js';
 
 /**
  * The services one session sees. The kernel resolves each token from its container the first
@@ -14,6 +14,8 @@ export interface SessionServices {
   getOptional<T>(token: Token<T>): T | undefined;
   /** Every value bound to a contribution token; `[]` when none. */
   getAll<T>(token: Token<T>): T[];
+  /** Releases what was made for this session alone (`SessionServiceFactory`); the session calls it last when it shuts down. */
+  dispose?(): Promise<void>;
 }
 
 /** Services of a session made without a kernel: nothing is bound. */
@@ -24,3 +26,28 @@ export const noSessionServices: SessionServices = Object.freeze({
   getOptional: () => undefined,
   getAll: () => [],
 });
+
+/** What a per-session service is made from. */
+export interface SessionSeed {
+  readonly sessionId: string;
+  readonly cwd: string;
+  /** The model the session starts with, when known. */
+  readonly model?: string;
+}
+
+/**
+ * Makes one service per session instead of one per kernel: a session's first request for
+ * `token` calls `create`, and the value lives until the session shuts down (`dispose`).
+ * It wins over a kernel-wide binding of the same token for that session, so a plugin can
+ * give each session its own logger, checkpoint store or context window without touching the
+ * kernel's `createSession`.
+ */
+export interface SessionServiceFactory<T = unknown> {
+  readonly token: Token<T>;
+  /** `services` resolves other tokens for the same session. */
+  create(session: SessionSeed, services: SessionServices): T;
+  dispose?(value: T): void | Promise<void>;
+}
+
+/** Contribution point for per-session services. */
+export const SessionServiceFactoryContribution = createToken<SessionServiceFactory>('SessionServiceFactory');

@@ -1,6 +1,7 @@
 import type { Provider } from './provider.js';
 import type { ImageBlock, TextBlock } from './message.js';
 import type { ToolProgress } from './session-event.js';
+import type { SessionServices } from './session-services.js';
 import { createToken } from './token.js';
 
 /** A JSON Schema object describing a tool's input, as sent to providers. */
@@ -19,6 +20,11 @@ export interface ToolContext {
    * its prompt over the page). Absent when the caller has none to offer.
    */
   provider?: Provider;
+  /**
+   * The session's services (the same view hook taps get as `session.services`), so a tool
+   * reaches another plugin's service through its token. Absent outside a session.
+   */
+  services?: SessionServices;
   /** Reports progress while the tool runs (a `tool_progress` session event). Absent outside a session. */
   reportProgress?: (progress: ToolProgress) => void;
 }

@@ -2,7 +2,15 @@ import { TesseraError } from '@tessera/contracts';
 
 export interface CompositionProblem {
   /** Machine-readable kind of problem. */
-  kind: 'missing_provider' | 'duplicate_provider' | 'duplicate_plugin' | 'undeclared_binding' | 'register_failed' | 'invalid_plugin';
+  kind:
+    | 'missing_provider'
+    | 'duplicate_provider'
+    | 'duplicate_plugin'
+    | 'undeclared_binding'
+    | 'register_failed'
+    | 'invalid_plugin'
+    | 'duplicate_command'
+    | 'duplicate_session_service';
   message: string;
   plugins: string[];
   token?: string;

@@ -5,11 +5,15 @@ import {
   ApprovalChain,
   ApprovalHandler,
   Approvals,
+  CommandContribution,
+  SessionServiceFactoryContribution,
   assertValidSessionId,
   describeError,
   Diagnostics,
   messageToHistoryEntry,
+  type ICommandModule,
   type ISessionRecord,
+  type SessionServiceFactory,
   processWarningDiagnostics,
   Provider,
   SessionLogger,
@@ -167,23 +171,26 @@ export class Kernel {
     // Ids reach stores and logs as file names: checked here, before anything uses them.
     if (options.sessionId !== undefined) assertValidSessionId(options.sessionId);
     const sessionId = options.sessionId ?? randomUUID();
-    const createContextWindow = this.getOptional(ContextWindow);
-    const provider = options.provider ?? this.getOptional(Provider);
+    const services = new ContainerSessionServices(this.container, { sessionId, cwd: options.cwd ?? process.cwd(), ...(options.model === undefined ? {} : { model: options.model }) });
+    // Every part comes through the session's services, so a rebind or a per-session factory
+    // (SessionServiceFactory) decides it; options given here win.
+    const provider = options.provider ?? services.getOptional(Provider);
     if (!provider) {
       throw new SessionConfigurationError('provider', 'no plugin provides Provider; add a provider plugin (e.g. anthropicProvider(), scriptedProvider()) to the kernel.');
     }
+    const createContextWindow = services.getOptional(ContextWindow);
     const session = new Session({
       ...options,
       sessionId,
-      services: new ContainerSessionServices(this.container),
+      services,
       provider,
-      tools: [...this.getAll(ToolContribution), ...(options.tools ?? [])],
-      toolSources: [...this.getAll(ToolSourceContribution), ...(options.toolSources ?? [])],
+      tools: [...services.getAll(ToolContribution), ...(options.tools ?? [])],
+      toolSources: [...services.getAll(ToolSourceContribution), ...(options.toolSources ?? [])],
       hooks: this.hooks,
-      clock: this.getOptional(Clock) ?? systemClock,
-      sessionStore: options.sessionStore ?? this.getOptional(SessionStore),
-      sessionLogger: options.sessionLogger ?? this.getOptional(SessionLogger),
-      compaction: options.compaction ?? this.getOptional(Compaction),
+      clock: services.getOptional(Clock) ?? systemClock,
+      sessionStore: options.sessionStore ?? services.getOptional(SessionStore),
+      sessionLogger: options.sessionLogger ?? services.getOptional(SessionLogger),
+      compaction: options.compaction ?? services.getOptional(Compaction),
       contextWindow:
         options.contextWindow ??
         createContextWindow?.({ sessionId, model: options.model ?? provider.model }),
@@ -286,6 +293,48 @@ export class Kernel {
 }
 
 /**
+ * Contributions that cannot coexist: two executable commands with one name, two per-session
+ * factories for one token. Resolving them here builds the command modules and factories
+ * (values, not services with credentials), so the problem is reported at composition.
+ */
+function contributionProblems(container: Container): CompositionProblem[] {
+  const problems: CompositionProblem[] = [];
+  const modules = container.isBound(CommandContribution) ? container.getAll<ICommandModule>(CommandContribution) : [];
+  const owners = new Map<string, string[]>();
+  for (const module of modules) {
+    for (const command of module.systemCommands ?? []) {
+      const names = owners.get(command.name) ?? [];
+      names.push(module.name);
+      owners.set(command.name, names);
+    }
+  }
+  for (const [name, modulesNamed] of owners) {
+    if (modulesNamed.length > 1) {
+      problems.push({
+        kind: 'duplicate_command',
+        message: `Command "${name}" is contributed more than once (by command modules ${modulesNamed.map((module) => `"${module}"`).join(', ')}); drop one of them or rename its command.`,
+        plugins: [],
+        token: name,
+      });
+    }
+  }
+  const factories = container.isBound(SessionServiceFactoryContribution) ? container.getAll<SessionServiceFactory>(SessionServiceFactoryContribution) : [];
+  const seen = new Set<symbol>();
+  for (const factory of factories) {
+    if (seen.has(factory.token)) {
+      problems.push({
+        kind: 'duplicate_session_service',
+        message: `Two per-session factories (SessionServiceFactory) make ${tokenName(factory.token)}; keep one.`,
+        plugins: [],
+        token: tokenName(factory.token),
+      });
+    }
+    seen.add(factory.token);
+  }
+  return problems;
+}
+
+/**
  * Composes plugins into a kernel: validates the graph (every problem at once), lets each
  * plugin bind and tap, then boots them in order.
  */
@@ -343,6 +392,7 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
     });
     if (taps.length > 0) tapsByPlugin.set(plugin.name, taps);
   }
+  problems.push(...contributionProblems(container));
   if (problems.length > 0) throw new KernelCompositionError(problems);
   // Where warnings go when no plugin says: Node process warnings.
   if (!container.isBound(Diagnostics)) container.bind(Diagnostics).toConstantValue(processWarningDiagnostics);

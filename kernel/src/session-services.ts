@@ -1,4 +1,10 @@
-import type { SessionServices, Token } from '@tessera/contracts';
+import {
+  SessionServiceFactoryContribution,
+  type SessionSeed,
+  type SessionServiceFactory,
+  type SessionServices,
+  type Token,
+} from '@tessera/contracts';
 
 /**
  * What `ContainerSessionServices` needs from a container: the kernel's `Container`, or the
@@ -14,12 +20,20 @@ export interface ServiceResolver {
  * One session's view of the kernel's container: each token is resolved on first use and kept,
  * so a rebind after `createKernel` reaches sessions created afterwards, and a running session
  * never sees a service change under it. Costs nothing until asked.
+ *
+ * Given a `seed`, tokens that a `SessionServiceFactory` contribution covers are made for this
+ * session alone (and released by `dispose`); without one, everything comes from the container.
  */
 export class ContainerSessionServices implements SessionServices {
   private readonly resolved = new Map<symbol, unknown>();
   private readonly all = new Map<symbol, unknown[]>();
+  private factories: ReadonlyMap<symbol, SessionServiceFactory> | undefined;
+  private readonly made: Array<{ factory: SessionServiceFactory; value: unknown }> = [];
 
-  constructor(private readonly container: ServiceResolver) {}
+  constructor(
+    private readonly container: ServiceResolver,
+    private readonly seed?: SessionSeed,
+  ) {}
 
   get<T>(token: Token<T>): T {
     const service = this.getOptional(token);
@@ -31,7 +45,16 @@ export class ContainerSessionServices implements SessionServices {
 
   getOptional<T>(token: Token<T>): T | undefined {
     if (this.resolved.has(token)) return this.resolved.get(token) as T | undefined;
-    const service = this.container.get<T>(token, { optional: true });
+    const factory = this.factoryFor(token);
+    let service: T | undefined;
+    if (factory) {
+      // Recorded before `create` runs, so a factory that asks for its own token gets undefined, not a loop.
+      this.resolved.set(token, undefined);
+      service = factory.create(this.seed!, this) as T;
+      this.made.push({ factory, value: service });
+    } else {
+      service = this.container.get<T>(token, { optional: true });
+    }
     this.resolved.set(token, service);
     return service;
   }
@@ -44,4 +67,29 @@ export class ContainerSessionServices implements SessionServices {
     }
     return services as T[];
   }
+
+  /** Releases per-session services, newest first. Failures are collected and rethrown together. */
+  async dispose(): Promise<void> {
+    const failures: unknown[] = [];
+    for (const { factory, value } of this.made.splice(0).reverse()) {
+      try {
+        await factory.dispose?.(value);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, `${failures.length} per-session services failed to release`);
+  }
+
+  private factoryFor(token: symbol): SessionServiceFactory | undefined {
+    if (this.seed === undefined) return undefined;
+    if (this.factories === undefined) {
+      const contributed = this.container.getAll<SessionServiceFactory>(SessionServiceFactoryContribution, { optional: true });
+      this.factories = contributed.length === 0 ? EMPTY : new Map(contributed.map((factory) => [factory.token, factory]));
+    }
+    return this.factories.get(token);
+  }
 }
+
+const EMPTY: ReadonlyMap<symbol, SessionServiceFactory> = new Map();

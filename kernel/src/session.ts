@@ -442,6 +442,8 @@ export class Session implements ISession {
         instructions: resolvedInstructions,
         trigger,
         signal: signal ?? ownController!.signal,
+        provider: this.provider,
+        ...(this.getModel() === undefined ? {} : { model: this.getModel() }),
       });
       if ((signal ?? ownController!.signal).aborted) throw createAbortError();
       const kept = this.messages.filter((message) => message.role === 'system');
@@ -478,6 +480,7 @@ export class Session implements ISession {
         this.log('error', { phase: 'sessionEnd', error: describeError(error) }),
       );
       await this.options.sessionLogger?.flush?.();
+      await this.services.dispose?.().catch((error: unknown) => this.log('error', { phase: 'releaseServices', error: describeError(error) }));
     })();
     return this.closing;
   }

@@ -102,6 +102,7 @@ async function executeToolCall(
             toolCallId: call.id,
             sessionId: session.sessionId,
             provider: session.getProvider(),
+            services: session.services,
             reportProgress: (progress) => {
               if (session.hasListeners()) session.emit({ type: 'tool_progress', toolCallId: call.id, toolName: call.name, progress });
             },

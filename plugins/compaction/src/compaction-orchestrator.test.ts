@@ -92,8 +92,14 @@ describe('CompactionOrchestrator', () => {
     expect(isAbortError(await new CompactionOrchestrator({ provider }).compact(request()).catch((e: unknown) => e))).toBe(true);
   });
 
-  it('needs a provider', () => {
-    expect(() => new CompactionOrchestrator({} as never)).toThrow(/needs a Provider/);
+  it('needs a provider: its own, or the one the request carries', async () => {
+    expect(() => new CompactionOrchestrator({ provider: {} as never })).toThrow(/needs a Provider/);
+    const orchestrator = new CompactionOrchestrator({});
+    const request = { messages: [{ role: 'user' as const, content: 'hi' }], trigger: 'manual' as const, signal: new AbortController().signal };
+    await expect(orchestrator.compact(request)).rejects.toMatchObject({ code: 'invalid_compaction_option' });
+    const provider = new ScriptedProvider({ turns: [{ text: 'from the request' }] });
+    await expect(orchestrator.compact({ ...request, provider, model: 'request-model' })).resolves.toEqual({ summary: 'from the request' });
+    expect(provider.requests[0]!.model).toBe('request-model');
   });
 });
 

@@ -12,9 +12,12 @@ import {
 import { buildCompactionPrompt, COMPACTION_SYSTEM_PROMPT, renderTranscript } from './compaction-prompt.js';
 
 export interface CompactionOrchestratorOptions {
-  /** The model that writes the summary. */
-  provider: Provider;
-  /** Model id for the summary call (default: the provider's own). */
+  /**
+   * The model that writes the summary. Without one, each request's `provider` (the session's
+   * current provider) is used.
+   */
+  provider?: Provider;
+  /** Model id for the summary call (default: the request's model, else the provider's own). */
   model?: string;
   /** Replaces the built-in summariser system prompt. */
   systemPrompt?: string;
@@ -54,7 +57,7 @@ export class CompactionOrchestrator implements Compaction {
   private readonly options: CompactionOrchestratorOptions;
 
   constructor(options: CompactionOrchestratorOptions) {
-    if (typeof options?.provider?.stream !== 'function') {
+    if (options?.provider !== undefined && typeof options.provider?.stream !== 'function') {
       throw new TesseraError('CompactionOrchestrator needs a Provider (option "provider"); add a provider plugin before compaction().', {
         code: 'invalid_compaction_option',
         category: 'configuration',
@@ -71,20 +74,29 @@ export class CompactionOrchestrator implements Compaction {
     const conversation = request.messages.filter((message) => message.role !== 'system');
     if (conversation.length === 0) throw new NothingToCompactError();
 
+    const provider = this.options.provider ?? request.provider;
+    if (provider === undefined) {
+      throw new TesseraError('Compaction has no provider: give CompactionOrchestrator a "provider", or compact through a session (which passes its own).', {
+        code: 'invalid_compaction_option',
+        category: 'configuration',
+        recoverable: false,
+        details: { field: 'provider' },
+      });
+    }
     const instructions = request.instructions ?? this.options.compactInstructions;
     const transcript = renderTranscript(conversation, { maxBlockChars: this.options.maxBlockChars ?? 20_000 });
     let reply;
     try {
-      reply = await this.options.provider.stream({
+      reply = await provider.stream({
         system: this.options.systemPrompt ?? COMPACTION_SYSTEM_PROMPT,
         messages: [{ role: 'user', content: buildCompactionPrompt(transcript, instructions) }],
         tools: [],
-        model: this.options.model,
+        model: this.options.model ?? (this.options.provider === undefined ? request.model : undefined),
         signal,
       });
     } catch (error) {
       if (signal.aborted || isAbortError(error)) throw createAbortError();
-      throw new CompactionFailedError(`the summary call to "${this.options.provider.name}" failed: ${describeError(error)}`, error);
+      throw new CompactionFailedError(`the summary call to "${provider.name}" failed: ${describeError(error)}`, error);
     }
     if (signal.aborted || reply.state === 'interrupted') throw createAbortError();
     if (reply.stopReason === 'refusal' || reply.stopReason === 'error') {

@@ -144,8 +144,17 @@ describe('compaction plugin in a session', () => {
 });
 
 describe('compaction plugin composition', () => {
-  it('requires Provider: composing it without one is a composition error', async () => {
-    await expect(createKernel({ plugins: [compaction()] })).rejects.toThrow(/requires Provider/);
+  it('summarises with the session\'s provider of the moment: a session that switched provider compacts with the new one', async () => {
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'kernel summary' }], replace: [compaction()] }) });
+    const switched = new ScriptedProvider({ turns: [{ text: 'b' }, { text: 'summary by the new provider' }] });
+    const session = kernel.createSession();
+    await session.run('q');
+    session.setModel('other-model', { provider: switched });
+    await session.run('r');
+    await session.compact();
+    expect(messageText(session.getHistory()[0]!)).toBe('[Context Summary] summary by the new provider');
+    expect(switched.requests.at(-1)!.model).toBe('other-model');
+    await kernel.shutdown();
   });
 
   it('the same plugin value composed into two kernels in a row summarises with each kernel\'s own provider', async () => {

@@ -1,4 +1,4 @@
-import { Compaction, Provider, TesseraError } from '@tessera/contracts';
+import { Compaction, TesseraError } from '@tessera/contracts';
 import { definePlugin, type Plugin } from '@tessera/kernel';
 import { CompactionOrchestrator, type CompactionOrchestratorOptions } from './compaction-orchestrator.js';
 
@@ -9,22 +9,22 @@ export { buildCompactionPrompt, COMPACTION_SYSTEM_PROMPT, middleTruncate, render
 export type CompactionPluginOptions = Omit<CompactionOrchestratorOptions, 'provider'>;
 
 /**
- * Provides `Compaction`: LLM summaries through the kernel's `Provider` (required).
+ * Provides `Compaction`: LLM summaries written by the session's own provider and model at the
+ * time of the compaction, so a session that switched provider (`session.setModel`)
+ * summarises with the new one. `options.model` pins a summary model instead.
  *
- * The factory only checks and keeps `options`. The kernel resolves `Compaction` once per
- * session it creates, and each resolution builds a (cheap, stateless) `CompactionOrchestrator`
- * on the `Provider` bound at that moment, so a `rebind(Provider)` after `createKernel`
- * reaches sessions created afterwards.
+ * The factory only checks and keeps `options`; the orchestrator is stateless and built by
+ * the container.
  */
 export function compaction(options: CompactionPluginOptions = {}): Plugin {
   const settings = checkOptions(options);
   return definePlugin({
     name: 'compaction',
     provides: [Compaction],
-    requires: [Provider],
     register({ bind }) {
-      // Transient on purpose: one orchestrator per resolution, on the provider bound then.
-      bind(Compaction).toResolvedValue((provider: Provider) => new CompactionOrchestrator({ ...settings, provider }), [Provider]);
+      bind(Compaction)
+        .toResolvedValue(() => new CompactionOrchestrator(settings))
+        .inSingletonScope();
     },
   });
 }

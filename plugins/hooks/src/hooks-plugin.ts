@@ -19,7 +19,7 @@ import {
   type SessionServices,
   type ToolResult,
 } from '@tessera/contracts';
-import { definePlugin, Stage, type Plugin, type TesseraHooks } from '@tessera/kernel';
+import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
 import { askForApproval, type HookApprovalOptions } from './ask-approval.js';
 import type { HookRunResult } from './hook-outcome.js';
 import { entriesFrom, HookRunner, type HookEntry, type HookRunnerOptions } from './hook-runner.js';
@@ -100,10 +100,6 @@ function validate(options: HooksPluginOptions): void {
  */
 export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
   validate(options);
-  // Per kernel, keyed by the kernel's hooks object (which register() and boot() both see), so
-  // one plugin value composes into any number of kernels; nothing else is kept here.
-  const kernels = new WeakMap<TesseraHooks, KernelState>();
-
   return definePlugin({
     name: HOOKS_PLUGIN_NAME,
     optional: [Provider, SubagentLauncher, ShellDirectories, SandboxPaths, ApprovalHandler, Diagnostics],
@@ -117,8 +113,8 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
       const diagnosticsOf = (session: ISession | undefined): DiagnosticsReporter =>
         servicesOf(session)?.getOptional(Diagnostics) ?? processWarningDiagnostics;
       const entries: HookEntry[] = (options.configs ?? []).flatMap(({ config, source }) => entriesFrom(config, source));
+      // This kernel's state lives in this closure; the activation returned below completes it.
       const state: KernelState = { runner: new HookRunner(entries, { ...options, services: servicesOf }) };
-      kernels.set(hooks, state);
       const { runner } = state;
       // SessionStart output waits here until the session's first prompt.
       const pendingContext = new WeakMap<ISession, string[]>();
@@ -236,27 +232,27 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
       hooks.worktreeRemove.tapPromise(name('WorktreeRemove'), async ({ session, path, branch }) => {
         await run({ event: 'WorktreeRemove', fields: { worktree_path: path, ...(branch ? { branch } : {}) }, ...(session ? { session } : {}) });
       });
-    },
-    async boot({ hooks, get, getOptional, getAll }) {
-      const state = kernels.get(hooks);
-      if (!state) throw new TesseraError(`${HOOKS_PLUGIN_NAME} booted in a kernel it did not register in.`, { code: 'plugin_not_registered', category: 'internal', recoverable: false });
-      state.services = { get, getOptional, getAll };
-      const loaded: HookEntry[] = [];
-      const diagnostics: Diagnostic[] = [];
-      for (const file of options.files ?? []) {
-        const source: HooksSource = typeof file === 'string' ? { file } : file;
-        const parsed = await readHooksFile(source.file, source.pluginRoot === undefined ? {} : { pluginRoot: source.pluginRoot });
-        diagnostics.push(...parsed.diagnostics);
-        loaded.push(...entriesFrom(parsed.value, source));
-      }
-      state.runner.add(loaded);
-      if (diagnostics.length > 0) {
-        if (options.onDiagnostics) options.onDiagnostics(diagnostics);
-        else {
-          const reporter = get(Diagnostics);
-          for (const diagnostic of diagnostics) reporter.report(diagnosticReport(diagnostic, 'TESSERA_HOOKS_CONFIG', HOOKS_PLUGIN_NAME));
-        }
-      }
+      return {
+        async boot({ get, getOptional, getAll }) {
+          state.services = { get, getOptional, getAll };
+          const loaded: HookEntry[] = [];
+          const diagnostics: Diagnostic[] = [];
+          for (const file of options.files ?? []) {
+            const source: HooksSource = typeof file === 'string' ? { file } : file;
+            const parsed = await readHooksFile(source.file, source.pluginRoot === undefined ? {} : { pluginRoot: source.pluginRoot });
+            diagnostics.push(...parsed.diagnostics);
+            loaded.push(...entriesFrom(parsed.value, source));
+          }
+          state.runner.add(loaded);
+          if (diagnostics.length > 0) {
+            if (options.onDiagnostics) options.onDiagnostics(diagnostics);
+            else {
+              const reporter = get(Diagnostics);
+              for (const diagnostic of diagnostics) reporter.report(diagnosticReport(diagnostic, 'TESSERA_HOOKS_CONFIG', HOOKS_PLUGIN_NAME));
+            }
+          }
+        },
+      };
     },
   });
 }

@@ -1,0 +1,148 @@
+import type { IContextWindowState } from './context-window.js';
+import type { IHistoryEntry } from './history.js';
+import type { SessionEndReason } from './hook-payloads.js';
+import type { SessionServices } from './session-services.js';
+import { createToken } from './token.js';
+
+/**
+ * The command API (spec: Command API Layer). Command ids are slash-free (`compact`, `skills`);
+ * the slash belongs to UIs and transports. Commands are contributed as `ICommandModule`s
+ * through `CommandContribution`; the kernel refuses two executable commands with one name.
+ */
+
+/** How much a command may change: `read-only` never writes, `write` changes session or files, `destructive` cannot be undone. */
+export type TCapabilitySafety = 'read-only' | 'write' | 'destructive';
+
+/** A palette / autocomplete entry (spec: ICommand). */
+export interface ICommand {
+  name: string;
+  description: string;
+  /** Where it came from: `builtin`, `skill`, `plugin:<name>`, a module name… */
+  source: string;
+  argumentHint?: string;
+  subcommands?: readonly ICommand[];
+}
+
+/** Supplies palette entries; dynamic sources (skills, plugin commands) may change between calls. */
+export interface ICommandSource {
+  readonly name: string;
+  getCommands(): readonly ICommand[];
+}
+
+/** What a model-invocable command looks like to the model (projected as `tessera_command_<name>`). */
+export interface ICapabilityDescriptor {
+  name: string;
+  description: string;
+  /** When the model should (and should not) call it. */
+  usage?: string;
+  argumentHint?: string;
+  safety?: TCapabilitySafety;
+}
+
+export type TCommandModuleSessionRequirement = 'agent-executor';
+
+export type TCommandResultDataValue = string | number | boolean | null | readonly TCommandResultDataValue[] | { readonly [key: string]: TCommandResultDataValue };
+
+export interface TStatusLineCommandSettingsPatch {
+  enabled?: boolean;
+  showGitBranch?: boolean;
+  [setting: string]: unknown;
+}
+
+/** Host actions a command asks for; the host applies them (spec: TCommandEffect). */
+export type TCommandEffect =
+  | { type: 'model-change-requested'; modelId: string }
+  | { type: 'language-change-requested'; language: string }
+  | { type: 'settings-reset-requested' }
+  | { type: 'session-exit-requested'; reason?: SessionEndReason; message?: string }
+  | { type: 'session-restart-requested'; reason: SessionEndReason; message: string }
+  | { type: 'plugin-tui-requested' }
+  | { type: 'plugin-registry-reload-requested' }
+  | { type: 'session-picker-requested' }
+  | { type: 'session-renamed'; name: string }
+  | { type: 'conversation-history-cleared' }
+  | { type: 'statusline-settings-patch'; patch: TStatusLineCommandSettingsPatch };
+
+/** A follow-up prompt a host renders (a choice or a line of text), then answers with `submit`. */
+export type ICommandInteractionPrompt =
+  | {
+      kind: 'choice';
+      title: string;
+      description?: string;
+      choices: ReadonlyArray<{ value: string; label: string; description?: string }>;
+    }
+  | {
+      kind: 'text';
+      title: string;
+      description?: string;
+      placeholder?: string;
+      /** Hide what is typed (keys, tokens). */
+      masked?: boolean;
+      /** A regular expression the answer must match, with the message shown when it does not. */
+      validation?: { pattern: string; message: string };
+    };
+
+export interface ICommandInteraction {
+  prompt: ICommandInteractionPrompt;
+  submit(value: string): Promise<ICommandResult> | ICommandResult;
+  cancel?(): Promise<ICommandResult> | ICommandResult;
+}
+
+export interface ICommandResult {
+  message: string;
+  success: boolean;
+  data?: Record<string, TCommandResultDataValue>;
+  effects?: readonly TCommandEffect[];
+  interaction?: ICommandInteraction;
+  /** Problems worth showing beside the message (a file that did not parse, a skipped entry). */
+  diagnostics?: readonly string[];
+}
+
+/**
+ * Adapters the host lends commands (settings persistence, process lifecycle, plugin
+ * management…), each under its own name; a command asks only for the one it needs.
+ */
+export interface ICommandHostAdapters {
+  readonly [adapter: string]: unknown;
+}
+
+/**
+ * The narrow facade a command gets: never the interactive session object, never the terminal.
+ * Hosts extend it (the InteractiveSession's executor supplies checkpoints, memory, skills…);
+ * what every host offers is below.
+ */
+export interface ICommandHostContext {
+  readonly sessionId: string;
+  readonly cwd: string;
+  /** The session's services by token (permission policy, stores, background tasks…). */
+  readonly services: SessionServices;
+  getHistory(): readonly IHistoryEntry[];
+  getContextState(): IContextWindowState | undefined;
+  getModel(): string | undefined;
+  getCommandHostAdapters(): ICommandHostAdapters;
+}
+
+/** An executable command (spec: ISystemCommand). */
+export interface ISystemCommand {
+  name: string;
+  description: string;
+  modelInvocable?: boolean;
+  userInvocable?: boolean;
+  argumentHint?: string;
+  safety?: TCapabilitySafety;
+  subcommands?: readonly ICommand[];
+  lifecycle?: 'inline' | 'blocking' | 'background';
+  execute(context: ICommandHostContext, args: string): Promise<ICommandResult> | ICommandResult;
+}
+
+/** A unit of command composition (spec: ICommandModule). */
+export interface ICommandModule {
+  name: string;
+  commandSources?: readonly ICommandSource[];
+  systemCommands?: readonly ISystemCommand[];
+  commandDescriptors?: readonly ICapabilityDescriptor[];
+  sessionRequirements?: readonly TCommandModuleSessionRequirement[];
+}
+
+/** Contribution point: command modules (one plugin per slash command contributes one module). */
+export const CommandContribution = createToken<ICommandModule>('CommandContribution');
