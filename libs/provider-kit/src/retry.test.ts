@@ -70,15 +70,3 @@ describe('streamWithRetries', () => {
     expect(retryAfterMs(new Headers({ 'retry-after': 'soon' }))).toBeUndefined();
   });
 });
-
-describe('isStreamTermination', () => {
-  it('recognises undici body cut-offs and resets, nothing else', async () => {
-    const { isStreamTermination, describeErrorWithCause } = await import('./provider-error.js');
-    const cut = Object.assign(new TypeError('terminated'), { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
-    expect(isStreamTermination(cut)).toBe(true);
-    expect(isStreamTermination(Object.assign(new Error('read'), { code: 'ECONNRESET' }))).toBe(true);
-    expect(isStreamTermination(new Error('bad request'))).toBe(false);
-    expect(isStreamTermination('terminated')).toBe(false);
-    expect(describeErrorWithCause(cut)).toBe('terminated: other side closed');
-  });
-});
