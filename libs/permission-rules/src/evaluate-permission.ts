@@ -1,10 +1,10 @@
-import type { PermissionDecision, PermissionMode, PermissionVerdict } from '@tessera/contracts';
+import type { PermissionDecision, PermissionMode, PermissionVerdict, ToolPermission } from '@tessera/contracts';
 import { dirname, resolve } from 'node:path';
-import { analyzeBashCommand } from './command-forms.js';
 import { insideDirectories, matchesPathPattern, type PathAnchors } from './path-match.js';
-import { EDIT_TOOLS, normalizeToolName, READ_TOOLS, type CompiledRule } from './permission-rule.js';
-import { permissionSubject, resolveAnchors, stringsIn, type PermissionSubject } from './permission-subject.js';
-import { compileRules, type CompiledRuleList, type CompiledRules, type PermissionRules } from './rule-set.js';
+import { permissionSubject, resolveAnchors, type PermissionSubject } from './permission-subject.js';
+import { findMatch, matchCommand, matchesRule } from './rule-match.js';
+import { compileRules, type CompiledRules, type PermissionRules } from './rule-set.js';
+import { judgedTool, SAFE_TOOLS, type JudgedTool } from './tool-family.js';
 
 /**
  * A rule remembered by "allow for session". It is exact — the subcommand, file, domain or
@@ -31,6 +31,12 @@ export interface PermissionContext {
   commandCwd?: string;
   /** Rules approved for this session with "allow for session"; checked with the allow list. */
   sessionRules?: readonly SessionRule[];
+  /**
+   * The tool's `Tool.permission`. A tool the rules do not know by name is then judged as its
+   * family: an `edit` tool by `Edit(…)` rules on `input[subject]` and acceptEdits, an
+   * `execute` tool by `Bash(…)` rules on its command, and so on. Ignored for built-in names.
+   */
+  permission?: ToolPermission;
 }
 
 export interface PermissionExplanation extends PermissionVerdict {
@@ -38,8 +44,6 @@ export interface PermissionExplanation extends PermissionVerdict {
   suggestions: SessionRule[];
 }
 
-// Tools that only read or talk to the user: no approval in any mode.
-const SAFE_TOOLS = new Set(['WebSearch', 'TodoRead', 'TodoWrite', 'AskUserQuestion', 'ExitPlanMode', 'EnterPlanMode', 'Agent', 'BashOutput', 'TaskOutput']);
 const FS_COMMANDS = new Set(['mkdir', 'touch', 'mv', 'cp']);
 const PROTECTED = /(?:^|\/)(?:\.git|\.vscode|\.idea|\.husky)(?:\/|$)|(?:^|\/)\.claude(?:\/(?!worktrees(?:\/|$))|$)|(?:^|\/)(?:\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.profile|\.zshrc|\.zprofile|\.zshenv|\.zlogin|\.npmrc|\.mcp\.json|\.gitconfig|\.gitmodules)$/i;
 
@@ -67,7 +71,7 @@ export function explainPermission(
 ): PermissionExplanation {
   const compiled = compileRules(rules);
   const anchors = resolveAnchors(context);
-  const tool = normalizeToolName(toolName);
+  const tool = judgedTool(toolName, context.permission);
   const commandCwd = context.commandCwd === undefined ? undefined : resolve(anchors.cwd, context.commandCwd);
   const subject = permissionSubject(tool, input, anchors, commandCwd);
 
@@ -97,68 +101,6 @@ export function explainPermission(
   return verdict;
 }
 
-function matchesRule(rule: CompiledRule, tool: string, input: unknown, subject: PermissionSubject, anchors: PathAnchors): boolean {
-  switch (rule.kind) {
-    case 'any':
-      return true;
-    case 'path':
-      // Deny/ask test the path as written and its real path; allow only the real path, so a
-      // symlink inside an allowed folder cannot carry an edit outside it.
-      if (subject.kind !== 'path' || subject.candidates === undefined) return false;
-      return rule.list === 'allow'
-        ? matchesPathPattern(rule.path!, subject.candidates.slice(-1), anchors, false)
-        : matchesPathPattern(rule.path!, subject.candidates, anchors, true);
-    case 'domain':
-      return subject.kind === 'domain' && subject.host !== undefined && rule.regex!.test(subject.host);
-    case 'value':
-      if (subject.kind === 'value') return subject.value !== undefined && rule.regex!.test(subject.value);
-      if (subject.kind === 'domain') return rule.regex!.test(subject.url);
-      // Unknown tools: a deny/ask specifier matches any string in the input; an allow never does.
-      return rule.list !== 'allow' && stringsIn(input).some((text) => rule.regex!.test(text));
-    case 'param': {
-      const value = typeof input === 'object' && input !== null ? (input as Record<string, unknown>)[rule.param!] : undefined;
-      return typeof value === 'string' && rule.regex!.test(value);
-    }
-    default:
-      return false;
-  }
-}
-
-/**
- * The first deny/ask rule that applies to the call, for any reading of it. Also the matcher
- * of `matchesPermissionRule`, so a rule means the same wherever it is written.
- */
-export function findMatch(list: CompiledRuleList, tool: string, input: unknown, subject: PermissionSubject, anchors: PathAnchors): CompiledRule | undefined {
-  if (subject.kind === 'bash') {
-    const bare = list.bareRule('Bash');
-    if (bare) return bare;
-    for (const command of subject.analyzed.commands) {
-      const hit = list.matchBash(command.denyForms);
-      if (hit) return hit;
-    }
-    if (!subject.analyzed.complete) {
-      // Unreadable text: also test a crude reading with quotes dropped and every operator a split.
-      const pieces = subject.command.replace(/['"\\]/g, '').split(/\$\(|[;&|\n()`<>]/);
-      for (const piece of pieces) {
-        for (const command of analyzeBashCommand(piece).commands) {
-          const hit = list.matchBash(command.denyForms);
-          if (hit) return hit;
-        }
-      }
-    }
-    const readRules = list.rulesFor('Read').filter((rule) => rule.kind === 'path');
-    const editRules = list.rulesFor('Edit').filter((rule) => rule.kind === 'path');
-    if (readRules.length === 0 && editRules.length === 0) return undefined;
-    const files = subject.files();
-    for (const [rules, groups] of [[readRules, files.reads], [editRules, [...files.writes, ...files.outputs]]] as const) {
-      for (const rule of rules) for (const candidates of groups) if (matchesPathPattern(rule.path!, candidates, anchors, true)) return rule;
-    }
-    return undefined;
-  }
-  for (const rule of list.rulesFor(tool)) if (matchesRule(rule, tool, input, subject, anchors)) return rule;
-  return undefined;
-}
-
 function sessionAllows(rules: readonly SessionRule[], tool: string, subject: PermissionSubject, value?: string): boolean {
   for (const rule of rules) {
     if (rule.kind === 'bash') {
@@ -176,7 +118,7 @@ function sessionAllows(rules: readonly SessionRule[], tool: string, subject: Per
 }
 
 interface AllowCheck {
-  tool: string;
+  tool: JudgedTool;
   input: unknown;
   subject: PermissionSubject;
   compiled: CompiledRules;
@@ -193,15 +135,16 @@ function suggest(check: AllowCheck): SessionRule[] {
       const real = subject.candidates.at(-1)!;
       return [{ toolName: subject.family, kind: 'path', value: real, text: `${subject.family}(/${real})` }];
     }
-    if (subject.kind === 'domain' && subject.host) return [{ toolName: tool, kind: 'domain', value: subject.host, text: `WebFetch(domain:${subject.host})` }];
-    if (subject.kind === 'value' && subject.value) return [{ toolName: tool, kind: 'value', value: subject.value, text: `${tool}(${subject.value})` }];
-    if (subject.kind === 'other') return [{ toolName: tool, kind: 'tool', text: tool }];
+    const name = tool.name;
+    if (subject.kind === 'domain' && subject.host) return [{ toolName: name, kind: 'domain', value: subject.host, text: `WebFetch(domain:${subject.host})` }];
+    if (subject.kind === 'value' && subject.value) return [{ toolName: name, kind: 'value', value: subject.value, text: `${name}(${subject.value})` }];
+    if (subject.kind === 'other') return [{ toolName: name, kind: 'tool', text: name }];
     return [];
   }
-  if (compiled.allow.bareRule('Bash')) return [];
+  if (compiled.allow.bareRule(tool.name, 'Bash')) return [];
   const out: SessionRule[] = [];
   for (const command of subject.analyzed.commands) {
-    if (compiled.allow.matchBash([command.allowForm]) || sessionAllows(session, tool, subject, command.allowForm)) continue;
+    if (matchCommand(compiled.allow, tool, [command.allowForm]) || sessionAllows(session, tool.name, subject, command.allowForm)) continue;
     if (!out.some((rule) => rule.value === command.allowForm)) {
       out.push({ toolName: 'Bash', kind: 'bash', value: command.allowForm, text: `Bash(${command.allowForm})` });
     }
@@ -213,7 +156,7 @@ function suggest(check: AllowCheck): SessionRule[] {
 function allowed(check: AllowCheck): boolean {
   const { tool, input, subject, compiled, session, anchors } = check;
   if (subject.kind === 'bash') {
-    if (compiled.allow.bareRule('Bash')) return true;
+    if (compiled.allow.bareRule(tool.name, 'Bash')) return true;
     // An unreadable command is never allowed by rule; nor is an empty one, nor one whose file
     // arguments follow a `cd` to a directory that cannot be known before it runs.
     return (
@@ -224,8 +167,8 @@ function allowed(check: AllowCheck): boolean {
       !(changesDirectory(subject) && subject.files().unresolvedPaths)
     );
   }
-  if (compiled.allow.rulesFor(tool).some((rule) => matchesRule(rule, tool, input, subject, anchors))) return true;
-  return sessionAllows(session, tool, subject);
+  if (compiled.allow.rulesFor(tool.name, tool.family).some((rule) => matchesRule(rule, tool, input, subject, anchors))) return true;
+  return sessionAllows(session, tool.name, subject);
 }
 
 /**
@@ -246,37 +189,39 @@ function outputsAllowed(subject: Extract<PermissionSubject, { kind: 'bash' }>, c
 function allowRuleText(check: AllowCheck): string | undefined {
   const { tool, input, subject, compiled, anchors } = check;
   if (subject.kind === 'bash') {
-    const bare = compiled.allow.bareRule('Bash');
+    const bare = compiled.allow.bareRule(tool.name, 'Bash');
     if (bare) return bare.text;
-    const rules = subject.analyzed.commands.map((command) => compiled.allow.matchBash([command.allowForm])?.text);
+    const rules = subject.analyzed.commands.map((command) => matchCommand(compiled.allow, tool, [command.allowForm])?.text);
     return rules.every((text) => text !== undefined) ? [...new Set(rules)].join(', ') : undefined;
   }
-  return compiled.allow.rulesFor(tool).find((rule) => matchesRule(rule, tool, input, subject, anchors))?.text;
+  return compiled.allow.rulesFor(tool.name, tool.family).find((rule) => matchesRule(rule, tool, input, subject, anchors))?.text;
 }
 
 function editable(candidates: readonly string[], compiled: CompiledRules, anchors: PathAnchors): boolean {
   return insideDirectories(candidates, [anchors.cwd, ...compiled.additionalDirectories], anchors.cwd) && !candidates.some((path) => PROTECTED.test(path));
 }
 
-function modePolicy(tool: string, subject: PermissionSubject, mode: PermissionMode, compiled: CompiledRules, anchors: PathAnchors): PermissionVerdict {
-  if (READ_TOOLS.has(tool) || SAFE_TOOLS.has(tool)) return { decision: 'auto', reason: `${tool} only reads` };
+/** What the mode decides for a call no rule decided; a declared family gets its built-in's defaults. */
+function modePolicy(tool: JudgedTool, subject: PermissionSubject, mode: PermissionMode, compiled: CompiledRules, anchors: PathAnchors): PermissionVerdict {
+  const { name, family } = tool;
+  if (family === 'Read' || SAFE_TOOLS.has(name)) return { decision: 'auto', reason: `${name} only reads` };
   if (mode === 'bypassPermissions') {
     return { decision: 'auto', reason: 'bypassPermissions mode' };
   }
   if (mode === 'plan') {
-    return tool === 'WebFetch'
-      ? { decision: 'approve', reason: 'WebFetch needs approval' }
-      : { decision: 'deny', reason: `${tool} is not available in plan mode (read-only)` };
+    return family === 'WebFetch'
+      ? { decision: 'approve', reason: `${name} needs approval` }
+      : { decision: 'deny', reason: `${name} is not available in plan mode (read-only)` };
   }
   if (mode === 'acceptEdits') {
-    if (EDIT_TOOLS.has(tool) && subject.kind === 'path' && subject.candidates && editable(subject.candidates, compiled, anchors)) {
+    if (family === 'Edit' && subject.kind === 'path' && subject.candidates && editable(subject.candidates, compiled, anchors)) {
       return { decision: 'auto', reason: 'acceptEdits mode: edit inside the working directories' };
     }
-    if (subject.kind === 'bash' && subject.analyzed.complete && acceptEditsBash(subject, compiled, anchors)) {
+    if (subject.kind === 'bash' && subject.analyzed.complete && acceptEditsBash(tool, subject, compiled, anchors)) {
       return { decision: 'auto', reason: 'acceptEdits mode: file-system command inside the working directories' };
     }
   }
-  return { decision: 'approve', reason: `${tool} needs approval in ${mode} mode` };
+  return { decision: 'approve', reason: `${name} needs approval in ${mode} mode` };
 }
 
 /** Whether the command has a `cd`, `pushd` or `popd` (its later relative paths move). */
@@ -288,13 +233,18 @@ function changesDirectory(subject: Extract<PermissionSubject, { kind: 'bash' }>)
  * acceptEdits also approves `mkdir`, `touch`, `mv`, `cp` inside working directories; every
  * output (redirection, write option, destination) must be inside them too.
  */
-function acceptEditsBash(subject: Extract<PermissionSubject, { kind: 'bash' }>, compiled: CompiledRules, anchors: PathAnchors): boolean {
+function acceptEditsBash(
+  tool: JudgedTool,
+  subject: Extract<PermissionSubject, { kind: 'bash' }>,
+  compiled: CompiledRules,
+  anchors: PathAnchors,
+): boolean {
   const files = subject.files();
   // Its arguments are resolved where the command starts; after a `cd` they may be elsewhere.
   if (files.changesDirectory) return false;
   if (!files.outputs.every((candidates) => editable(candidates, compiled, anchors))) return false;
   return subject.analyzed.commands.every((command) => {
-    if (compiled.allow.matchBash([command.allowForm])) return true;
+    if (matchCommand(compiled.allow, tool, [command.allowForm])) return true;
     if (!FS_COMMANDS.has(command.name) || command.allowForm.split(' ')[0] !== command.name) return false;
     const paths = command.args.filter((arg) => !arg.startsWith('-'));
     return paths.length > 0 && paths.every((arg) => editable(subject.resolvePath(arg), compiled, anchors));
@@ -302,8 +252,8 @@ function acceptEditsBash(subject: Extract<PermissionSubject, { kind: 'bash' }>, 
 }
 
 /** `rm` of `/`, the home directory, the working directory or one of its parents is never automatic. */
-function criticalReason(tool: string, subject: PermissionSubject, anchors: PathAnchors, mode: PermissionMode): string | undefined {
-  if (tool === 'Bash' && subject.kind === 'bash' && subject.analyzed.commands.some((command) => command.name === 'rm' || command.name === 'rmdir')) {
+function criticalReason(tool: JudgedTool, subject: PermissionSubject, anchors: PathAnchors, mode: PermissionMode): string | undefined {
+  if (tool.family === 'Bash' && subject.kind === 'bash' && subject.analyzed.commands.some((command) => command.name === 'rm' || command.name === 'rmdir')) {
     const critical = new Set<string>(['/', anchors.homeDir]);
     // The session cwd and where the command starts (after an earlier `cd`), with their parents.
     for (const start of [anchors.cwd, ...subject.resolvePath('.')]) {
@@ -320,7 +270,7 @@ function criticalReason(tool: string, subject: PermissionSubject, anchors: PathA
       if (hit) return `"${subject.command}" removes a critical directory (${hit}); it always needs approval`;
     }
   }
-  if (mode !== 'bypassPermissions' && EDIT_TOOLS.has(tool) && subject.kind === 'path' && subject.candidates?.some((path) => PROTECTED.test(path))) {
+  if (mode !== 'bypassPermissions' && tool.family === 'Edit' && subject.kind === 'path' && subject.candidates?.some((path) => PROTECTED.test(path))) {
     return `${subject.candidates[0]} is a protected path; edits to it always need approval`;
   }
   return undefined;

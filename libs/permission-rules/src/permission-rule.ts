@@ -21,6 +21,11 @@ export interface CompiledRule {
   firstWord?: string;
   path?: PathPattern;
   param?: string;
+  /**
+   * The text between the parentheses, trimmed. A rule naming a tool outside the built-in
+   * families is read again with its family's meaning when the tool declares one.
+   */
+  specifier?: string;
 }
 
 export interface RuleProblem {
@@ -90,6 +95,7 @@ export function compileRule(text: string, list: RuleList): { rule: CompiledRule;
   }
   if (specifier === undefined || specifier.trim() === '' || specifier.trim() === '*') return { rule };
   const spec = specifier.trim();
+  rule.specifier = spec;
   if (tool === 'Bash') {
     rule.kind = 'bash';
     bashRule(rule, spec);

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { analyzeBashCommand, type AnalyzedBashCommand } from './command-forms.js';
 import { expandHome, pathCandidates, type PathAnchors } from './path-match.js';
-import { EDIT_TOOLS, READ_TOOLS } from './permission-rule.js';
+import type { JudgedTool } from './tool-family.js';
 
 /**
  * Files a Bash command reads, writes (file commands) and redirects output to; each as path
@@ -176,24 +176,28 @@ function bashSubject(command: string, anchors: PathAnchors): PermissionSubject {
   };
 }
 
+const PATH_FIELDS = ['file_path', 'filePath', 'notebook_path', 'notebookPath', 'path'];
+
 /**
- * Builds the subject for a tool call (`Task` is already normalised to `Agent`). A Bash
- * command's relative paths resolve in `commandCwd` (the shell's directory after an earlier
- * `cd`), default `anchors.cwd`; rules stay anchored at `anchors`.
+ * Builds the subject for a tool call: what its family's rules look at, read from the field
+ * the tool declares (`tool.subjectField`) or else the built-in tools' fields. A Bash command's
+ * relative paths resolve in `commandCwd` (the shell's directory after an earlier `cd`),
+ * default `anchors.cwd`; rules stay anchored at `anchors`.
  */
-export function permissionSubject(toolName: string, input: unknown, anchors: PathAnchors, commandCwd?: string): PermissionSubject {
-  if (toolName === 'Bash') {
-    const command = stringField(input, 'command', 'cmd');
-    return bashSubject(command ?? '', commandCwd === undefined ? anchors : { ...anchors, cwd: commandCwd });
+export function permissionSubject(tool: JudgedTool, input: unknown, anchors: PathAnchors, commandCwd?: string): PermissionSubject {
+  const { name, family, subjectField } = tool;
+  const field = (...builtIn: string[]): string | undefined =>
+    subjectField === undefined ? stringField(input, ...builtIn) : stringField(input, subjectField);
+  if (family === 'Bash') {
+    return bashSubject(field('command', 'cmd') ?? '', commandCwd === undefined ? anchors : { ...anchors, cwd: commandCwd });
   }
-  if (READ_TOOLS.has(toolName) || EDIT_TOOLS.has(toolName)) {
-    const family = READ_TOOLS.has(toolName) ? 'Read' : 'Edit';
-    let path = stringField(input, 'file_path', 'filePath', 'notebook_path', 'notebookPath', 'path');
-    if (path === undefined && (toolName === 'Glob' || toolName === 'Grep' || toolName === 'LS')) path = anchors.cwd;
+  if (family === 'Read' || family === 'Edit') {
+    let path = field(...PATH_FIELDS);
+    if (path === undefined && (name === 'Glob' || name === 'Grep' || name === 'LS')) path = anchors.cwd;
     return { kind: 'path', family, candidates: path === undefined ? undefined : pathCandidates(path, anchors) };
   }
-  if (toolName === 'WebFetch') {
-    const url = stringField(input, 'url') ?? '';
+  if (family === 'WebFetch') {
+    const url = field('url') ?? '';
     let host: string | undefined;
     try {
       host = new URL(url).hostname.toLowerCase().replace(/\.$/, '');
@@ -202,8 +206,8 @@ export function permissionSubject(toolName: string, input: unknown, anchors: Pat
     }
     return { kind: 'domain', url, host };
   }
-  if (toolName === 'Agent') return { kind: 'value', value: stringField(input, 'subagent_type', 'subagentType', 'agent') };
-  if (toolName === 'Skill') return { kind: 'value', value: stringField(input, 'skill', 'name', 'command') };
+  if (name === 'Agent') return { kind: 'value', value: stringField(input, 'subagent_type', 'subagentType', 'agent') };
+  if (name === 'Skill') return { kind: 'value', value: stringField(input, 'skill', 'name', 'command') };
   return { kind: 'other' };
 }
 

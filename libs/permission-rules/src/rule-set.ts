@@ -1,4 +1,5 @@
 import { compileRule, EDIT_TOOLS, READ_TOOLS, type CompiledRule, type RuleList, type RuleProblem } from './permission-rule.js';
+import type { RuleFamily } from './tool-family.js';
 
 /** Permission rules in Claude Code's settings shape. */
 export interface PermissionRules {
@@ -37,15 +38,19 @@ export class CompiledRuleList {
     }
   }
 
-  /** Rules that name this tool (or its Read/Edit family), plus tool-name globs that match it. */
-  rulesFor(toolName: string): CompiledRule[] {
+  /**
+   * Rules that name this tool or its family (Read/Edit by name, or the `family` a tool
+   * declares: `Read`, `Edit`, bare `Bash`, `WebFetch`), plus tool-name globs that match it.
+   * Bash rules with a command pattern are not among them (see `matchBash`).
+   */
+  rulesFor(toolName: string, family?: RuleFamily): CompiledRule[] {
     const out: CompiledRule[] = [];
     const own = this.byTool.get(toolName);
     if (own) out.push(...own);
-    const family = READ_TOOLS.has(toolName) ? 'Read' : EDIT_TOOLS.has(toolName) ? 'Edit' : undefined;
-    if (family && family !== toolName) {
+    const shared = family ?? (READ_TOOLS.has(toolName) ? 'Read' : EDIT_TOOLS.has(toolName) ? 'Edit' : undefined);
+    if (shared && shared !== toolName) {
       // A bare `Write` rule is about Write only; family rules (`Edit`, `Edit(path)`) cover all edit tools.
-      for (const rule of this.byTool.get(family) ?? []) out.push(rule);
+      for (const rule of this.byTool.get(shared) ?? []) out.push(rule);
     }
     for (const rule of this.toolPatterns) if (rule.toolPattern!.test(toolName)) out.push(rule);
     return out;
@@ -64,9 +69,9 @@ export class CompiledRuleList {
     return undefined;
   }
 
-  /** Bare `Bash` rules (and tool globs matching Bash) decide without looking at the command. */
-  bareRule(toolName: string): CompiledRule | undefined {
-    return this.rulesFor(toolName).find((rule) => rule.kind === 'any');
+  /** Bare rules (`Bash`, `Edit`, and tool globs matching the name) decide without looking at the input. */
+  bareRule(toolName: string, family?: RuleFamily): CompiledRule | undefined {
+    return this.rulesFor(toolName, family).find((rule) => rule.kind === 'any');
   }
 }
 

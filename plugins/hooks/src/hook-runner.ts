@@ -14,8 +14,9 @@ import {
   type ISession,
   type SessionServices,
   type Token,
+  type ToolPermission,
 } from '@tessera/contracts';
-import { hostPathFor } from '@tessera/plugin-permissions';
+import { hostPathFor } from '@tessera/permission-rules';
 import { runCommandHook, type ProcessOutcome } from './command-executor.js';
 import { combineOutcomes, interpretOutcome, type HandlerOutcome, type HookRunResult } from './hook-outcome.js';
 import { runHttpHook } from './http-executor.js';
@@ -83,7 +84,8 @@ export interface HookCall {
   session?: ISession;
   signal?: AbortSignal;
   /** Tool events: for `if` conditions. */
-  tool?: { name: string; input: unknown };
+  /** The tool call a tool event is about; `permission` lets an `if` rule judge an MCP tool by its family. */
+  tool?: { name: string; input: unknown; permission?: ToolPermission };
 }
 
 const VERDICT_INSTRUCTION = 'Reply with only a JSON object: {"ok": true} to let the action proceed, or {"ok": false, "reason": "why"} to block it.';
@@ -169,7 +171,7 @@ export class HookRunner {
       if (entry.handler.if !== undefined) {
         if (!TOOL_EVENTS.has(call.event) || !call.tool) return false;
         // Anchored where permission rules are (the session cwd), so the two cannot disagree.
-        if (!matchesIfCondition(entry.handler.if, call.tool.name, call.tool.input, call.session?.cwd ?? process.cwd())) return false;
+        if (!matchesIfCondition(entry.handler.if, call.tool.name, call.tool.input, call.session?.cwd ?? process.cwd(), call.tool.permission)) return false;
       }
       // Identical handlers (from several layers or groups) run once.
       const key = handlerKey(entry.handler);

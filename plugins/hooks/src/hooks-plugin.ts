@@ -156,7 +156,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
           fields: { tool_name: toolName, tool_input: context.input, tool_use_id: toolCallId },
           session,
           signal,
-          tool: { name: toolName, input: context.input },
+          tool: { name: toolName, input: context.input, ...(context.tool?.permission === undefined ? {} : { permission: context.tool.permission }) },
         });
         if (result.blocked || result.permissionDecision === 'deny' || result.stop) {
           const reason = result.reason ?? result.permissionDecisionReason ?? result.stop?.reason ?? 'denied by a PreToolUse hook';

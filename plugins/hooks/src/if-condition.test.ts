@@ -25,4 +25,13 @@ describe('matchesIfCondition (permission-rule meaning)', () => {
     expect(matchesIfCondition('Write(lib/**)', 'Write', { file_path: '/ws/pkg/lib/a.ts' }, '/ws/pkg')).toBe(true);
     expect(matchesIfCondition('Write(lib/**)', 'Write', { file_path: '/ws/pkg/lib/a.ts' }, '/ws')).toBe(false);
   });
+
+  it('judges a tool that declares a permission family by that family (an MCP editor under Edit rules)', () => {
+    const editor = { family: 'edit' as const, subject: 'path' };
+    expect(matchesIfCondition('Edit(src/**)', 'mcp__fs__write_file', { path: '/ws/src/a.ts' }, '/ws', editor)).toBe(true);
+    expect(matchesIfCondition('Edit(src/**)', 'mcp__fs__write_file', { path: '/ws/docs/a.md' }, '/ws', editor)).toBe(false);
+    // Without the metadata the unknown tool is not an editor.
+    expect(matchesIfCondition('Edit(src/**)', 'mcp__fs__write_file', { path: '/ws/src/a.ts' }, '/ws')).toBe(false);
+    expect(matchesIfCondition('Bash(rm:*)', 'mcp__shell__run', { command: 'ls && rm -rf build' }, '/ws', { family: 'execute', subject: 'command' })).toBe(true);
+  });
 });

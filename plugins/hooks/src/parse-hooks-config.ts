@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Diagnostic, HookEventName, HookHandlerConfig, HookMatcherGroup, HooksConfig, HooksSource, ParseResult } from '@tessera/contracts';
-import { validatePermissionRules } from '@tessera/plugin-permissions';
+import { validatePermissionRules } from '@tessera/permission-rules';
 
 export const HOOK_EVENTS: readonly HookEventName[] = [
   'PreToolUse',

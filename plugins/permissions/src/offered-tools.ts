@@ -1,6 +1,5 @@
 import type { ToolSchema } from '@tessera/contracts';
-import { normalizeToolName } from './permission-rule.js';
-import { compileRules, type PermissionRules } from './rule-set.js';
+import { compileRules, normalizeToolName, type PermissionRules } from '@tessera/permission-rules';
 
 /**
  * The tools to offer the model: those a deny rule denies outright (`WebFetch`, `Bash(*)`,

@@ -9,11 +9,12 @@ import {
   type PreToolUseContext,
   type PreToolUseDecision,
   type SessionServices,
+  type ToolPermission,
 } from '@tessera/contracts';
+import { judgedTool, type SessionRule } from '@tessera/permission-rules';
 import { requestApproval, type ApprovalChainOptions } from './approval-chain.js';
-import { hostCommand, hostInput, hostPathFor } from './sandbox-view.js';
-import type { SessionRule } from './evaluate-permission.js';
-import { RulesPermissionPolicy } from './rules-permission-policy.js';
+import { hostCommand, hostInput, hostPathFor } from '@tessera/permission-rules';
+import { RulesPermissionPolicy, type RulesPermissionQuery } from './rules-permission-policy.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, truncateToolResult } from './truncate-output.js';
 
 export interface PermissionEnforcerOptions extends ApprovalChainOptions {
@@ -73,8 +74,17 @@ export class PermissionEnforcer {
       const services = this.services(session);
       const policy = this.options.policy ?? services.get(PermissionPolicy);
       const root = (this.options.sandboxPaths ? this.options.sandboxPaths() : services.getOptional(SandboxPaths))?.root;
-      const judged = this.hostView(toolName, input, session.cwd, root);
-      const query = { toolName, input: judged, mode: session.getPermissionMode(), cwd: session.cwd, sessionId: session.sessionId };
+      // How a tool the rules do not know by name is judged (MCP and third-party tools).
+      const permission = context.tool?.permission;
+      const judged = this.hostView(toolName, input, session.cwd, root, permission);
+      const query: RulesPermissionQuery = {
+        toolName,
+        input: judged,
+        mode: session.getPermissionMode(),
+        cwd: session.cwd,
+        sessionId: session.sessionId,
+        ...(permission === undefined ? {} : { permission }),
+      };
       const remembered = this.sessionRules.get(session) ?? [];
       const verdict =
         policy instanceof RulesPermissionPolicy
@@ -120,15 +130,26 @@ export class PermissionEnforcer {
     return { commandCwd: root === undefined ? commandCwd : (hostPathFor(commandCwd, root, session.cwd) ?? commandCwd) };
   }
 
-  /** The input as the rules see it: under a sandbox, its paths (and a command's) moved to the host. */
-  private hostView(toolName: string, input: unknown, hostCwd: string, root: string | undefined): unknown {
-    if (root === undefined) return input;
-    if (toolName === 'Bash' && typeof input === 'object' && input !== null && typeof (input as { command?: unknown }).command === 'string') {
-      const command = (input as { command: string }).command;
+  /**
+   * The input as the rules see it: under a sandbox, its paths (and a command's) moved to the
+   * host — for a tool with a declared family, in the field it declares too.
+   */
+  private hostView(toolName: string, input: unknown, hostCwd: string, root: string | undefined, permission: ToolPermission | undefined): unknown {
+    if (root === undefined || typeof input !== 'object' || input === null) return input;
+    const tool = judgedTool(toolName, permission);
+    const fields = input as Record<string, unknown>;
+    const commandField = tool.family === 'Bash' ? (tool.subjectField ?? 'command') : undefined;
+    const command = commandField === undefined ? undefined : fields[commandField];
+    if (commandField !== undefined && typeof command === 'string') {
       const moved = hostCommand(command, root, hostCwd);
-      return moved === command ? input : { ...(input as object), command: moved };
+      return moved === command ? input : { ...fields, [commandField]: moved };
     }
-    return hostInput(input, root, hostCwd);
+    const moved = hostInput(input, root, hostCwd);
+    const field = tool.family === 'Read' || tool.family === 'Edit' ? tool.subjectField : undefined;
+    const path = field === undefined ? undefined : (moved as Record<string, unknown>)[field];
+    if (field === undefined || typeof path !== 'string') return moved;
+    const host = hostPathFor(path, root, hostCwd);
+    return host === undefined ? moved : { ...(moved as Record<string, unknown>), [field]: host };
   }
 
   private remember(session: ISession, rules: readonly SessionRule[]): void {

@@ -10,10 +10,10 @@ import {
   type ISession,
   type SessionServices,
 } from '@tessera/contracts';
-import { definePlugin, Stage, type Plugin, type TesseraHooks } from '@tessera/kernel';
+import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
+import type { PermissionRules } from '@tessera/permission-rules';
 import type { ApprovalChainOptions } from './approval-chain.js';
 import { PermissionEnforcer } from './permission-enforcer.js';
-import type { PermissionRules } from './rule-set.js';
 import { RulesPermissionPolicy, type RulesPermissionPolicyOptions } from './rules-permission-policy.js';
 
 export const PERMISSIONS_PLUGIN_NAME = 'permissions';
@@ -51,17 +51,14 @@ function validate(options: PermissionsPluginOptions): void {
  * paths in the shell's directory when some plugin binds `ShellDirectories`.
  *
  * The factory only checks and keeps `options`: each kernel's container builds its own
- * `RulesPermissionPolicy`, and each kernel's `register()` its own `PermissionEnforcer`, so one
- * plugin value composes into any number of kernels. Every check reads the policy, approver,
- * shell directories and sandbox mapping from the session's services, so a
- * `kernel.container.rebind(PermissionPolicy)` reaches sessions created afterwards.
+ * `RulesPermissionPolicy`, and each kernel's `register()` its own `PermissionEnforcer` (and
+ * returns the activation that holds that kernel's state), so one plugin value composes into
+ * any number of kernels. Every check reads the policy, approver, shell directories and
+ * sandbox mapping from the session's services, so a `kernel.container.rebind(PermissionPolicy)`
+ * reaches sessions created afterwards.
  */
 export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugin {
   validate(options);
-  // The kernel's own lookups (from boot), per kernel, for sessions made outside it — a
-  // subagent's child session or a hook stand-in has no services of its own. Keyed by the
-  // kernel's hooks object, which register() and boot() both see; nothing else is kept here.
-  const kernelServices = new WeakMap<TesseraHooks, SessionServices>();
 
   return definePlugin({
     name: PERMISSIONS_PLUGIN_NAME,
@@ -76,9 +73,12 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
       bind(ReadAccess).toResolvedValue(rulesPolicy).inSingletonScope();
       bind(WorkspaceGrants).toResolvedValue(rulesPolicy).inSingletonScope();
 
+      // This kernel's own lookups, set when it boots, for sessions made outside it: a
+      // subagent's child session or a hook stand-in has no services of its own.
+      let kernelServices: SessionServices = noSessionServices;
       const servicesOf = (session: ISession): SessionServices => {
         const own = session.services as SessionServices | undefined;
-        return own === undefined || own === noSessionServices ? (kernelServices.get(hooks) ?? noSessionServices) : own;
+        return own === undefined || own === noSessionServices ? kernelServices : own;
       };
       const enforcer = new PermissionEnforcer({
         services: servicesOf,
@@ -106,9 +106,12 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
       const truncate = { name: `${PERMISSIONS_PLUGIN_NAME}:truncate`, stage: Stage.Guard };
       hooks.postToolUse.tap(truncate, (context) => enforcer.truncate(context));
       hooks.postToolUseFailure.tap(truncate, (context) => enforcer.truncate(context));
-    },
-    boot({ hooks, get, getOptional, getAll }) {
-      kernelServices.set(hooks, { get, getOptional, getAll });
+
+      return {
+        boot({ get, getOptional, getAll }) {
+          kernelServices = { get, getOptional, getAll };
+        },
+      };
     },
   });
 }

@@ -5,10 +5,9 @@ import { ReadAccess } from '@tessera/contracts';
 import { createKernel } from '@tessera/kernel';
 import { testPreset } from '@tessera/preset-test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluatePermission } from './evaluate-permission.js';
+import { evaluatePermission, type PermissionRules } from '@tessera/permission-rules';
 import { permissionsPlugin } from './permissions-plugin.js';
 import { RulesPermissionPolicy } from './rules-permission-policy.js';
-import type { PermissionRules } from './rule-set.js';
 
 let root: string;
 let cwd: string;

@@ -1,17 +1,31 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import type { PermissionPolicy, PermissionQuery, ReadAccess, ToolSchema, WorkspaceGrants } from '@tessera/contracts';
-import { explainPermission, type PermissionExplanation, type SessionRule } from './evaluate-permission.js';
+import type { PermissionPolicy, PermissionQuery, ReadAccess, ToolPermission, ToolSchema, WorkspaceGrants } from '@tessera/contracts';
+import {
+  compileRules,
+  expandHome,
+  explainPermission,
+  readDenyTest,
+  resolveAnchors,
+  type DeniedPathTest,
+  type PermissionExplanation,
+  type PermissionRules,
+  type SessionRule,
+} from '@tessera/permission-rules';
 import { offeredTools, webSearchDenied } from './offered-tools.js';
-import { expandHome } from './path-match.js';
-import { resolveAnchors } from './permission-subject.js';
-import { readDenyTest, type DeniedPathTest } from './read-access.js';
-import { compileRules, type PermissionRules } from './rule-set.js';
 
 export interface RulesPermissionPolicyOptions {
   /** Folder `/x` rules are relative to; default: each session's cwd. */
   settingsRoot?: string;
   homeDir?: string;
+}
+
+/**
+ * A `PermissionQuery` that may also carry the tool's `Tool.permission` (the enforcer adds it
+ * from the `preToolUse` context), so a tool the rules do not know by name is judged by its family.
+ */
+export interface RulesPermissionQuery extends PermissionQuery {
+  permission?: ToolPermission;
 }
 
 /** What a check knows beyond the query: the session's remembered rules, where a command runs. */
@@ -49,13 +63,14 @@ export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess, Work
     return compileRules(this.rules).problems;
   }
 
-  evaluate(query: PermissionQuery): PermissionExplanation {
+  evaluate(query: RulesPermissionQuery): PermissionExplanation {
     return this.explain(query, []);
   }
 
-  explain(query: PermissionQuery, sessionRules: readonly SessionRule[], options: ExplainOptions = {}): PermissionExplanation {
+  explain(query: RulesPermissionQuery, sessionRules: readonly SessionRule[], options: ExplainOptions = {}): PermissionExplanation {
     return explainPermission(query.toolName, query.input, query.mode, this.rules, {
       cwd: query.cwd,
+      ...(query.permission === undefined ? {} : { permission: query.permission }),
       ...(this.options.settingsRoot === undefined ? {} : { settingsRoot: this.options.settingsRoot }),
       ...(this.options.homeDir === undefined ? {} : { homeDir: this.options.homeDir }),
       ...(options.commandCwd === undefined ? {} : { commandCwd: options.commandCwd }),
@@ -68,7 +83,6 @@ export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess, Work
     return readDenyTest(this.rules, resolveAnchors({ ...this.options, cwd: context.cwd }));
   }
 
-  /** The tool list without the tools a deny rule denies outright. */
   /** `additionalDirectories` of the rules, resolved against `cwd`: the file tools add them to their workspace roots. */
   additionalDirectories(cwd: string): readonly string[] {
     return (this.rules.additionalDirectories ?? []).map((dir) => resolve(cwd, expandHome(dir, this.options.homeDir ?? homedir())));
@@ -79,6 +93,7 @@ export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess, Work
     return webSearchDenied(this.rules);
   }
 
+  /** The tool list without the tools a deny rule denies outright. */
   offeredTools(tools: readonly ToolSchema[]): readonly ToolSchema[] {
     return offeredTools(this.rules, tools);
   }
