@@ -8,13 +8,12 @@ import {
   Diagnostics,
   processWarningDiagnostics,
   type DiagnosticsReporter,
-  type Token,
   type BackgroundOutputRead,
   type BackgroundProcessRequest,
   type BackgroundTaskStatus,
   type BackgroundTaskTicket,
 } from '@tessera/contracts';
-import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
+import { definePlugin, PluginOptionsError, type Plugin, type ServiceResolver } from '@tessera/kernel';
 import { BackgroundTaskManager, type BackgroundTaskManagerOptions } from './background-task-manager.js';
 import { createManagedShellProcessRunner, type ManagedShellProcessRunnerOptions } from './managed-shell-process-runner.js';
 import { createScheduledTaskRunner, type TScheduleFactory } from './scheduled-task-runner.js';
@@ -98,11 +97,6 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
 
 const PLUGIN_NAME = 'background';
 
-/** The live lookup the kernel's container hands a binding's builder (a rebind is seen). */
-interface ContainerLookup {
-  get<T>(token: Token<T>, options: { optional: true }): T | undefined;
-}
-
 function validate(options: BackgroundRuntimeOptions): void {
   const check = (option: string, value: number | undefined, ok: (value: number) => boolean, rule: string): void => {
     if (value !== undefined && !(typeof value === 'number' && ok(value))) {
@@ -135,7 +129,7 @@ function validate(options: BackgroundRuntimeOptions): void {
  */
 export function backgroundRuntime(options: BackgroundRuntimeOptions = {}): Plugin {
   validate(options);
-  const build = (container: ContainerLookup): BackgroundTaskManager => {
+  const build = (container: ServiceResolver): BackgroundTaskManager => {
     const shell = createManagedShellProcessRunner({
       logDir: join(tmpdir(), `tessera-background-${process.pid}-${randomUUID().slice(0, 8)}`),
       ...options.shell,
