@@ -137,6 +137,25 @@ describe('sessionLogger plugin', () => {
     expect(validateSessionReplayLogEntries(log, { dir }).ok).toBe(true);
   });
 
+  it('reads the stream: one subscriber per live session, and a never-run call gets its code from tool_end', async () => {
+    const failing: Tool = { ...echo, name: 'fail', execute: async () => ({ success: false, output: 'boom', error: 'boom', errorCode: 'tool_error' }) };
+    const provider = new ScriptedProvider({ turns: [{ toolCalls: [{ name: 'ghost', input: {} }, { name: 'fail', input: {} }] }, { text: 'ok' }] });
+    const kernel = await start(provider);
+    const session = kernel.createSession({ sessionId: 'codes', tools: [failing] });
+    // The logger listens through session.subscribe, attached at sessionStart.
+    expect(session.subscribers).toBe(1);
+    await session.run('go');
+    await session.shutdown();
+    expect(session.subscribers).toBe(0);
+    await kernel.shutdown();
+    const results = (await events('codes')).filter((entry) => entry.event === 'tool_execution_result');
+    expect(results.map((entry) => [entry.toolName, entry.errorCode, entry.executed])).toEqual([
+      ['fail', 'tool_error', undefined],
+      ['ghost', 'unknown_tool', false],
+    ]);
+    expect(validateSessionReplayLogEntries(await events('codes')).issues.map((issue) => issue.code)).not.toContain('TOOL_REQUEST_MISSING');
+  });
+
   it('records compaction as a history reset that replay follows', async () => {
     const compaction = definePlugin({ name: 'fake-compaction', provides: [Compaction], register: ({ bind }) => void bind(Compaction).toConstantValue({ compact: async () => ({ summary: 'short' }) }) });
     const kernel = await start(new ScriptedProvider({ turns: [{ text: 'a' }, { text: 'b' }] }), { plugins: [compaction] });

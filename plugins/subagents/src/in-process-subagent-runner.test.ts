@@ -64,6 +64,30 @@ describe('createInProcessSubagentRunner', () => {
     expect(transcript.every((entry) => entry.sessionId === 'agent_1')).toBe(true);
   });
 
+  it("maps the child session's event stream: a tool's progress and a failure's code reach the job", async () => {
+    const slow: Tool = {
+      ...tool('Bash'),
+      execute: async (_input, context) => {
+        context.reportProgress?.({ message: 'cloned 1/2', fraction: 0.5 });
+        return { success: false, output: 'exit 1', error: 'exit 1', errorCode: 'exit_code' };
+      },
+    };
+    const provider = new ScriptedProvider({ turns: [{ toolCalls: [{ name: 'Bash', input: { command: 'git clone' } }] }, { text: 'Failed.' }] });
+    const events: TBackgroundTaskRunnerEvent[] = [];
+    const handle = createInProcessSubagentRunner({ provider, tools: [slow], logsDir: dir }).start({ jobId: 'agent_1', request: request(), emit: (event) => events.push(event) });
+    await handle.result;
+    // Before the stream, progress had no way out of the child session.
+    expect(events).toEqual([
+      { type: 'tool_start', toolName: 'Bash', toolCallId: 'toolu_0_0', action: 'Bash' },
+      { type: 'heartbeat' },
+      { type: 'tool_end', toolName: 'Bash', toolCallId: 'toolu_0_0', success: false, error: 'exit_code' },
+      { type: 'text_delta', delta: 'Failed.' },
+    ]);
+    const transcript = (await readFile(handle.transcriptPath!, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    expect(transcript.find((entry) => entry.event === 'tool_progress')).toMatchObject({ toolName: 'Bash', toolCallId: 'toolu_0_0', progress: { message: 'cloned 1/2', fraction: 0.5 } });
+    expect(transcript.find((entry) => entry.event === 'tool_end')).toMatchObject({ type: 'end', toolArgs: { command: 'git clone' }, success: false, errorCode: 'exit_code' });
+  });
+
   it('applies an allowlist, inherits or maps the model, and rejects unknown agent types', async () => {
     const provider = new ScriptedProvider({ turns: [{ text: 'ok' }, { text: 'ok' }, { text: 'ok' }] });
     const definitions = new AgentDefinitionRegistry([

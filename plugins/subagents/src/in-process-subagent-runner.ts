@@ -15,6 +15,7 @@ import { ContainerSessionServices, createHooks, Session, type Kernel, type Tesse
 import { BackgroundTaskError } from '@tessera/plugin-background';
 import { AgentDefinitionRegistry, AGENT_SPAWNING_TOOLS, filterSubagentTools } from './agent-definitions.js';
 import type { SubagentApprovalRouter } from './subagent-approval-router.js';
+import { subagentSessionEvents } from './subagent-session-events.js';
 import { SubagentTranscriptLogger } from './subagent-transcript-logger.js';
 import type { ISubagentJobHandle, ISubagentJobResult, ISubagentJobStart, ISubagentRunner } from './types.js';
 
@@ -130,16 +131,9 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
         ...(clock ? { clock } : {}),
         ...(logger ? { sessionLogger: logger } : {}),
         permissionMode: definition.permissionMode ?? deps.permissionMode ?? 'default',
-        onTextDelta: (delta) => {
-          transcript?.log(jobId, 'text_delta', { delta });
-          emit?.({ type: 'text_delta', delta });
-        },
-        onToolExecution: (event) => {
-          transcript?.log(jobId, event.type === 'start' ? 'tool_start' : 'tool_end', { ...event } as SessionLogData);
-          if (event.type === 'start') emit?.({ type: 'tool_start', toolName: event.toolName, toolCallId: event.toolCallId, action: event.toolName });
-          else emit?.({ type: 'tool_end', toolName: event.toolName, toolCallId: event.toolCallId, success: event.success, ...(event.errorCode ? { error: event.errorCode } : {}) });
-        },
       });
+      // Deltas and tool events reach the manager and the transcript through the session's event stream.
+      const unsubscribe = session.subscribe(subagentSessionEvents(jobId, transcript, emit));
       const parent = deps.getParentSession?.(request.parentSessionId) ?? parentView(request.parentSessionId, request.cwd, services);
       const controller = new AbortController();
       const hookContext = { session: parent, agentId: jobId, agentType: definition.name };
@@ -171,6 +165,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
             .catch((error: unknown) => transcript?.log(jobId, 'error', { phase: 'subagentStop', error: describeError(error) }));
           unregister?.();
           await session.shutdown({ reason: 'other' });
+          unsubscribe();
           await transcript?.flush().catch(() => undefined);
         }
       })();
