@@ -19,12 +19,36 @@ export class SessionVersionTooNewError extends TesseraError {
 
 /** An operation named an entry id the session does not contain. */
 export class SessionEntryNotFoundError extends TesseraError {
-  constructor(entryId: string) {
-    super(`Entry ${entryId} not found`, {
+  constructor(entryId: string, sessionId?: string) {
+    super(`Entry ${entryId} not found${sessionId === undefined ? '' : ` in session ${sessionId}`}. Pick an id from getEntries() or getTree().`, {
       code: 'session_entry_not_found',
       category: 'validation',
       recoverable: true,
-      details: { entryId, hint: 'Pick an id from getEntries() or getTree().' },
+      details: { entryId, ...(sessionId === undefined ? {} : { sessionId }), hint: 'Pick an id from getEntries() or getTree().' },
+    });
+  }
+}
+
+/** An operation named a session the store has neither open nor on disk. */
+export class SessionNotFoundError extends TesseraError {
+  constructor(sessionId: string, agentDir: string) {
+    super(`Session ${sessionId} not found under ${agentDir}/sessions. Pick an id from list(); a session is written once it has an assistant message.`, {
+      code: 'session_not_found',
+      category: 'validation',
+      recoverable: true,
+      details: { sessionId, agentDir },
+    });
+  }
+}
+
+/** A new session (a fork) was given an id that a stored or open session already has. */
+export class SessionExistsError extends TesseraError {
+  constructor(sessionId: string) {
+    super(`Session ${sessionId} already exists; pass another newSessionId, or none to get a fresh UUID.`, {
+      code: 'session_exists',
+      category: 'validation',
+      recoverable: true,
+      details: { sessionId, field: 'newSessionId' },
     });
   }
 }

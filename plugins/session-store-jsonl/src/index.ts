@@ -20,7 +20,11 @@ export {
   SessionPersistenceError,
   InvalidSessionPathPartError,
   InvalidSessionFileError,
+  SessionNotFoundError,
+  SessionExistsError,
 } from './errors.js';
-export { JsonlSessionStore, type JsonlSessionStoreOptions } from './jsonl-session-store.js';
+export { JsonlSessionStore, type JsonlSessionStoreOptions, type SessionSnapshot } from './jsonl-session-store.js';
+export { JsonlSessionTree } from './jsonl-session-tree.js';
+export { LEAF_MARKER_TYPE } from './leaf-marker.js';
 export { jsonlSessionStore } from './plugin.js';
 export { RECORD_META_TYPE, HISTORY_EVENT_TYPE } from './record-mapping.js';

@@ -1,49 +1,40 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { assertValidSessionId, TesseraError, type ISessionRecord, type Message, type SessionStore } from '@tessera/contracts';
+import { assertValidSessionId, TesseraError, type ISessionRecord, type SessionRecordChange, type SessionStore } from '@tessera/contracts';
+import type { SessionEntry, SessionHeader } from './entries.js';
+import { SessionEntryNotFoundError, SessionExistsError, SessionNotFoundError } from './errors.js';
 import { FileSessionStorage } from './file-session-storage.js';
-import { defaultAgentDir, sessionDirFor } from './paths.js';
-import { HISTORY_EVENT_TYPE, RECORD_META_TYPE, recordFromSession, recordMeta } from './record-mapping.js';
-import { redactStrings, type RedactText } from './persist-transform.js';
-import { toPiMessages } from './pi-messages.js';
+import { restoreLeaf } from './leaf-marker.js';
+import { migrateToCurrentVersion } from './migrations.js';
+import { defaultAgentDir, sessionDirFor, sessionIdFromFileName } from './paths.js';
+import { recordFromSession } from './record-mapping.js';
+import { readSessionFile, splitFileEntries } from './session-loader.js';
 import { SessionManager, type SessionManagerOptions } from './session-manager.js';
 import type { SessionStorage } from './session-storage.js';
+import { TrackedSession } from './tracked-session.js';
 
 export type JsonlSessionStoreOptions = Omit<SessionManagerOptions, 'sessionDir'>;
 
-/** What the store knows about one open session: which record messages are already entries. */
-interface Tracked {
-  manager: SessionManager;
-  messages: Message[];
-  messageEntryIds: string[];
-  compacted: boolean;
-  eventIds: Set<string>;
-  metaJson: string | undefined;
-  name: string | undefined;
-}
-
-/**
- * Equal as stored: compares the pi shapes the file holds, redacted when the store redacts
- * (a message loaded back from the file must equal the live one it was written from), so
- * conversion detail never forks history.
- */
-function sameMessage(a: Message | undefined, b: Message | undefined, redact: RedactText | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined) return false;
-  const stored = (message: Message): string => JSON.stringify(redact ? redactStrings(toPiMessages(message, 0), redact) : toPiMessages(message, 0));
-  return stored(a) === stored(b);
+/** A session's header and entries, for listings. */
+export interface SessionSnapshot {
+  header: SessionHeader;
+  entries: readonly SessionEntry[];
 }
 
 /**
  * The kernel's `SessionStore` port on top of the JSONL session tree. A save appends only
- * the messages the file does not have yet; when the record's history was rewritten (for
- * example by compaction), the new tail becomes a branch from the last common message, so
- * the old history stays in the file. Files live where `SessionManager` puts them.
+ * what the file does not have yet: given a `SessionRecordChange` that continues the last
+ * save, the new history entries as they are; otherwise what a comparison of the messages
+ * finds missing. When the record's history was rewritten (for example by compaction), the
+ * new tail becomes a branch from the last common message, so the old history stays in the
+ * file. Files live where `SessionManager` puts them. `JsonlSessionTree` works on the same
+ * open sessions through `withSession`, `snapshots` and `fork`.
  */
 export class JsonlSessionStore implements SessionStore {
   readonly #options: JsonlSessionStoreOptions;
   readonly #storage: SessionStorage;
   readonly #agentDir: string;
-  readonly #open = new Map<string, Tracked>();
+  readonly #open = new Map<string, TrackedSession>();
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: JsonlSessionStoreOptions = {}) {
@@ -52,14 +43,14 @@ export class JsonlSessionStore implements SessionStore {
     this.#options = { ...options, storage: this.#storage, agentDir: this.#agentDir };
   }
 
-  save(record: ISessionRecord): Promise<void> {
+  save(record: ISessionRecord, change?: SessionRecordChange): Promise<void> {
     return this.#serial(async () => {
       if (typeof record.id !== 'string' || record.id === '') {
         throw new TesseraError('Cannot save a session record without an id.', { code: 'invalid_session_record', category: 'validation', recoverable: false, details: { field: 'id' } });
       }
       assertValidSessionId(record.id);
       const tracked = this.#open.get(record.id) ?? (await this.#openTracked(record.id)) ?? this.#create(record);
-      this.#sync(tracked, record);
+      tracked.save(record, change);
       await tracked.manager.flush();
     });
   }
@@ -103,15 +94,88 @@ export class JsonlSessionStore implements SessionStore {
     });
   }
 
+  /**
+   * Runs `operation` on the open session `id`, in the store's queue (for `JsonlSessionTree`).
+   * With `write`, what it appended is flushed and the store re-reads the branch, so the next
+   * `save` compares against it. Unknown ids throw `SessionNotFoundError`.
+   */
+  withSession<T>(id: string, operation: (manager: SessionManager) => T, options: { write?: boolean } = {}): Promise<T> {
+    return this.#serial(async () => {
+      const tracked = await this.#require(id);
+      try {
+        return operation(tracked.manager);
+      } finally {
+        if (options.write) {
+          tracked.refresh();
+          await tracked.manager.flush();
+        }
+      }
+    });
+  }
+
+  /** Header and entries of every session, open or on disk; files that are not open are read, not kept. */
+  snapshots(): Promise<SessionSnapshot[]> {
+    return this.#serial(async () => {
+      const snapshots: SessionSnapshot[] = [...this.#open.values()].map(({ manager }) => ({ header: manager.getHeader(), entries: manager.getEntries() }));
+      for (const file of this.#findFiles()) {
+        const id = sessionIdFromFileName(file);
+        if (id !== undefined && this.#open.has(id)) continue;
+        try {
+          const load = await readSessionFile(this.#storage, file);
+          if (load.status !== 'ok') continue;
+          migrateToCurrentVersion(load.fileEntries, file);
+          const { header, entries } = splitFileEntries(load.fileEntries);
+          if (!this.#open.has(header.id)) snapshots.push({ header, entries });
+        } catch (error) {
+          // One unreadable file (say, from a newer release) must not hide the others.
+          this.#warn(`${file}: left out of the session list: ${(error as Error).message}`, { file });
+        }
+      }
+      return snapshots;
+    });
+  }
+
+  /**
+   * A new session file holding root→`entryId` of session `id` (see `SessionManager.forkBranch`);
+   * returns the new id. The original is not changed.
+   */
+  fork(id: string, entryId: string, options: { newSessionId?: string; name?: string } = {}): Promise<string> {
+    return this.#serial(async () => {
+      const source = await this.#require(id);
+      if (source.manager.getEntry(entryId) === undefined) throw new SessionEntryNotFoundError(entryId, id);
+      const newId = options.newSessionId ?? randomUUID();
+      assertValidSessionId(newId);
+      if (this.#open.has(newId) || this.#findFiles(newId).length > 0) throw new SessionExistsError(newId);
+      const manager = await source.manager.forkBranch(entryId, { id: newId, ...(options.name === undefined ? {} : { name: options.name }) });
+      const tracked = new TrackedSession(manager, this.#options.redact);
+      tracked.refresh();
+      this.#open.set(newId, tracked);
+      return newId;
+    });
+  }
+
+  #warn(message: string, details: Record<string, unknown>): void {
+    if (this.#options.onWarning) this.#options.onWarning(message, details);
+    else process.emitWarning(message, { code: 'TESSERA_SESSION_WARNING' });
+  }
+
   #serial<T>(operation: () => Promise<T>): Promise<T> {
     const next = this.#queue.then(operation, operation);
     this.#queue = next.catch(() => undefined);
     return next;
   }
 
-  #findFiles(id: string): string[] {
+  async #require(id: string): Promise<TrackedSession> {
+    assertValidSessionId(id);
+    const tracked = this.#open.get(id) ?? (await this.#openTracked(id));
+    if (!tracked) throw new SessionNotFoundError(id, this.#agentDir);
+    return tracked;
+  }
+
+  /** Session files under `<agentDir>/sessions`, only those of session `id` when given. */
+  #findFiles(id?: string): string[] {
     const root = join(this.#agentDir, 'sessions');
-    const suffix = `_${id}.jsonl`;
+    const suffix = id === undefined ? '.jsonl' : `_${id}.jsonl`;
     const files: string[] = [];
     for (const dir of this.#storage.listDirsSync(root)) {
       for (const name of this.#storage.listFilesSync(join(root, dir), '*.jsonl')) if (name.endsWith(suffix)) files.push(join(root, dir, name));
@@ -119,78 +183,22 @@ export class JsonlSessionStore implements SessionStore {
     return files;
   }
 
-  async #openTracked(id: string): Promise<Tracked | undefined> {
+  async #openTracked(id: string): Promise<TrackedSession | undefined> {
     const file = this.#findFiles(id)[0];
     if (!file) return undefined;
     const manager = await SessionManager.open(file, this.#options);
-    const loaded = recordFromSession(manager);
-    const tracked: Tracked = {
-      manager,
-      messages: loaded.record.messages,
-      messageEntryIds: loaded.messageEntryIds,
-      compacted: loaded.compacted,
-      eventIds: loaded.eventIds,
-      metaJson: loaded.metaJson,
-      name: loaded.record.name,
-    };
+    restoreLeaf(manager);
+    const tracked = new TrackedSession(manager, this.#options.redact);
+    tracked.refresh();
     this.#open.set(id, tracked);
     return tracked;
   }
 
-  #create(record: ISessionRecord): Tracked {
+  #create(record: ISessionRecord): TrackedSession {
     const manager = SessionManager.create(record.cwd, { ...this.#options, sessionDir: sessionDirFor(record.cwd, this.#agentDir) });
     manager.newSession({ id: record.id });
-    const tracked: Tracked = { manager, messages: [], messageEntryIds: [], compacted: false, eventIds: new Set(), metaJson: undefined, name: undefined };
+    const tracked = new TrackedSession(manager, this.#options.redact);
     this.#open.set(record.id, tracked);
     return tracked;
-  }
-
-  #sync(tracked: Tracked, record: ISessionRecord): void {
-    const { manager } = tracked;
-    let common = 0;
-    const limit = Math.min(tracked.messages.length, record.messages.length);
-    while (common < limit && sameMessage(tracked.messages[common], record.messages[common], this.#options.redact)) common += 1;
-    if (common < tracked.messages.length) {
-      // History was rewritten: continue from the last shared message (or a new root), never edit.
-      const anchor = tracked.compacted ? undefined : tracked.messageEntryIds[common - 1];
-      if (anchor === undefined) {
-        manager.resetLeaf();
-        common = 0;
-      } else manager.branch(anchor);
-      tracked.compacted = false;
-      // Entries after the anchor are now off the path: record what is still on it.
-      tracked.metaJson = undefined;
-      tracked.eventIds = new Set();
-      for (const entry of manager.getBranch()) {
-        if (entry.type !== 'custom') continue;
-        if (entry.customType === RECORD_META_TYPE) tracked.metaJson = JSON.stringify(entry.data);
-        if (entry.customType === HISTORY_EVENT_TYPE) tracked.eventIds.add((entry.data as { id: string }).id);
-      }
-    }
-    const metaJson = JSON.stringify(recordMeta(record));
-    if (metaJson !== tracked.metaJson && metaJson !== '{}') {
-      manager.appendCustomEntry(RECORD_META_TYPE, JSON.parse(metaJson));
-      tracked.metaJson = metaJson;
-    }
-
-    const ids = tracked.messageEntryIds.slice(0, common);
-    const now = Date.now();
-    for (const message of record.messages.slice(common)) {
-      let last = '';
-      for (const stored of toPiMessages(message, now)) last = manager.appendMessage(stored as never);
-      ids.push(last);
-    }
-    tracked.messages = [...record.messages];
-    tracked.messageEntryIds = ids;
-
-    for (const entry of record.history) {
-      if (entry.category !== 'event' || tracked.eventIds.has(entry.id)) continue;
-      manager.appendCustomEntry(HISTORY_EVENT_TYPE, entry);
-      tracked.eventIds.add(entry.id);
-    }
-    if (record.name !== undefined && record.name !== tracked.name) {
-      manager.setSessionName(record.name);
-      tracked.name = record.name;
-    }
   }
 }

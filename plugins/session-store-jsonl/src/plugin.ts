@@ -1,46 +1,59 @@
-import { Diagnostics, processWarningDiagnostics, SessionStore, type DiagnosticReport, type DiagnosticsReporter } from '@tessera/contracts';
+import { Diagnostics, processWarningDiagnostics, SessionStore, SessionTree, type DiagnosticReport, type DiagnosticsReporter } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import { JsonlSessionStore, type JsonlSessionStoreOptions } from './jsonl-session-store.js';
+import { JsonlSessionTree } from './jsonl-session-tree.js';
 
 /**
- * Provides `SessionStore` backed by JSONL session trees. Replaces the in-memory store in
- * `testPreset({ replace })`.
+ * Provides `SessionStore` and `SessionTree` backed by JSONL session trees, both over one
+ * `JsonlSessionStore` per kernel. Replaces the in-memory store in `testPreset({ replace })`.
  *
  * The factory only checks and keeps `options`: each kernel's container builds its own
- * `JsonlSessionStore` when `SessionStore` is first resolved (nothing touches the disk before
- * the first save), and closes it when the kernel shuts down. Warnings (`onWarning`) go to the
- * kernel's `Diagnostics` reporter (`TESSERA_SESSION_WARNING`) unless `onWarning` is given.
+ * `JsonlSessionStore` when `SessionStore` or `SessionTree` is first resolved (nothing touches
+ * the disk before the first write), and closes it when the kernel shuts down. Warnings
+ * (`onWarning`) go to the kernel's `Diagnostics` reporter (`TESSERA_SESSION_WARNING`) unless
+ * `onWarning` is given.
  *
  * Pass a store instance instead of options to keep a handle on it: that instance is yours,
- * bound as it is and shared by every kernel the value is composed into; the kernel only
- * closes its open files at shutdown (`close()`; the store stays usable, later saves reopen
- * them).
+ * bound as it is (both tokens use it) and shared by every kernel the value is composed into;
+ * the kernel only closes its open files at shutdown (`close()`; the store stays usable,
+ * later saves reopen them).
  */
 export function jsonlSessionStore(options: JsonlSessionStoreOptions | JsonlSessionStore = {}): Plugin {
   const given = options instanceof JsonlSessionStore ? options : undefined;
   const settings: JsonlSessionStoreOptions | undefined = given ? undefined : { ...(options as JsonlSessionStoreOptions) };
   if (settings) checkOptions(settings);
+  const diagnostics = [{ serviceIdentifier: Diagnostics, optional: true }] as const;
   return definePlugin({
     name: 'session-store-jsonl',
-    provides: [SessionStore],
+    provides: [SessionStore, SessionTree],
     optional: [Diagnostics],
     register({ bind }) {
       if (given) {
         bind(SessionStore).toConstantValue(given);
+        bind(SessionTree).toConstantValue(new JsonlSessionTree(given));
         return;
       }
+      // This kernel's store, built by whichever token is resolved first.
+      let store: JsonlSessionStore | undefined;
+      let closedWithSessionStore = false;
+      const build = (reporter: DiagnosticsReporter | undefined): JsonlSessionStore =>
+        (store ??= new JsonlSessionStore({
+          ...settings,
+          onWarning: settings?.onWarning ?? ((message, details) => (reporter ?? processWarningDiagnostics).report(sessionWarningReport(message, details))),
+        }));
       bind(SessionStore)
-        .toResolvedValue(
-          (diagnostics: DiagnosticsReporter | undefined) =>
-            new JsonlSessionStore({
-              ...settings,
-              onWarning: settings?.onWarning ?? ((message, details) => (diagnostics ?? processWarningDiagnostics).report(sessionWarningReport(message, details))),
-            }),
-          [{ serviceIdentifier: Diagnostics, optional: true }],
-        )
+        .toResolvedValue((reporter: DiagnosticsReporter | undefined) => {
+          closedWithSessionStore = true;
+          return build(reporter);
+        }, [...diagnostics])
         .inSingletonScope()
         // Sessions save during kernel shutdown before services are released, so closing here loses nothing.
-        .onDeactivation((store) => (store as JsonlSessionStore).close());
+        .onDeactivation((resolved) => (resolved as JsonlSessionStore).close());
+      bind(SessionTree)
+        .toResolvedValue((reporter: DiagnosticsReporter | undefined) => new JsonlSessionTree(build(reporter)), [...diagnostics])
+        .inSingletonScope()
+        // Closed once: by the SessionStore binding when that was resolved, else here.
+        .onDeactivation((tree) => (closedWithSessionStore ? undefined : (tree as JsonlSessionTree).store.close()));
     },
     async shutdown() {
       await given?.close();

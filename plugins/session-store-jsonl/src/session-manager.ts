@@ -7,7 +7,7 @@ import { CURRENT_SESSION_VERSION, type AgentMessage, type SessionEntry, type Ses
 import { InvalidSessionFileError } from './errors.js';
 import { FileSessionStorage } from './file-session-storage.js';
 import { MemorySessionStorage } from './memory-session-storage.js';
-import { migrateToCurrentVersion, generateEntryId } from './migrations.js';
+import { migrateToCurrentVersion } from './migrations.js';
 import { defaultAgentDir, sessionDirFor, sessionFileName } from './paths.js';
 import { resolveBlobRefs, type BlobResolution, type RedactText } from './persist-transform.js';
 import { filesByMtime, listSessionsInDir, readHeader, readSessionInfo, type SessionInfo } from './session-listing.js';
@@ -320,24 +320,8 @@ export class SessionManager extends AppendMethods {
    * In memory: replaces this session's state and returns undefined.
    */
   async createBranchedSession(leafId: string): Promise<string | undefined> {
-    const path = this.#tree.getBranch(leafId);
-    const taken = new Set(path.map((entry) => entry.id));
-    const entries: SessionEntry[] = [];
-    let previous: string | null = null;
     const now = new Date();
-    for (const entry of path) {
-      if (entry.type === 'label') continue;
-      entries.push({ ...entry, parentId: previous });
-      previous = entry.id;
-    }
-    for (const entry of [...entries]) {
-      const label = this.#tree.getLabel(entry.id);
-      if (label === undefined) continue;
-      const id = generateEntryId(taken);
-      taken.add(id);
-      entries.push({ type: 'label', id, parentId: previous, timestamp: now.toISOString(), targetId: entry.id, label });
-      previous = id;
-    }
+    const entries = this.#tree.copyBranch(leafId, now.toISOString());
     const parentSession = this.#persistence.file ?? this.#header.id;
     const id = randomUUID();
     this.#header = { type: 'session', version: CURRENT_SESSION_VERSION, id, timestamp: now.toISOString(), cwd: this.#cwd, parentSession };
@@ -351,6 +335,22 @@ export class SessionManager extends AppendMethods {
     }
     this.#writeBreadcrumb();
     return file;
+  }
+
+  /**
+   * A new persistent session in the same directory holding root→`leafId` (like
+   * `createBranchedSession`), written at once even without an assistant message. This
+   * session is left as it was; `parentSession` names its file.
+   */
+  async forkBranch(leafId: string, options: { id?: string; name?: string } = {}): Promise<SessionManager> {
+    const entries = this.#tree.copyBranch(leafId, new Date().toISOString());
+    const fork = new SessionManager(this.#cwd, this.#sessionDir, true, this.#env);
+    fork.newSession({ ...(options.id === undefined ? {} : { id: options.id }), parentSession: this.#persistence.file ?? this.#header.id });
+    if (options.name !== undefined) fork.#header.title = options.name;
+    fork.#tree.reset(entries);
+    await fork.#persistence.rewrite(fork.#header, fork.#tree.entries);
+    fork.#persistence.assertHealthy();
+    return fork;
   }
 
   // ------------------------------------------------------------------ reads

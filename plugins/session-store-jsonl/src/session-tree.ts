@@ -94,6 +94,31 @@ export class SessionTree {
     return getPath(this.require(target), this.byId);
   }
 
+  /**
+   * The root→`leafId` path as the entries of a new session: re-chained without the label
+   * entries on it, then one label entry per labelled entry, so labels survive a fork.
+   */
+  copyBranch(leafId: string, timestamp: string): SessionEntry[] {
+    const path = this.getBranch(leafId);
+    const taken = new Set(path.map((entry) => entry.id));
+    const entries: SessionEntry[] = [];
+    let previous: string | null = null;
+    for (const entry of path) {
+      if (entry.type === 'label') continue;
+      entries.push({ ...entry, parentId: previous });
+      previous = entry.id;
+    }
+    for (const entry of [...entries]) {
+      const label = this.getLabel(entry.id);
+      if (label === undefined) continue;
+      const id = generateEntryId(taken);
+      taken.add(id);
+      entries.push({ type: 'label', id, parentId: previous, timestamp, targetId: entry.id, label });
+      previous = id;
+    }
+    return entries;
+  }
+
   /** Roots are entries whose parent is null, themselves or missing; children are sorted by timestamp. */
   getTree(): SessionTreeNode[] {
     const nodes = new Map<string, SessionTreeNode>();
