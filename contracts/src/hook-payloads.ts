@@ -1,3 +1,4 @@
+import type { SessionEvent } from './session-event.js';
 import type { IContextWindowState } from './context-window.js';
 import type { IHistoryEntry } from './history.js';
 import type { AssistantMessage, Message } from './message.js';
@@ -17,6 +18,12 @@ export interface ISession {
   readonly services: SessionServices;
   getPermissionMode(): PermissionMode;
   getHistory(): readonly Message[];
+  /**
+   * Publishes an event on this session's stream (`session.subscribe`) — for plugins whose
+   * work a UI shows (resolved `@file` references, skill activations). Absent on sessions that
+   * have no stream.
+   */
+  emit?(event: SessionEvent): void;
 }
 
 export interface KernelLifecycleContext {
@@ -43,8 +50,12 @@ export interface UserPromptSubmitContext {
   prompt: string;
   /** Text added to the prompt inside a `<system-reminder>` block. */
   additionalContext: readonly string[];
-  /** When set, the prompt is not sent and `run()` rejects with `PromptBlockedError`. */
-  blocked?: { reason: string };
+  /**
+   * When set, the prompt is not sent and `run()` rejects with `PromptBlockedError`. `source`
+   * names who blocked it (`prompt-file-references`, a hook…) and `details` says why in a form
+   * a UI can show (the failed references, for example).
+   */
+  blocked?: { reason: string; source?: string; details?: Record<string, unknown> };
 }
 
 export interface ProviderRequestDraft {

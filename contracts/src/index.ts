@@ -27,3 +27,4 @@ export * from './session-tree.js';
 export * from './command.js';
 export * from './skill-source.js';
 export * from './transport.js';
+export * from './interactive.js';

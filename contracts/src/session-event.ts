@@ -1,5 +1,6 @@
 import type { IContextWindowState } from './context-window.js';
 import type { AssistantMessage } from './message.js';
+import type { IPromptFileReferenceRecord, ISkillActivationEvent } from './interactive.js';
 
 /** What a running tool reports about itself (`ToolContext.reportProgress`). */
 export interface ToolProgress {
@@ -46,7 +47,10 @@ export type SessionEvent =
   | { type: 'compact'; trigger: 'manual' | 'auto'; summary: string; before: IContextWindowState | undefined; after: IContextWindowState | undefined }
   | { type: 'turn_end'; text: string; rounds: number }
   | { type: 'error'; message: string; code?: string }
-  | { type: 'interrupted' };
+  | { type: 'interrupted' }
+  /** `@file` references in the prompt were read and sent to the model (contents are not in the event). */
+  | { type: 'prompt_file_reference'; prompt: string; references: readonly IPromptFileReferenceRecord[] }
+  | { type: 'skill_activation'; event: ISkillActivationEvent };
 
 export type SessionEventType = SessionEvent['type'];
 export type SessionEventListener = (event: SessionEvent) => void;

@@ -78,13 +78,17 @@ export class ProviderTimeoutError extends TesseraError {
 }
 
 export class PromptBlockedError extends TesseraError {
-  constructor(reason: string) {
-    super(`Prompt blocked by a userPromptSubmit hook: ${reason}`, {
+  /** Who blocked the prompt (a plugin name, `hook`…), when the tap said. */
+  readonly source: string | undefined;
+
+  constructor(reason: string, blocked: { source?: string; details?: Record<string, unknown> } = {}) {
+    super(`Prompt blocked${blocked.source ? ` by ${blocked.source}` : ' by a userPromptSubmit hook'}: ${reason}`, {
       code: 'prompt_blocked',
       category: 'permission',
       recoverable: true,
-      details: { reason },
+      details: { reason, ...(blocked.source ? { source: blocked.source } : {}), ...blocked.details },
     });
+    this.source = blocked.source;
   }
 }
 

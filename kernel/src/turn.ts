@@ -37,7 +37,7 @@ export async function runTurn(
       prompt: message,
       additionalContext: [],
     })) as UserPromptSubmitContext;
-    if (context.blocked) throw new PromptBlockedError(context.blocked.reason);
+    if (context.blocked) throw new PromptBlockedError(context.blocked.reason, context.blocked);
     prompt = context.prompt;
     additionalContext = context.additionalContext;
   }
