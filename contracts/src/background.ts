@@ -50,6 +50,21 @@ export interface BackgroundTasks {
   readOutput?(taskId: string, fromLine: number, sessionId?: string): Promise<BackgroundOutputRead>;
   /** Stops the task (its whole process group) and resolves with its status afterwards; rejects for an unknown task. */
   stop?(taskId: string, sessionId?: string): Promise<BackgroundTaskStatus>;
+  /**
+   * Every task event (queued, started, progress, completed…) until the returned function is
+   * called. `sessionId` is the session that started the task, so a UI shows its own session's
+   * tasks. Optional for runtimes without events.
+   */
+  subscribe?(listener: (event: BackgroundTaskNotice) => void): () => void;
+}
+
+/** A background task event as the runtime reports it (`type`, `taskId`, and whatever else the event carries). */
+export interface BackgroundTaskNotice {
+  type: string;
+  taskId: string;
+  /** The session that started the task, when one did. */
+  sessionId?: string;
+  [field: string]: unknown;
 }
 
 export const BackgroundTasks = createToken<BackgroundTasks>('BackgroundTasks');

@@ -27,3 +27,16 @@ export {
   SessionConfigurationError,
 } from './errors.js';
 export type { CompositionProblem } from './errors.js';
+export {
+  CheckpointRestoreBusyError,
+  InteractiveSession,
+  InteractiveSessionClosedError,
+  PromptQueueFullError,
+  ResumeSessionNotFoundError,
+} from './interactive/interactive-session.js';
+export type { IResumableSession, InteractiveSandboxClient, InteractiveSessionOptions } from './interactive/interactive-session.js';
+export type { InteractiveSessionEvents } from './interactive/events.js';
+export { canonicalName, SystemCommandExecutor } from './interactive/command-executor.js';
+export type { ICommandListing } from './interactive/command-executor.js';
+export { createQuery } from './interactive/create-query.js';
+export type { CreateQueryOptions, QueryMessage } from './interactive/create-query.js';

@@ -215,6 +215,7 @@ export class Kernel {
       ...options,
       sessionId: record.id,
       createdAt: record.createdAt,
+      recordFields: { ...extraRecordFields(record), ...options.recordFields },
       history: record.history.length > 0 ? record.history : record.messages.map((message, index) => messageToHistoryEntry(message, { id: `${record.id}-${index}`, timestamp: record.updatedAt })),
     });
   }
@@ -290,6 +291,15 @@ export class Kernel {
       getAll: (token) => this.getAll(token),
     };
   }
+}
+
+const STANDARD_RECORD_FIELDS = new Set(['id', 'cwd', 'createdAt', 'updatedAt', 'messages', 'history', 'systemPrompt', 'toolSchemas']);
+
+/** A record's fields beyond the standard ones (`name`, a sandbox snapshot id…), kept on resume. */
+function extraRecordFields(record: ISessionRecord): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) if (!STANDARD_RECORD_FIELDS.has(key) && value !== undefined) fields[key] = value;
+  return fields;
 }
 
 /**

@@ -44,6 +44,11 @@ export interface SessionOptions {
   history?: readonly IHistoryEntry[];
   /** The stored session's creation time (resume); now otherwise. */
   createdAt?: string;
+  /**
+   * Fields kept in the session record beside the standard ones (a user-facing `name`, a
+   * sandbox snapshot id…): restored from a record on resume, saved with every save.
+   */
+  recordFields?: Readonly<Record<string, unknown>>;
   /** Builds a context-window tracker for a model; `setModel` uses it to rebuild the tracker. */
   createContextWindow?: (model: string | undefined) => ContextWindow | undefined;
   /** Reuse an id (resume); a fresh UUID otherwise. */

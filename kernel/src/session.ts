@@ -63,6 +63,8 @@ export class Session implements ISession {
   private readonly entries: IHistoryEntry[] = [];
   private readonly messages: Message[] = [];
   private readonly createdAt: string;
+  /** Extra record fields (`name`, `sandboxSnapshotId`…), saved with the record. */
+  private readonly recordFields: Record<string, unknown>;
   private permissionMode: PermissionMode;
   private autoCompactThreshold: TAutoCompactThreshold;
   private completedRuns = 0;
@@ -87,6 +89,7 @@ export class Session implements ISession {
     this.permissionMode = options.permissionMode ?? 'default';
     this.autoCompactThreshold = options.autoCompactThreshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD;
     this.createdAt = options.createdAt ?? new Date(this.clock.now()).toISOString();
+    this.recordFields = { ...options.recordFields };
     this.provider = options.provider;
     this.model = options.model;
     this.contextWindow = options.contextWindow;
@@ -526,9 +529,37 @@ export class Session implements ISession {
     }
   }
 
+  /** The user-facing name, if one was given (`setName`, or the resumed record's). */
+  getName(): string | undefined {
+    const name = this.recordFields.name;
+    return typeof name === 'string' ? name : undefined;
+  }
+
+  /** Names the session; saved with the next save (`save()` saves now). */
+  setName(name: string): void {
+    this.setRecordField('name', name);
+  }
+
+  /** Sets (or, with `undefined`, removes) a field kept in the session record. */
+  setRecordField(field: string, value: unknown): void {
+    if (RESERVED_RECORD_FIELDS.has(field)) throw new TypeError(`"${field}" is a standard session record field and cannot be set this way.`);
+    if (value === undefined) delete this.recordFields[field];
+    else this.recordFields[field] = value;
+  }
+
+  getRecordField(field: string): unknown {
+    return this.recordFields[field];
+  }
+
+  /** Saves the session to its store now (a no-op without one). A failure is reported as after a run. */
+  save(): Promise<void> {
+    return this.persist();
+  }
+
   /** A snapshot of this session for a store. */
   toRecord(): ISessionRecord {
     return {
+      ...this.recordFields,
       id: this.sessionId,
       cwd: this.cwd,
       createdAt: this.createdAt,
@@ -566,6 +597,8 @@ export class Session implements ISession {
     }
   }
 }
+
+const RESERVED_RECORD_FIELDS = new Set(['id', 'cwd', 'createdAt', 'updatedAt', 'messages', 'history', 'systemPrompt', 'toolSchemas']);
 
 function schemasOf(tools: ReadonlyMap<string, Tool>): ToolSchema[] {
   return [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));

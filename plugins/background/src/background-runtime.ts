@@ -48,6 +48,12 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
     return state;
   };
   return {
+    subscribe(listener) {
+      return manager.subscribe((event) => {
+        const sessionId = manager.get(event.taskId)?.parentSessionId;
+        listener({ ...event, ...(sessionId === undefined ? {} : { sessionId }) });
+      });
+    },
     async spawn(request: BackgroundProcessRequest): Promise<BackgroundTaskTicket> {
       const state = await manager.spawn({
         kind: 'process',

@@ -22,6 +22,7 @@ export interface ScriptedTurn {
   /** Streamed as deltas: a string is one delta, an array is one delta per element. */
   text?: string | readonly string[];
   toolCalls?: readonly ScriptedToolCall[];
+  /** A thinking block, streamed as one thinking delta before the text. */
   thinking?: string;
   usage?: ProviderUsage;
   /** Wait this long before each delta (and before replying when there is no text). */
@@ -117,7 +118,11 @@ export class ScriptedProvider implements Provider {
     const delay = turn.delayMs ?? 0;
     let text = '';
     let thinking: ThinkingBlock | undefined;
-    if (turn.thinking !== undefined) thinking = { type: 'thinking', thinking: turn.thinking };
+    if (turn.thinking !== undefined) {
+      thinking = { type: 'thinking', thinking: turn.thinking };
+      // Streamed first, as a thinking model streams its reasoning before the answer.
+      request.onThinkingDelta?.(turn.thinking);
+    }
 
     if (chunks.length === 0 && delay > 0) await sleep(delay, signal);
     for (const chunk of chunks) {

@@ -1,0 +1,674 @@
+import {
+  BackgroundTasks,
+  CommandContribution,
+  Diagnostics,
+  EditCheckpoints,
+  processWarningDiagnostics,
+  isAbortError,
+  isChatEntry,
+  SessionStore,
+  SystemPromptBuilder,
+  TesseraError,
+  describeError,
+  type BackgroundTaskNotice,
+  type IContextWindowState,
+  type ICommandHostAdapters,
+  type ICommandHostContext,
+  type ICommandResult,
+  type IEditCheckpointInspection,
+  type IEditCheckpointRestoreResult,
+  type IEditCheckpointSummary,
+  type IExecutionResult,
+  type IHistoryEntry,
+  type IPromptFileReferenceRecord,
+  type ISessionRecord,
+  type ISkillActivationEvent,
+  type IToolState,
+  type ITransportAdapter,
+  type IUsageSnapshot,
+  type Message,
+  type PermissionMode,
+  type Provider,
+  type SessionEndReason,
+  type SessionEvent,
+  type SessionServices,
+} from '@tessera/contracts';
+import { randomUUID } from 'node:crypto';
+import type { Kernel, KernelSessionOptions } from '../kernel.js';
+import type { Session } from '../session.js';
+import { ContainerSessionServices } from '../session-services.js';
+import { SystemCommandExecutor, type ICommandListing } from './command-executor.js';
+import { InteractiveEventEmitter, type InteractiveSessionEvents } from './events.js';
+import { firstArgOf, finishedToolState } from './tool-state.js';
+
+/** What a sandbox offers the interactive session: snapshots on shutdown, restore on resume. */
+export interface InteractiveSandboxClient {
+  snapshot?(): Promise<string>;
+  restore?(snapshotId: string): Promise<void>;
+}
+
+export interface InteractiveSessionOptions {
+  /** The composed application; sessions are created from it. Either this or `session`. */
+  kernel?: Kernel;
+  /** A pre-built session (tests); the kernel options below are then ignored. */
+  session?: Session;
+  cwd?: string;
+  sessionId?: string;
+  provider?: Provider;
+  model?: string;
+  permissionMode?: PermissionMode;
+  /** The system prompt as given; otherwise the `SystemPromptBuilder` builds one when bound. */
+  systemPrompt?: string;
+  /** Appended to the built system prompt (`--append-system-prompt`). */
+  appendSystemPrompt?: string;
+  /** Continue a stored session (`SessionStore`): same id, history, name. */
+  resumeSessionId?: string;
+  /** With `resumeSessionId` or `continueMostRecent`: start a new id from the stored history and leave the original untouched. */
+  forkSession?: boolean;
+  /** Continue the most recently updated stored session of `cwd`; a fresh session when there is none. */
+  continueMostRecent?: boolean;
+  /** A user-facing name for a new session. */
+  name?: string;
+  sandboxClient?: InteractiveSandboxClient;
+  /** Applied once before the first turn when no sandbox snapshot was restored. */
+  workspaceManifest?: unknown;
+  /** How to apply `workspaceManifest` (e.g. `applyWorkspaceManifest` from `@tessera/plugin-tools`). */
+  applyWorkspaceManifest?: (client: InteractiveSandboxClient, manifest: unknown, hostRoot: string) => Promise<unknown>;
+  /** Adapters commands may ask for (`ICommandHostContext.getCommandHostAdapters()`). */
+  commandHostAdapters?: ICommandHostAdapters;
+  /** More options for the session the kernel creates (tools, limits…). */
+  sessionOptions?: KernelSessionOptions;
+}
+
+/** A stored session as a picker lists it. */
+export interface IResumableSession {
+  id: string;
+  name?: string;
+  cwd: string;
+  firstPrompt: string;
+  updatedAt: string;
+  messageCount: number;
+}
+
+export class PromptQueueFullError extends TesseraError {
+  constructor() {
+    super('A prompt is already queued behind the running one; wait for it, or cancel it with cancelQueue().', {
+      code: 'prompt_queue_full',
+      category: 'state',
+      recoverable: true,
+    });
+  }
+}
+
+export class InteractiveSessionClosedError extends TesseraError {
+  constructor(sessionId: string) {
+    super(`The interactive session ${sessionId} has been shut down; create a new one.`, { code: 'session_closed', category: 'state', recoverable: false, details: { sessionId } });
+  }
+}
+
+export class ResumeSessionNotFoundError extends TesseraError {
+  constructor(sessionId: string) {
+    super(`No stored session "${sessionId}" to resume; list the stored sessions (listResumableSessions) and pick one of their ids.`, {
+      code: 'session_not_found',
+      category: 'validation',
+      recoverable: false,
+      details: { sessionId },
+    });
+  }
+}
+
+export class CheckpointRestoreBusyError extends TesseraError {
+  constructor() {
+    super('A prompt is running; restore a checkpoint after it finishes (or abort it first).', { code: 'checkpoint_restore_busy', category: 'state', recoverable: true });
+  }
+}
+
+interface Pending {
+  input: string;
+  displayInput: string | undefined;
+  rawInput: string | undefined;
+  resolve: (result: IExecutionResult | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+const EMPTY_CONTEXT: IContextWindowState = { usedTokens: 0, maxTokens: 0, usedPercentage: 0, exact: false };
+
+/**
+ * The facade every CLI, server and embedder talks to (spec: InteractiveSession). It holds a
+ * kernel `Session` (composition, never a subclass) and adds typed events mapped from the
+ * session's one event stream, a prompt queue of one, tool states, the timeline with event
+ * entries, persistence and resume, commands and edit checkpoints through their tokens.
+ */
+export class InteractiveSession {
+  private readonly events = new InteractiveEventEmitter((name, error) =>
+    (this.session?.services.getOptional(Diagnostics) ?? processWarningDiagnostics).report({
+      severity: 'warning',
+      code: 'TESSERA_LISTENER_ERROR',
+      source: 'interactive-session',
+      message: `An InteractiveSession "${name}" listener threw: ${describeError(error)}`,
+    }),
+  );
+  private session: Session | undefined;
+  private readonly ready: Promise<Session>;
+  private executing = false;
+  private pending: Pending | undefined;
+  private current: Promise<IExecutionResult | undefined> | undefined;
+  private streamingText = '';
+  private readonly activeTools = new Map<string, IToolState>();
+  private turnTools: IToolState[] = [];
+  private turnUsage: { input: number; output: number } | undefined;
+  private closed: Promise<void> | undefined;
+  private executor: SystemCommandExecutor | undefined;
+  private unsubscribers: Array<() => void> = [];
+
+  constructor(private readonly options: InteractiveSessionOptions) {
+    if (!options.kernel && !options.session) {
+      throw new TesseraError('InteractiveSession needs a kernel (options.kernel) or a session (options.session).', {
+        code: 'invalid_interactive_options',
+        category: 'configuration',
+        recoverable: false,
+      });
+    }
+    this.ready = this.initialize();
+    // Initialisation errors surface on the first call that awaits `ready`; never unhandled.
+    this.ready.catch(() => undefined);
+  }
+
+  /** Resolves once the session exists (system prompt built, resume loaded, sandbox restored). */
+  async whenReady(): Promise<void> {
+    await this.ready;
+  }
+
+  on<K extends keyof InteractiveSessionEvents>(name: K, listener: InteractiveSessionEvents[K]): () => void {
+    return this.events.on(name, listener);
+  }
+
+  // ------------------------------------------------------------------ prompts
+
+  /**
+   * Runs `input` (after the running prompt, when one runs). `displayInput` is what the timeline
+   * shows instead (e.g. `/audit` for an expanded skill prompt); `rawInput` is kept with it.
+   * Resolves with the execution result, or `undefined` when the prompt was cancelled from the
+   * queue. A third prompt while one runs and one waits is refused (`prompt_queue_full`).
+   */
+  async submit(input: string, displayInput?: string, rawInput?: string): Promise<IExecutionResult | undefined> {
+    if (this.closed) throw new InteractiveSessionClosedError(this.session?.sessionId ?? this.options.sessionId ?? 'unknown');
+    if (this.executing || this.pending) {
+      if (this.pending) throw new PromptQueueFullError();
+      return new Promise((resolve, reject) => {
+        this.pending = { input, displayInput, rawInput, resolve, reject };
+      });
+    }
+    return this.execute(input, displayInput, rawInput);
+  }
+
+  /** Clears the queue and aborts the running prompt; `interrupted` fires once the abort completed. */
+  abort(): void {
+    this.cancelQueue();
+    this.session?.abort();
+  }
+
+  /** Drops the queued prompt (its `submit` resolves with `undefined`); returns its text. */
+  cancelQueue(): string | null {
+    const pending = this.pending;
+    this.pending = undefined;
+    pending?.resolve(undefined);
+    return pending?.input ?? null;
+  }
+
+  isExecuting(): boolean {
+    return this.executing;
+  }
+
+  getPendingPrompt(): string | null {
+    return this.pending?.input ?? null;
+  }
+
+  getStreamingText(): string {
+    return this.streamingText;
+  }
+
+  getActiveTools(): IToolState[] {
+    return [...this.activeTools.values()];
+  }
+
+  private async execute(input: string, displayInput: string | undefined, rawInput: string | undefined): Promise<IExecutionResult | undefined> {
+    this.executing = true;
+    const run = this.runPrompt(input, displayInput, rawInput);
+    this.current = run;
+    try {
+      return await run;
+    } finally {
+      this.current = undefined;
+      this.executing = false;
+      const next = this.pending;
+      this.pending = undefined;
+      if (next && !this.closed) this.execute(next.input, next.displayInput, next.rawInput).then(next.resolve, next.reject);
+      else next?.resolve(undefined);
+    }
+  }
+
+  private async runPrompt(input: string, displayInput: string | undefined, rawInput: string | undefined): Promise<IExecutionResult | undefined> {
+    const session = await this.ready;
+    this.streamingText = '';
+    this.turnTools = [];
+    this.turnUsage = undefined;
+    this.activeTools.clear();
+    this.events.emit('thinking', true);
+    if (displayInput !== undefined && displayInput !== input) {
+      this.addEvent(session, 'prompt-display', { displayInput, ...(rawInput === undefined ? {} : { rawInput }) });
+    }
+    const checkpoints = session.services.getOptional(EditCheckpoints);
+    let checkpointOpen = false;
+    try {
+      if (checkpoints) {
+        await checkpoints.beginTurn({ sessionId: session.sessionId, cwd: session.cwd }, displayInput ?? input);
+        checkpointOpen = true;
+      }
+      const response = await session.run(input);
+      const result = this.finishTurn(session, response);
+      await session.save();
+      this.events.emit('complete', result);
+      return result;
+    } catch (error) {
+      const result = this.finishTurn(session, this.streamingText);
+      if (isAbortError(error)) {
+        await session.save();
+        this.events.emit('interrupted', result);
+        return result;
+      }
+      this.addEvent(session, 'system', { level: 'error', message: describeError(error), ...codeOf(error) });
+      await session.save();
+      this.events.emit('error', error instanceof Error ? error : new Error(describeError(error)));
+      throw error;
+    } finally {
+      if (checkpointOpen) await checkpoints!.finalizeTurn(session.sessionId).catch((error: unknown) => session.log('error', { phase: 'checkpoint', error: describeError(error) }));
+      this.activeTools.clear();
+      this.events.emit('thinking', false);
+    }
+  }
+
+  /** Appends the turn's tool summary and usage entries and builds the result. */
+  private finishTurn(session: Session, response: string): IExecutionResult {
+    const tools = this.turnTools.map((state) => ({ ...state }));
+    if (tools.length > 0) {
+      const summary = tools.map((tool) => `${tool.toolName}${tool.firstArg ? `(${tool.firstArg})` : ''}: ${tool.isRunning ? 'interrupted' : (tool.result ?? 'unknown')}`).join('\n');
+      this.addEvent(session, 'tool-summary', { summary, tools });
+    }
+    const contextState = this.getContextState();
+    let usage: IUsageSnapshot | undefined;
+    if (this.turnUsage) {
+      usage = {
+        kind: 'exact',
+        scope: 'turn',
+        promptTokens: this.turnUsage.input,
+        completionTokens: this.turnUsage.output,
+        totalTokens: this.turnUsage.input + this.turnUsage.output,
+        contextUsedTokens: contextState.usedTokens,
+        contextMaxTokens: contextState.maxTokens,
+        contextUsedPercentage: contextState.usedPercentage,
+        costStatus: 'unknown',
+      };
+      this.addEvent(session, 'usage-summary', usage);
+    }
+    return { response, history: this.getFullHistory(), toolSummaries: tools, contextState, ...(usage ? { usage } : {}) };
+  }
+
+  private addEvent(session: Session, type: string, data: unknown): void {
+    session.addHistoryEntry({ id: randomUUID(), timestamp: new Date(session.clock.now()).toISOString(), category: 'event', type, data });
+  }
+
+  // ------------------------------------------------------------------ the session's stream
+
+  private onSessionEvent = (event: SessionEvent): void => {
+    const session = this.session!;
+    switch (event.type) {
+      case 'text_delta':
+        this.streamingText += event.delta;
+        this.events.emit('text_delta', event.delta);
+        break;
+      case 'thinking_delta':
+        this.events.emit('thinking_delta', event.delta);
+        break;
+      case 'assistant_message': {
+        const usage = event.message.usage;
+        if (usage) this.turnUsage = { input: (this.turnUsage?.input ?? 0) + usage.inputTokens, output: (this.turnUsage?.output ?? 0) + usage.outputTokens };
+        // The next round streams new text; what was streamed is in the message now.
+        this.streamingText = '';
+        break;
+      }
+      case 'tool_start': {
+        const state: IToolState = { toolCallId: event.toolCallId, toolName: event.toolName, firstArg: firstArgOf(event.input), isRunning: true };
+        this.activeTools.set(event.toolCallId, state);
+        this.turnTools.push(state);
+        this.addEvent(session, 'tool-start', { ...state });
+        this.events.emit('tool_start', { ...state });
+        break;
+      }
+      case 'tool_end': {
+        const running = this.activeTools.get(event.toolCallId) ?? { toolCallId: event.toolCallId, toolName: event.toolName, firstArg: firstArgOf(event.input), isRunning: true };
+        const finished = finishedToolState(running, event);
+        this.activeTools.delete(event.toolCallId);
+        const index = this.turnTools.findIndex((tool) => tool.toolCallId === event.toolCallId);
+        if (index === -1) this.turnTools.push(finished);
+        else this.turnTools[index] = finished;
+        this.addEvent(session, 'tool-end', { ...finished });
+        this.events.emit('tool_end', { ...finished });
+        break;
+      }
+      case 'context_update':
+        this.events.emit('context_update', this.withThreshold(event.state));
+        break;
+      case 'prompt_file_reference':
+        this.addEvent(session, 'prompt-file-reference', { prompt: event.prompt, references: event.references });
+        this.events.emit('prompt_file_reference', { prompt: event.prompt, references: event.references });
+        break;
+      case 'skill_activation':
+        this.addEvent(session, 'skill-activation', { ...event.event, message: skillMessage(event.event) });
+        this.events.emit('skill_activation', event.event);
+        break;
+      default:
+        break;
+    }
+  };
+
+  // ------------------------------------------------------------------ state
+
+  getSessionId(): string {
+    return this.session?.sessionId ?? this.options.sessionId ?? '';
+  }
+
+  /** The underlying kernel session (after `whenReady()`). */
+  getSession(): Session {
+    if (!this.session) throw new TesseraError('The interactive session is not ready yet; await whenReady() first.', { code: 'session_not_ready', category: 'state', recoverable: true });
+    return this.session;
+  }
+
+  /** What the model sees: chat messages only. */
+  getMessages(): readonly Message[] {
+    return this.session?.getHistory() ?? [];
+  }
+
+  /** The timeline: chat entries (user prompts without model-only context) and event entries. */
+  getFullHistory(): IHistoryEntry[] {
+    return (this.session?.getFullHistory() ?? []).map(displayEntry);
+  }
+
+  /** Same as `getFullHistory()`. */
+  getHistory(): IHistoryEntry[] {
+    return this.getFullHistory();
+  }
+
+  getContextState(): IContextWindowState & { autoCompactThreshold: number | false } {
+    return this.withThreshold(this.session?.getContextState() ?? EMPTY_CONTEXT);
+  }
+
+  private withThreshold(state: IContextWindowState): IContextWindowState & { autoCompactThreshold: number | false } {
+    return { ...state, autoCompactThreshold: this.session?.getAutoCompactThreshold() ?? false };
+  }
+
+  async compact(instructions?: string): Promise<void> {
+    const session = await this.ready;
+    await session.compact(instructions);
+    await session.save();
+  }
+
+  getName(): string | undefined {
+    return this.session?.getName();
+  }
+
+  async setName(name: string): Promise<void> {
+    const session = await this.ready;
+    session.setName(name);
+    await session.save();
+  }
+
+  // ------------------------------------------------------------------ commands
+
+  /** Runs a slash command (`compact`, `/compact`); `null` when no composed module has it. */
+  async executeCommand(name: string, args = ''): Promise<ICommandResult | null> {
+    const session = await this.ready;
+    return this.commandExecutor(session).execute(name, args, this.hostContext(session));
+  }
+
+  listCommands(): ICommandListing[] {
+    return this.session ? this.commandExecutor(this.session).listCommands() : [];
+  }
+
+  private commandExecutor(session: Session): SystemCommandExecutor {
+    this.executor ??= new SystemCommandExecutor(session.services.getAll(CommandContribution));
+    return this.executor;
+  }
+
+  private hostContext(session: Session): ICommandHostContext {
+    return {
+      sessionId: session.sessionId,
+      cwd: session.cwd,
+      services: session.services,
+      getHistory: () => this.getFullHistory(),
+      getContextState: () => session.getContextState(),
+      getModel: () => session.getModel(),
+      getCommandHostAdapters: () => this.options.commandHostAdapters ?? {},
+    };
+  }
+
+  // ------------------------------------------------------------------ checkpoints
+
+  async listEditCheckpoints(): Promise<IEditCheckpointSummary[]> {
+    const session = await this.ready;
+    return (await this.checkpoints(session)?.list(session.sessionId)) ?? [];
+  }
+
+  async inspectEditCheckpoint(checkpointId: string): Promise<IEditCheckpointInspection> {
+    const session = await this.ready;
+    return this.requireCheckpoints(session).inspect(session.sessionId, checkpointId);
+  }
+
+  /** Restores files to `checkpointId` (rolling back later ones); refused while a prompt runs. */
+  async restoreEditCheckpoint(checkpointId: string): Promise<IEditCheckpointRestoreResult> {
+    const session = await this.ready;
+    if (this.executing) throw new CheckpointRestoreBusyError();
+    const result = await this.requireCheckpoints(session).restore(session.sessionId, checkpointId);
+    this.addEvent(session, 'checkpoint-restored', result);
+    await session.save();
+    return result;
+  }
+
+  private checkpoints(session: Session): EditCheckpoints | undefined {
+    return session.services.getOptional(EditCheckpoints);
+  }
+
+  private requireCheckpoints(session: Session): EditCheckpoints {
+    const checkpoints = this.checkpoints(session);
+    if (!checkpoints) {
+      throw new TesseraError('Edit checkpoints are not enabled: add the checkpoints plugin (editCheckpoints()) to the kernel.', {
+        code: 'checkpoints_unavailable',
+        category: 'configuration',
+        recoverable: false,
+      });
+    }
+    return checkpoints;
+  }
+
+  // ------------------------------------------------------------------ transports and lifecycle
+
+  /** Attaches a transport (it calls back into this session); start it afterwards. */
+  attachTransport(transport: ITransportAdapter<InteractiveSession>): void {
+    transport.attach(this);
+  }
+
+  /**
+   * Ends the session: refuses new prompts, drops the queue, aborts the running prompt, takes a
+   * sandbox snapshot when the client can, persists, and fires `sessionEnd` once. Idempotent.
+   */
+  shutdown(options: { reason?: SessionEndReason; message?: string } = {}): Promise<void> {
+    this.closed ??= (async () => {
+      this.abort();
+      await this.current?.catch(() => undefined);
+      const session = await this.ready.catch(() => undefined);
+      if (!session) return;
+      const snapshot = this.options.sandboxClient?.snapshot;
+      if (snapshot) {
+        try {
+          session.setRecordField('sandboxSnapshotId', await snapshot.call(this.options.sandboxClient));
+        } catch (error) {
+          session.log('error', { phase: 'sandbox_snapshot', error: describeError(error) });
+        }
+      }
+      if (options.message) this.addEvent(session, 'system', { level: 'info', message: options.message });
+      for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+      await session.shutdown({ reason: options.reason ?? 'other' });
+    })();
+    return this.closed;
+  }
+
+  // ------------------------------------------------------------------ set-up
+
+  private async initialize(): Promise<Session> {
+    const session = this.options.session ?? (await this.createSession(this.options.kernel!));
+    this.session = session;
+    this.unsubscribers.push(session.subscribe(this.onSessionEvent));
+    const background = session.services.getOptional(BackgroundTasks);
+    if (background?.subscribe) {
+      this.unsubscribers.push(
+        background.subscribe((event: BackgroundTaskNotice) => {
+          if (event.sessionId === undefined || event.sessionId === session.sessionId) this.events.emit('background_task_event', event);
+        }),
+      );
+    }
+    return session;
+  }
+
+  private async createSession(kernel: Kernel): Promise<Session> {
+    const options = this.options;
+    const cwd = options.cwd ?? process.cwd();
+    const store = kernel.getOptional(SessionStore);
+    let record: ISessionRecord | undefined;
+    if (options.resumeSessionId !== undefined) {
+      record = await store?.load(options.resumeSessionId);
+      if (!record) throw new ResumeSessionNotFoundError(options.resumeSessionId);
+    } else if (options.continueMostRecent) {
+      const newest = (await listStored(store)).find((stored) => stored.cwd === cwd);
+      record = newest === undefined ? undefined : await store!.load(newest.id);
+    }
+    const fork = record !== undefined && options.forkSession === true;
+
+    // A snapshot restores the sandbox as it was; a fresh manifest would overwrite it.
+    let restored = false;
+    const snapshotId = record?.sandboxSnapshotId;
+    if (record && !fork && typeof snapshotId === 'string' && options.sandboxClient?.restore) {
+      await options.sandboxClient.restore(snapshotId);
+      restored = true;
+    }
+    if (!restored && options.workspaceManifest !== undefined && options.sandboxClient) {
+      if (!options.applyWorkspaceManifest) {
+        throw new TesseraError('workspaceManifest needs applyWorkspaceManifest (e.g. from @tessera/plugin-tools) to apply it.', {
+          code: 'invalid_interactive_options',
+          category: 'configuration',
+          recoverable: false,
+        });
+      }
+      await options.applyWorkspaceManifest(options.sandboxClient, options.workspaceManifest, cwd);
+    }
+
+    const base: KernelSessionOptions = {
+      ...options.sessionOptions,
+      ...(options.provider ? { provider: options.provider } : {}),
+      ...(options.model === undefined ? {} : { model: options.model }),
+      ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
+    };
+    if (record && !fork) {
+      const systemMessage = options.systemPrompt ?? record.systemPrompt;
+      return kernel.resumeSession(record, { ...base, ...(systemMessage === undefined ? {} : { systemMessage }) });
+    }
+    const system = await this.systemPrompt(kernel, record?.cwd ?? cwd, record);
+    const recordFields = { ...(options.name === undefined ? {} : { name: options.name }) };
+    return kernel.createSession({
+      ...base,
+      cwd: record?.cwd ?? cwd,
+      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+      ...(system.prompt === undefined ? {} : { systemMessage: system.prompt }),
+      ...(system.compactInstructions === undefined ? {} : { compactInstructions: system.compactInstructions }),
+      ...(fork ? { history: record!.history, startSource: 'resume' as const } : {}),
+      recordFields,
+    });
+  }
+
+  private async systemPrompt(kernel: Kernel, cwd: string, record: ISessionRecord | undefined): Promise<{ prompt?: string; compactInstructions?: string }> {
+    if (this.options.systemPrompt !== undefined) return { prompt: this.options.systemPrompt };
+    if (record?.systemPrompt !== undefined) return { prompt: record.systemPrompt };
+    const builder = kernel.getOptional(SystemPromptBuilder);
+    if (!builder) return this.options.appendSystemPrompt === undefined ? {} : { prompt: this.options.appendSystemPrompt };
+    const services: SessionServices = new ContainerSessionServices(kernel.container);
+    const built = await builder.build({
+      cwd,
+      services,
+      ...(this.options.sessionId === undefined ? {} : { sessionId: this.options.sessionId }),
+      ...(this.options.model === undefined ? {} : { model: this.options.model }),
+      ...(this.options.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: this.options.appendSystemPrompt }),
+    });
+    return { prompt: built.prompt, ...(built.compactInstructions === undefined ? {} : { compactInstructions: built.compactInstructions }) };
+  }
+
+  /**
+   * Stored sessions of `cwd` (all when omitted), newest first, for a picker: id, name, first
+   * prompt, updated time and message count.
+   */
+  static async listResumableSessions(kernel: Kernel, cwd?: string): Promise<IResumableSession[]> {
+    const records = await listStored(kernel.getOptional(SessionStore));
+    return records
+      .filter((record) => cwd === undefined || record.cwd === cwd)
+      .map((record) => ({
+        id: record.id,
+        ...(typeof record.name === 'string' ? { name: record.name } : {}),
+        cwd: record.cwd,
+        firstPrompt: firstPromptOf(record),
+        updatedAt: record.updatedAt,
+        messageCount: record.messages.length,
+      }));
+  }
+}
+
+async function listStored(store: SessionStore | undefined): Promise<ISessionRecord[]> {
+  if (!store) return [];
+  const records = await store.list();
+  return [...records].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+}
+
+function firstPromptOf(record: ISessionRecord): string {
+  for (const message of record.messages) {
+    if (message.role !== 'user') continue;
+    const text = userText(message);
+    if (text !== '') return text.split('\n', 1)[0]!.slice(0, 200);
+  }
+  return '';
+}
+
+const REMINDER = /^<system-reminder>[\s\S]*<\/system-reminder>$/;
+
+/** The user's own words: text blocks that are not model-only context. */
+function userText(message: Message): string {
+  if (typeof message.content === 'string') return message.content;
+  return message.content
+    .filter((block): block is { type: 'text'; text: string } => block.type === 'text' && !REMINDER.test((block as { text: string }).text.trim()))
+    .map((block) => block.text)
+    .join('\n');
+}
+
+/** A timeline entry as shown: user prompts without `<system-reminder>` context blocks. */
+function displayEntry(entry: IHistoryEntry): IHistoryEntry {
+  if (!isChatEntry(entry) || entry.data.role !== 'user' || typeof entry.data.content === 'string') return entry;
+  const content = entry.data.content;
+  const kept = content.filter((block) => !(block.type === 'text' && REMINDER.test(block.text.trim())));
+  if (kept.length === content.length) return entry;
+  return { ...entry, data: { ...entry.data, content: kept } as Message };
+}
+
+function codeOf(error: unknown): { code?: string } {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? { code } : {};
+}
+
+function skillMessage(event: ISkillActivationEvent): string {
+  return `Skill ${event.qualifiedName ?? event.skillName} ${event.status}${event.error ? `: ${event.error}` : ''}`;
+}

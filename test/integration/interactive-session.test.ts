@@ -1,0 +1,303 @@
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommandContribution, type IExecutionResult, type IToolState } from '@tessera/contracts';
+import { createKernel, createQuery, definePlugin, InteractiveSession, toolsPlugin, defineTool, type Kernel, type QueryMessage } from '@tessera/kernel';
+import { inMemorySessionStore, InMemorySessionStore } from '@tessera/kernel/testing';
+import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
+import { builtinTools } from '@tessera/plugin-tools';
+import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
+import { testPreset } from '@tessera/preset-test';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+let dir: string;
+let kernel: Kernel | undefined;
+beforeEach(async () => {
+  dir = await realpath(await mkdtemp(join(tmpdir(), 'tessera-interactive-')));
+});
+afterEach(async () => {
+  await kernel?.shutdown();
+  kernel = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A tool that waits until released (or aborted), so a test controls when a batch ends. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const started: string[] = [];
+  const tool = defineTool({
+    name: 'Wait',
+    description: 'waits',
+    inputSchema: z.object({ label: z.string() }),
+    execute: async ({ label }, context) => {
+      started.push(label);
+      await Promise.race([opened, new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))]);
+      return context.signal.aborted ? { success: false, output: 'aborted', errorCode: 'aborted' } : { success: true, output: `done ${label}` };
+    },
+  });
+  return { tool, open, started };
+}
+
+describe('InteractiveSession: prompt queue', () => {
+  it('runs one prompt, queues the next, refuses a third with prompt_queue_full', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'first', delayMs: 20 }, { text: 'second' }] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const first = session.submit('one');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(session.isExecuting()).toBe(true);
+    const second = session.submit('two');
+    expect(session.getPendingPrompt()).toBe('two');
+    await expect(session.submit('three')).rejects.toMatchObject({ code: 'prompt_queue_full' });
+    expect((await first)!.response).toBe('first');
+    expect((await second)!.response).toBe('second');
+    expect(session.getMessages().filter((message) => message.role === 'user')).toHaveLength(2);
+    await session.shutdown();
+  });
+
+  it('abort during a tool batch: queue cleared, interrupted fired once, the session stays usable', async () => {
+    const { tool, started } = gate();
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [{ toolCalls: [{ id: 'a', name: 'Wait', input: { label: 'a' } }, { id: 'b', name: 'Wait', input: { label: 'b' } }] }, { text: 'after abort' }],
+        plugins: [toolsPlugin(tool)],
+      }),
+    });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const interrupted: IExecutionResult[] = [];
+    session.on('interrupted', (result) => interrupted.push(result));
+    const running = session.submit('go');
+    const queued = session.submit('queued');
+    while (started.length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+    session.abort();
+    expect(session.getPendingPrompt()).toBeNull();
+    await expect(queued).resolves.toBeUndefined();
+    const result = await running;
+    expect(interrupted).toHaveLength(1);
+    expect(result).toBe(interrupted[0]);
+    expect(session.isExecuting()).toBe(false);
+    expect((await session.submit('again'))!.response).toBe('after abort');
+    await session.shutdown();
+  });
+});
+
+describe('InteractiveSession: events and tool states', () => {
+  it('a two-tool turn with a thinking model: events in order, a timeline with tool entries and a summary', async () => {
+    const echo = defineTool({ name: 'Echo', description: 'echo', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) });
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [
+          { thinking: 'let me think', text: 'Calling. ', toolCalls: [{ id: 't1', name: 'Echo', input: { text: 'one' } }, { id: 't2', name: 'Nope', input: {} }], usage: { inputTokens: 100, outputTokens: 10 } },
+          { text: 'Done.', usage: { inputTokens: 150, outputTokens: 5 } },
+        ],
+        plugins: [toolsPlugin(echo)],
+      }),
+    });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const seen: string[] = [];
+    session.on('thinking', (on) => seen.push(`thinking:${on}`));
+    session.on('thinking_delta', () => seen.push('thinking_delta'));
+    session.on('text_delta', (delta) => seen.push(`text:${delta}`));
+    session.on('tool_start', (state) => seen.push(`start:${state.toolName}`));
+    session.on('tool_end', (state) => seen.push(`end:${state.toolName}:${state.result}:${state.errorCode ?? ''}`));
+    session.on('complete', (result) => seen.push(`complete:${result.response}`));
+    const result = (await session.submit('go'))!;
+    expect(seen).toEqual([
+      'thinking:true',
+      'thinking_delta',
+      'text:Calling. ',
+      'start:Echo',
+      'end:Echo:success:',
+      'start:Nope',
+      'end:Nope:error:unknown_tool',
+      'text:Done.',
+      'complete:Done.',
+      'thinking:false',
+    ]);
+    expect(result.toolSummaries.map((tool) => [tool.toolName, tool.firstArg, tool.result])).toEqual([
+      ['Echo', 'one', 'success'],
+      ['Nope', '', 'error'],
+    ]);
+    expect(result.usage).toMatchObject({ kind: 'exact', promptTokens: 250, completionTokens: 15, totalTokens: 265 });
+    const events = session.getFullHistory().filter((entry) => entry.category === 'event').map((entry) => entry.type);
+    expect(events).toEqual(['tool-start', 'tool-end', 'tool-start', 'tool-end', 'tool-summary', 'usage-summary']);
+    await session.shutdown();
+  });
+
+  it('a completed Edit carries its file and diff lines; a Bash call its bounded output', async () => {
+    const file = join(dir, 'notes.txt');
+    await writeFile(file, 'alpha\nbeta\ngamma\n');
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [
+          { toolCalls: [{ id: 'r', name: 'Read', input: { file_path: file } }] },
+          { toolCalls: [{ id: 'e', name: 'Edit', input: { file_path: file, old_string: 'beta', new_string: 'BETA\nbeta2' } }] },
+          { toolCalls: [{ id: 'b', name: 'Bash', input: { command: 'echo hello' } }] },
+          { text: 'ok' },
+        ],
+        plugins: [builtinTools()],
+      }),
+    });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const ended: IToolState[] = [];
+    session.on('tool_end', (state) => ended.push(state));
+    await session.submit('edit it');
+    const edit = ended.find((state) => state.toolName === 'Edit')!;
+    expect(edit).toMatchObject({ result: 'success', diffFile: file, firstArg: file });
+    expect(edit.diffLines!.filter((line) => line.type !== 'context')).toEqual([
+      { type: 'hunk', text: expect.stringMatching(/^@@ -\d+,\d+ \+\d+,\d+ @@$/) },
+      { type: 'remove', text: 'beta', oldLine: 2 },
+      { type: 'add', text: 'BETA', newLine: 2 },
+      { type: 'add', text: 'beta2', newLine: 3 },
+    ]);
+    expect(await readFile(file, 'utf8')).toBe('alpha\nBETA\nbeta2\ngamma\n');
+    const bash = ended.find((state) => state.toolName === 'Bash')!;
+    expect(bash.toolResultData).toBe('hello\n');
+    await session.shutdown();
+  });
+
+  it('a listener that throws is reported and never breaks the turn', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'fine' }] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    session.on('text_delta', () => {
+      throw new Error('listener bug');
+    });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    expect((await session.submit('hi'))!.response).toBe('fine');
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('warning', onWarning);
+    expect(warnings.some((message) => message.includes('listener bug'))).toBe(true);
+    await session.shutdown();
+  });
+});
+
+describe('InteractiveSession: commands', () => {
+  it('executes and lists commands contributed as modules; unknown names give null', async () => {
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [],
+        plugins: [
+          definePlugin({
+            name: 'hello-command',
+            contributes: [CommandContribution],
+            register: ({ bind }) =>
+              void bind(CommandContribution).toConstantValue({
+                name: 'hello',
+                systemCommands: [{ name: 'hello', description: 'Say hello', execute: (context, args) => ({ success: true, message: `hello ${args} from ${context.sessionId}` }) }],
+              }),
+          }),
+        ],
+      }),
+    });
+    const session = new InteractiveSession({ kernel, cwd: dir, sessionId: 'cmd-session' });
+    expect(await session.executeCommand('/hello', 'world')).toEqual({ success: true, message: 'hello world from cmd-session' });
+    expect(await session.executeCommand('missing')).toBeNull();
+    expect(session.listCommands().map((command) => command.name)).toEqual(['hello']);
+    await session.shutdown();
+  });
+});
+
+describe('InteractiveSession: persistence', () => {
+  it('persists after each submit, names, resumes with history and name, forks without touching the original file', async () => {
+    const agentDir = join(dir, 'agent');
+    const compose = (turns: Array<{ text: string }>) => createKernel({ plugins: testPreset({ turns, replace: [jsonlSessionStore({ agentDir })] }) });
+    kernel = await compose([{ text: 'first answer' }]);
+    const original = new InteractiveSession({ kernel, cwd: dir, name: 'my work' });
+    await original.submit('remember the number 7');
+    await original.shutdown();
+    const id = original.getSessionId();
+    await kernel.shutdown();
+
+    // A new process: a new kernel over the same files.
+    kernel = await compose([{ text: 'it was 7' }, { text: 'forked answer' }]);
+    const listed = await InteractiveSession.listResumableSessions(kernel, dir);
+    expect(listed).toEqual([expect.objectContaining({ id, name: 'my work', firstPrompt: 'remember the number 7', messageCount: 2 })]);
+    const files = async () => {
+      const { readdir } = await import('node:fs/promises');
+      const { join: joinPath } = await import('node:path');
+      const found: string[] = [];
+      const walk = async (path: string): Promise<void> => {
+        for (const entry of await readdir(path, { withFileTypes: true })) {
+          if (entry.isDirectory()) await walk(joinPath(path, entry.name));
+          else if (entry.name.endsWith('.jsonl')) found.push(joinPath(path, entry.name));
+        }
+      };
+      await walk(agentDir);
+      return found;
+    };
+    const [originalFile] = await files();
+    const resumed = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: id });
+    await resumed.whenReady();
+    expect(resumed.getSessionId()).toBe(id);
+    expect(resumed.getName()).toBe('my work');
+    expect(resumed.getMessages()).toHaveLength(2);
+    await resumed.submit('what was the number?');
+    expect(resumed.getMessages()).toHaveLength(4);
+    await resumed.shutdown();
+    const before = await readFile(originalFile!, 'utf8');
+
+    const forked = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: id, forkSession: true });
+    await forked.whenReady();
+    expect(forked.getSessionId()).not.toBe(id);
+    expect(forked.getMessages()).toHaveLength(4);
+    await forked.submit('a fork');
+    await forked.shutdown();
+    expect(await readFile(originalFile!, 'utf8')).toBe(before);
+    expect((await files()).length).toBe(2);
+  });
+
+  it('continueMostRecent picks the newest session of the cwd; an unknown resume id is a typed error', async () => {
+    const store = new InMemorySessionStore();
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }, { text: 'c' }], replace: [inMemorySessionStore(store)] }) });
+    const one = new InteractiveSession({ kernel, cwd: dir });
+    await one.submit('one');
+    await one.shutdown();
+    const continued = new InteractiveSession({ kernel, cwd: dir, continueMostRecent: true });
+    await continued.whenReady();
+    expect(continued.getSessionId()).toBe(one.getSessionId());
+    await continued.shutdown();
+    const missing = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: 'no-such-session' });
+    await expect(missing.whenReady()).rejects.toMatchObject({ code: 'session_not_found' });
+    await expect(missing.submit('x')).rejects.toMatchObject({ code: 'session_not_found' });
+  });
+
+  it('shutdown is idempotent, refuses new prompts and fires sessionEnd once', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }] }) });
+    let ends = 0;
+    kernel.hooks.sessionEnd.tap('count', () => void (ends += 1));
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.submit('hi');
+    await Promise.all([session.shutdown(), session.shutdown()]);
+    await session.shutdown();
+    expect(ends).toBe(1);
+    await expect(session.submit('again')).rejects.toMatchObject({ code: 'session_closed' });
+  });
+});
+
+describe('createQuery', () => {
+  it('yields events then one result, on the scripted provider, in default permission mode', async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: ['Hel', 'lo'], usage: { inputTokens: 5, outputTokens: 2 } }] });
+    const messages: QueryMessage[] = [];
+    for await (const message of createQuery({ prompt: 'hi', cwd: dir, provider })) messages.push(message);
+    expect(messages.map((message) => message.type)).toEqual(['text_delta', 'text_delta', 'result']);
+    expect(messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', text: 'Hello', turns: 1, usage: { totalTokens: 7 } });
+  });
+
+  it('stops on abort with an interrupted result', async () => {
+    const { tool, started } = gate();
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ toolCalls: [{ id: 'w', name: 'Wait', input: { label: 'x' } }] }], plugins: [toolsPlugin(tool)] }) });
+    const controller = new AbortController();
+    const messages: QueryMessage[] = [];
+    for await (const message of createQuery({ prompt: 'go', kernel, cwd: dir, signal: controller.signal })) {
+      messages.push(message);
+      if (message.type === 'tool_start') {
+        while (started.length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+        controller.abort();
+      }
+    }
+    expect(messages.at(-1)).toMatchObject({ type: 'result', subtype: 'interrupted' });
+  });
+});
