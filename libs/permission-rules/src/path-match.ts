@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /** Directories path rules are anchored to. */
@@ -102,17 +102,31 @@ export function realPathNearest(path: string): string {
   let current = path;
   const rest: string[] = [];
   for (let guard = 0; guard < 256; guard++) {
-    try {
-      const real = realpathSync.native(current);
-      return rest.length === 0 ? real : join(real, ...rest.reverse());
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return path;
-      rest.push(current.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
-      current = parent;
+    // A failed realpath costs a thrown error (several µs); a path `stat` reports missing
+    // (ENOENT) cannot resolve either, so the parent is tried without it.
+    if (!missing(current)) {
+      try {
+        const real = realpathSync.native(current);
+        return rest.length === 0 ? real : join(real, ...rest.reverse());
+      } catch {
+        // Not resolvable: the parent is tried.
+      }
     }
+    const parent = dirname(current);
+    if (parent === current) return path;
+    rest.push(current.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
+    current = parent;
   }
   return path;
+}
+
+/** True only when `stat` says the path does not exist (ENOENT); any other error is left to realpath. */
+function missing(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
+  }
 }
 
 export function expandHome(path: string, homeDir: string): string {
@@ -149,8 +163,34 @@ function basesFor(anchor: PathAnchor, anchors: PathAnchors): string[] {
  * Exposed so a caller testing many paths against one pattern prepares them once.
  */
 export function pathPatternRegExps(pattern: PathPattern, anchors: PathAnchors, ignoreCase: boolean): RegExp[] {
-  const bases = pattern.anchor === 'anywhere' || pattern.anchor === 'absolute' ? ['/'] : basesFor(pattern.anchor, anchors);
-  return bases.map((base) => patternRegExp(pattern, base, ignoreCase));
+  return [...patternRegExps(pattern, anchors, ignoreCase)];
+}
+
+const ROOT_BASES: readonly string[] = ['/'];
+
+interface PatternRegExps {
+  /** The `basesFor` array they were built for (the same array while its base is cached). */
+  bases: readonly string[];
+  /** The pattern's fields they were built from (a pattern object changed in place is rebuilt). */
+  anchor: PathAnchor;
+  glob: string;
+  sensitive: readonly RegExp[] | undefined;
+  insensitive: readonly RegExp[] | undefined;
+}
+
+// Per pattern object (compiled rules keep theirs): its regexes for the bases last used, so a
+// check does not build a cache key per rule.
+const patternRegExpsCache = new WeakMap<PathPattern, PatternRegExps>();
+
+function patternRegExps(pattern: PathPattern, anchors: PathAnchors, ignoreCase: boolean): readonly RegExp[] {
+  const bases = pattern.anchor === 'anywhere' || pattern.anchor === 'absolute' ? ROOT_BASES : basesFor(pattern.anchor, anchors);
+  let entry = patternRegExpsCache.get(pattern);
+  if (entry === undefined || entry.bases !== bases || entry.anchor !== pattern.anchor || entry.glob !== pattern.glob) {
+    entry = { bases, anchor: pattern.anchor, glob: pattern.glob, sensitive: undefined, insensitive: undefined };
+    patternRegExpsCache.set(pattern, entry);
+  }
+  if (ignoreCase) return (entry.insensitive ??= bases.map((base) => patternRegExp(pattern, base, true)));
+  return (entry.sensitive ??= bases.map((base) => patternRegExp(pattern, base, false)));
 }
 
 /** True when any candidate path matches the pattern under any reading of its base. */
@@ -160,7 +200,7 @@ export function matchesPathPattern(
   anchors: PathAnchors,
   ignoreCase: boolean,
 ): boolean {
-  for (const regex of pathPatternRegExps(pattern, anchors, ignoreCase)) {
+  for (const regex of patternRegExps(pattern, anchors, ignoreCase)) {
     for (const candidate of candidates) if (regex.test(candidate)) return true;
   }
   return false;

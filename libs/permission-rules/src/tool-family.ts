@@ -55,13 +55,53 @@ export function isBuiltInTool(toolName: string): boolean {
  */
 export function judgedTool(toolName: string, permission?: ToolPermission): JudgedTool {
   const name = normalizeToolName(toolName);
-  if (name === 'Bash') return { name, family: 'Bash', declared: false, subjectField: undefined };
-  if (name === 'WebFetch') return { name, family: 'WebFetch', declared: false, subjectField: undefined };
-  if (READ_TOOLS.has(name)) return { name, family: 'Read', declared: false, subjectField: undefined };
-  if (EDIT_TOOLS.has(name)) return { name, family: 'Edit', declared: false, subjectField: undefined };
+  const builtIn = BUILT_IN_JUDGED.get(name);
+  if (builtIn !== undefined) return builtIn;
   // A family this version does not know (metadata comes from third-party code) counts as none.
   const family = permission === undefined || isBuiltInTool(name) ? undefined : FAMILY_TOOL.get(permission.family);
-  if (family === undefined) return { name, family: undefined, declared: false, subjectField: undefined };
+  if (family === undefined) return undeclared(name);
   const subjectField = typeof permission?.subject === 'string' && permission.subject !== '' ? permission.subject : undefined;
-  return { name, family, declared: true, subjectField };
+  return declaredTool(permission!, name, family, subjectField);
+}
+
+/**
+ * The judged tools are shared (frozen) objects: judging a call allocates nothing for a
+ * built-in name, an unknown name, or a declared tool already seen with the same permission.
+ */
+const frozenTool = (name: string, family: RuleFamily | undefined, declared: boolean, subjectField: string | undefined): JudgedTool =>
+  Object.freeze({ name, family, declared, subjectField });
+
+const BUILT_IN_JUDGED: ReadonlyMap<string, JudgedTool> = new Map<string, JudgedTool>([
+  ['Bash', frozenTool('Bash', 'Bash', false, undefined)],
+  ['WebFetch', frozenTool('WebFetch', 'WebFetch', false, undefined)],
+  ...[...READ_TOOLS].map((name): [string, JudgedTool] => [name, frozenTool(name, 'Read', false, undefined)]),
+  ...[...EDIT_TOOLS].map((name): [string, JudgedTool] => [name, frozenTool(name, 'Edit', false, undefined)]),
+]);
+
+const undeclaredTools = new Map<string, JudgedTool>();
+
+function undeclared(name: string): JudgedTool {
+  let tool = undeclaredTools.get(name);
+  if (tool === undefined) {
+    tool = frozenTool(name, undefined, false, undefined);
+    if (undeclaredTools.size > 1000) undeclaredTools.clear();
+    undeclaredTools.set(name, tool);
+  }
+  return tool;
+}
+
+// Per permission object: the tools judged with it, by name. Checked against the family and
+// subject read this time, so a permission object changed in place is judged afresh.
+const declaredTools = new WeakMap<ToolPermission, Map<string, JudgedTool>>();
+
+function declaredTool(permission: ToolPermission, name: string, family: RuleFamily, subjectField: string | undefined): JudgedTool {
+  let byName = declaredTools.get(permission);
+  if (byName === undefined) declaredTools.set(permission, (byName = new Map()));
+  let tool = byName.get(name);
+  if (tool === undefined || tool.family !== family || tool.subjectField !== subjectField) {
+    tool = frozenTool(name, family, true, subjectField);
+    if (byName.size > 1000) byName.clear();
+    byName.set(name, tool);
+  }
+  return tool;
 }
