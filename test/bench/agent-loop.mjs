@@ -187,11 +187,13 @@ function report(merged, quick, plan) {
     streamTesseraOverHand: stream.tessera.median / stream.hand.median,
     streamTesseraOverPi: stream.tessera.median / stream.pi.median,
     loopSubscribedOverBare: loop['tessera-subscribed'].median / loop['tessera-bare'].median,
+    loopInteractiveOverBare: loop['tessera-interactive'].median / loop['tessera-bare'].median,
   };
   const targets = [
     target(`agent loop, Tessera / pi-agent-core (µs per round, ${HEADLINE_ROUNDS} rounds)`, ratios.loopTesseraOverPi, 0.5),
     target('big stream, Tessera / hand-written loop (ms)', ratios.streamTesseraOverHand, 1.5),
     target(`agent loop, one session.subscribe listener / none (µs per round, ${HEADLINE_ROUNDS} rounds)`, ratios.loopSubscribedOverBare, 1.1),
+    target(`agent loop, InteractiveSession / bare Session (µs per round, ${HEADLINE_ROUNDS} rounds)`, ratios.loopInteractiveOverBare, 1.3),
   ];
 
   const out = [];

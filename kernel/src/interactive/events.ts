@@ -52,6 +52,12 @@ export class InteractiveEventEmitter {
     };
   }
 
+  /** Whether anything listens to `name` (checked before building an event on hot paths). */
+  has(name: keyof InteractiveSessionEvents): boolean {
+    const list = this.listeners.get(name);
+    return list !== undefined && list.length > 0;
+  }
+
   emit<K extends keyof InteractiveSessionEvents>(name: K, ...args: Parameters<InteractiveSessionEvents[K]>): void {
     const list = this.listeners.get(name);
     if (!list) return;

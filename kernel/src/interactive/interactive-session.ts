@@ -156,7 +156,11 @@ export class InteractiveSession {
   private streamingText = '';
   private readonly activeTools = new Map<string, IToolState>();
   private turnTools: IToolState[] = [];
+  /** Position of each call of this turn in `turnTools`. */
+  private readonly turnToolIndex = new Map<string, number>();
   private turnUsage: { input: number; output: number } | undefined;
+  /** The turn's result, made when the session reported its end (before it saved). */
+  private turnResult: IExecutionResult | undefined;
   private closed: Promise<void> | undefined;
   private executor: SystemCommandExecutor | undefined;
   private unsubscribers: Array<() => void> = [];
@@ -252,6 +256,8 @@ export class InteractiveSession {
     const session = await this.ready;
     this.streamingText = '';
     this.turnTools = [];
+    this.turnResult = undefined;
+    this.turnToolIndex.clear();
     this.turnUsage = undefined;
     this.activeTools.clear();
     this.events.emit('thinking', true);
@@ -266,19 +272,22 @@ export class InteractiveSession {
         checkpointOpen = true;
       }
       const response = await session.run(input);
-      const result = this.finishTurn(session, response);
-      await session.save();
+      // The summary entries were added on `turn_end`, before the session saved.
+      const result = this.turnResult ?? this.finishTurn(session, response);
       this.events.emit('complete', result);
       return result;
     } catch (error) {
-      const result = this.finishTurn(session, this.streamingText);
+      const finished = this.turnResult;
+      const result = finished ?? this.finishTurn(session, this.streamingText);
       if (isAbortError(error)) {
-        await session.save();
+        if (!finished) await session.save();
         this.events.emit('interrupted', result);
         return result;
       }
-      this.addEvent(session, 'system', { level: 'error', message: describeError(error), ...codeOf(error) });
-      await session.save();
+      if (!finished) {
+        this.addEvent(session, 'system', { level: 'error', message: describeError(error), ...codeOf(error) });
+        await session.save();
+      }
       this.events.emit('error', error instanceof Error ? error : new Error(describeError(error)));
       throw error;
     } finally {
@@ -290,7 +299,8 @@ export class InteractiveSession {
 
   /** Appends the turn's tool summary and usage entries and builds the result. */
   private finishTurn(session: Session, response: string): IExecutionResult {
-    const tools = this.turnTools.map((state) => ({ ...state }));
+    // Finished states are never changed again; only a call still running (an abort) is copied.
+    const tools = this.turnTools.map((state) => (state.isRunning ? { ...state } : state));
     if (tools.length > 0) {
       const summary = tools.map((tool) => `${tool.toolName}${tool.firstArg ? `(${tool.firstArg})` : ''}: ${tool.isRunning ? 'interrupted' : (tool.result ?? 'unknown')}`).join('\n');
       this.addEvent(session, 'tool-summary', { summary, tools });
@@ -314,8 +324,19 @@ export class InteractiveSession {
     return { response, history: this.getFullHistory(), toolSummaries: tools, contextState, ...(usage ? { usage } : {}) };
   }
 
+  /** Event entry ids: one random prefix per interactive session, then a counter (cheap on the tool path). */
+  private readonly idPrefix = randomUUID().slice(0, 8);
+  private nextEntry = 0;
+  private stampMs = Number.NaN;
+  private stamp = '';
+
   private addEvent(session: Session, type: string, data: unknown): void {
-    session.addHistoryEntry({ id: randomUUID(), timestamp: new Date(session.clock.now()).toISOString(), category: 'event', type, data });
+    const now = session.clock.now();
+    if (now !== this.stampMs) {
+      this.stampMs = now;
+      this.stamp = new Date(now).toISOString();
+    }
+    session.addHistoryEntry({ id: `ev-${this.idPrefix}-${++this.nextEntry}`, timestamp: this.stamp, category: 'event', type, data });
   }
 
   // ------------------------------------------------------------------ the session's stream
@@ -325,7 +346,7 @@ export class InteractiveSession {
     switch (event.type) {
       case 'text_delta':
         this.streamingText += event.delta;
-        this.events.emit('text_delta', event.delta);
+        if (this.events.has('text_delta')) this.events.emit('text_delta', event.delta);
         break;
       case 'thinking_delta':
         this.events.emit('thinking_delta', event.delta);
@@ -340,24 +361,43 @@ export class InteractiveSession {
       case 'tool_start': {
         const state: IToolState = { toolCallId: event.toolCallId, toolName: event.toolName, firstArg: firstArgOf(event.input), isRunning: true };
         this.activeTools.set(event.toolCallId, state);
+        this.turnToolIndex.set(event.toolCallId, this.turnTools.length);
         this.turnTools.push(state);
-        this.addEvent(session, 'tool-start', { ...state });
-        this.events.emit('tool_start', { ...state });
+        // The entry keeps its own copy: `state` changes when the call ends.
+        this.addEvent(session, 'tool-start', { toolCallId: state.toolCallId, toolName: state.toolName, firstArg: state.firstArg, isRunning: true });
+        if (this.events.has('tool_start')) this.events.emit('tool_start', { ...state });
         break;
       }
       case 'tool_end': {
         const running = this.activeTools.get(event.toolCallId) ?? { toolCallId: event.toolCallId, toolName: event.toolName, firstArg: firstArgOf(event.input), isRunning: true };
         const finished = finishedToolState(running, event);
         this.activeTools.delete(event.toolCallId);
-        const index = this.turnTools.findIndex((tool) => tool.toolCallId === event.toolCallId);
-        if (index === -1) this.turnTools.push(finished);
-        else this.turnTools[index] = finished;
-        this.addEvent(session, 'tool-end', { ...finished });
-        this.events.emit('tool_end', { ...finished });
+        const index = this.turnToolIndex.get(event.toolCallId);
+        if (index === undefined) {
+          this.turnToolIndex.set(event.toolCallId, this.turnTools.length);
+          this.turnTools.push(finished);
+        } else {
+          this.turnTools[index] = finished;
+        }
+        this.addEvent(session, 'tool-end', finished);
+        if (this.events.has('tool_end')) this.events.emit('tool_end', { ...finished });
         break;
       }
       case 'context_update':
-        this.events.emit('context_update', this.withThreshold(event.state));
+        if (this.events.has('context_update')) this.events.emit('context_update', this.withThreshold(event.state));
+        break;
+      // The turn's end, reported before the session saves: summary entries added now are saved with it.
+      case 'turn_end':
+        if (this.executing) this.turnResult = this.finishTurn(session, event.text);
+        break;
+      case 'interrupted':
+        if (this.executing) this.turnResult = this.finishTurn(session, this.streamingText);
+        break;
+      case 'error':
+        if (this.executing) {
+          this.turnResult = this.finishTurn(session, this.streamingText);
+          this.addEvent(session, 'system', { level: 'error', message: event.message, ...(event.code === undefined ? {} : { code: event.code }) });
+        }
         break;
       case 'prompt_file_reference':
         this.addEvent(session, 'prompt-file-reference', { prompt: event.prompt, references: event.references });

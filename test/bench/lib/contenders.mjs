@@ -15,9 +15,10 @@ export const CONTENDERS = ['tessera', 'hand', 'pi'];
 /**
  * Tessera without any observer (no hook taps beyond the preset's, no callbacks, no listener),
  * and the same with exactly one `session.subscribe` listener: their ratio is the cost of the
- * event stream.
+ * event stream. `tessera-interactive` runs the same script through an `InteractiveSession`
+ * (events, tool states, timeline entries, one more save): its ratio to bare is the facade's cost.
  */
-export const EVENT_STREAM_CONTENDERS = ['tessera-bare', 'tessera-subscribed'];
+export const EVENT_STREAM_CONTENDERS = ['tessera-bare', 'tessera-subscribed', 'tessera-interactive'];
 
 function expect(condition, contender, message) {
   if (!condition) throw new Error(`[${contender}] correctness check failed: ${message}`);
@@ -30,7 +31,7 @@ function makeChunks(deltas, size) {
 const OBSERVER = 'bench:observe-all';
 
 async function tessera(mode = 'observed') {
-  const [{ createKernel, definePlugin, toolsPlugin, Stage }, { InMemorySessionStore }, { testPreset }, workload] = await Promise.all([
+  const [{ createKernel, definePlugin, toolsPlugin, Stage, InteractiveSession }, { InMemorySessionStore }, { testPreset }, workload] = await Promise.all([
     import('@tessera/kernel'),
     import('@tessera/kernel/testing'),
     import('@tessera/preset-test'),
@@ -87,6 +88,25 @@ async function tessera(mode = 'observed') {
       };
       const savesBefore = store.saves;
       const t0 = performance.now();
+      if (mode === 'interactive') {
+        const interactive = new InteractiveSession({ kernel });
+        interactive.on('text_delta', onTextDelta);
+        const result = await interactive.submit('go');
+        const ms = performance.now() - t0;
+        const history = interactive.getMessages().length;
+        const saved = store.saves - savesBefore;
+        const sessionId = interactive.getSessionId();
+        await interactive.shutdown();
+        store.delete(sessionId);
+        expect(script.problem() === undefined, 'tessera', script.problem());
+        expect(result.response === workload.FINAL_TEXT, 'tessera', `final text ${JSON.stringify(result.response)}`);
+        expect(counter.calls - executedBefore === rounds, 'tessera', `${counter.calls - executedBefore} echo executions, expected ${rounds}`);
+        expect(deltas === rounds + 1, 'tessera', `${deltas} text deltas, expected ${rounds + 1}`);
+        expect(history === 2 * rounds + 2, 'tessera', `${history} history messages, expected ${2 * rounds + 2}`);
+        expect(result.toolSummaries.length === rounds, 'tessera', `${result.toolSummaries.length} tool summaries, expected ${rounds}`);
+        expect(saved === 1, 'tessera', `session saved ${saved} times during submit(), expected 1`);
+        return ms;
+      }
       const session = kernel.createSession();
       if (mode === 'subscribed') {
         session.subscribe((event) => {
@@ -209,6 +229,8 @@ export async function loadContender(name) {
       return tessera('bare');
     case 'tessera-subscribed':
       return tessera('subscribed');
+    case 'tessera-interactive':
+      return tessera('interactive');
     case 'hand':
       return hand();
     case 'pi':
