@@ -1,0 +1,153 @@
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resolvePromptFileReferences } from './resolve-prompt-file-references.js';
+
+let base: string;
+let cwd: string;
+let outside: string;
+
+async function file(path: string, content: string): Promise<void> {
+  await mkdir(join(path, '..'), { recursive: true });
+  await writeFile(path, content);
+}
+
+beforeEach(async () => {
+  base = await realpath(await mkdtemp(join(tmpdir(), 'tessera-refs-')));
+  cwd = join(base, 'work');
+  outside = join(base, 'outside');
+  await mkdir(cwd);
+  await mkdir(outside);
+});
+
+afterEach(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+describe('resolvePromptFileReferences', () => {
+  it('reads each referenced file into one block and records it without contents', async () => {
+    await file(join(cwd, 'AGENTS.md'), 'agent rules\n');
+    await file(join(cwd, 'docs/spec.md'), 'the spec');
+    const result = await resolvePromptFileReferences('follow @AGENTS.md and @./docs/spec.md', { cwd });
+    expect(result.failures).toEqual([]);
+    expect(result.records).toEqual([
+      { sourcePath: join(cwd, 'AGENTS.md'), relativePath: 'AGENTS.md', originalReference: '@AGENTS.md', reason: 'prompt', depth: 0, byteLength: 12 },
+      { sourcePath: join(cwd, 'docs/spec.md'), relativePath: 'docs/spec.md', originalReference: '@./docs/spec.md', reason: 'prompt', depth: 0, byteLength: 8 },
+    ]);
+    expect(result.blocks).toHaveLength(2);
+    expect(result.blocks[0]).toContain('<file path="AGENTS.md">\nagent rules\n</file>');
+    expect(result.blocks[1]).toContain('<file path="docs/spec.md">\nthe spec\n</file>');
+    expect(JSON.stringify(result.records)).not.toContain('agent rules');
+  });
+
+  it('includes a file referenced twice once', async () => {
+    await file(join(cwd, 'a.md'), 'A');
+    const result = await resolvePromptFileReferences('@a.md then @./a.md', { cwd });
+    expect(result.records.map((record) => record.originalReference)).toEqual(['@a.md']);
+  });
+
+  it('follows nested references against the referencing file, with their depth', async () => {
+    await file(join(cwd, 'a.md'), 'see @docs/b.md');
+    await file(join(cwd, 'docs/b.md'), 'see @c.md');
+    await file(join(cwd, 'docs/c.md'), 'leaf');
+    const result = await resolvePromptFileReferences('@a.md', { cwd });
+    expect(result.failures).toEqual([]);
+    expect(result.records.map(({ relativePath, reason, depth }) => [relativePath, reason, depth])).toEqual([
+      ['a.md', 'prompt', 0],
+      ['docs/b.md', 'nested', 1],
+      ['docs/c.md', 'nested', 2],
+    ]);
+    expect(result.blocks[2]).toMatch(/^docs\/b\.md references @c\.md\./);
+  });
+
+  it('fails a reference nested deeper than maxDepth', async () => {
+    await file(join(cwd, 'a.md'), '@b.md');
+    await file(join(cwd, 'b.md'), '@c.md');
+    await file(join(cwd, 'c.md'), 'leaf');
+    const result = await resolvePromptFileReferences('@a.md', { cwd, maxDepth: 1 });
+    expect(result.failures).toMatchObject([{ reference: '@c.md', kind: 'max_depth', referencedFrom: 'b.md' }]);
+    expect(result.failures[0]?.message).toContain('maxDepth');
+  });
+
+  it('fails a cycle, including a file that references itself', async () => {
+    await file(join(cwd, 'a.md'), '@b.md');
+    await file(join(cwd, 'b.md'), '@a.md');
+    await file(join(cwd, 'self.md'), 'me: @self.md');
+    const result = await resolvePromptFileReferences('@a.md @self.md', { cwd });
+    expect(result.failures.map(({ reference, kind }) => [reference, kind])).toEqual([
+      ['@a.md', 'circular'],
+      ['@self.md', 'circular'],
+    ]);
+    expect(result.failures[0]?.message).toContain('a.md → b.md → a.md');
+  });
+
+  it('does not treat a file reached twice through different parents as a cycle', async () => {
+    await file(join(cwd, 'a.md'), '@shared.md');
+    await file(join(cwd, 'b.md'), '@shared.md');
+    await file(join(cwd, 'shared.md'), 'shared');
+    const result = await resolvePromptFileReferences('@a.md @b.md', { cwd });
+    expect(result.failures).toEqual([]);
+    expect(result.records.map((record) => record.relativePath)).toEqual(['a.md', 'shared.md', 'b.md']);
+  });
+
+  it('refuses paths outside the roots, and symbolic links that lead out', async () => {
+    await file(join(outside, 'secret.txt'), 'secret');
+    await symlink(join(outside, 'secret.txt'), join(cwd, 'link.txt'));
+    await symlink(join(outside, 'secret.txt'), join(cwd, 'bare'));
+    const result = await resolvePromptFileReferences(`@../outside/secret.txt @link.txt @bare @${join(outside, 'secret.txt')}`, { cwd });
+    expect(result.failures.map(({ reference, kind }) => [reference, kind])).toEqual([
+      ['@../outside/secret.txt', 'outside_root'],
+      ['@link.txt', 'outside_root'],
+      ['@bare', 'outside_root'],
+      [`@${join(outside, 'secret.txt')}`, 'outside_root'],
+    ]);
+    expect(result.failures[1]?.message).toContain('symbolic link');
+    expect(result.blocks).toEqual([]);
+  });
+
+  it('accepts files in extra roots and symbolic links that stay inside', async () => {
+    await file(join(outside, 'shared.md'), 'shared');
+    await file(join(cwd, 'real.md'), 'real');
+    await symlink(join(cwd, 'real.md'), join(cwd, 'alias.md'));
+    const result = await resolvePromptFileReferences('@../outside/shared.md @alias.md', { cwd, roots: ['../outside'] });
+    expect(result.failures).toEqual([]);
+    expect(result.records.map(({ sourcePath, relativePath }) => [sourcePath, relativePath])).toEqual([
+      [join(outside, 'shared.md'), 'shared.md'],
+      [join(cwd, 'real.md'), 'real.md'],
+    ]);
+    expect(result.blocks[0]).toContain(`root="${outside}"`);
+  });
+
+  it('fails missing files and directories', async () => {
+    await mkdir(join(cwd, 'src'));
+    const result = await resolvePromptFileReferences('@missing.md @src/ @"no such file.md"', { cwd });
+    expect(result.failures.map(({ reference, kind }) => [reference, kind])).toEqual([
+      ['@missing.md', 'missing'],
+      ['@src/', 'directory'],
+      ['@"no such file.md"', 'missing'],
+    ]);
+  });
+
+  it('leaves a bare @word alone unless a file by that name exists', async () => {
+    await file(join(cwd, 'Makefile'), 'all:');
+    await mkdir(join(cwd, 'docs'));
+    const result = await resolvePromptFileReferences('thanks @alice, see @Makefile and @docs', { cwd });
+    expect(result.failures).toEqual([]);
+    expect(result.records.map((record) => record.relativePath)).toEqual(['Makefile']);
+  });
+
+  it('enforces the per-file and total byte limits', async () => {
+    await file(join(cwd, 'big.txt'), 'x'.repeat(101));
+    await file(join(cwd, 'a.txt'), 'a'.repeat(60));
+    await file(join(cwd, 'b.txt'), 'b'.repeat(60));
+    const result = await resolvePromptFileReferences('@big.txt @a.txt @b.txt', { cwd, maxFileBytes: 100, maxTotalBytes: 100 });
+    expect(result.failures.map(({ reference, kind }) => [reference, kind])).toEqual([
+      ['@big.txt', 'size_limit'],
+      ['@b.txt', 'size_limit'],
+    ]);
+    expect(result.failures[0]?.message).toContain('maxFileBytes');
+    expect(result.failures[1]?.message).toContain('maxTotalBytes');
+    expect(result.records.map((record) => record.relativePath)).toEqual(['a.txt']);
+  });
+});
