@@ -5,6 +5,7 @@ import { CommandContribution, type IExecutionResult, type IToolState } from '@te
 import { createKernel, createQuery, definePlugin, InteractiveSession, toolsPlugin, defineTool, type Kernel, type QueryMessage } from '@tessera/kernel';
 import { inMemorySessionStore, InMemorySessionStore } from '@tessera/kernel/testing';
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
+import { promptFileReferences } from '@tessera/plugin-prompt-references';
 import { builtinTools } from '@tessera/plugin-tools';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
@@ -170,6 +171,33 @@ describe('InteractiveSession: events and tool states', () => {
     await new Promise((resolve) => setImmediate(resolve));
     process.off('warning', onWarning);
     expect(warnings.some((message) => message.includes('listener bug'))).toBe(true);
+    await session.shutdown();
+  });
+});
+
+describe('InteractiveSession: @file references', () => {
+  it('sends file contents to the model only; the timeline keeps the prompt and a reference record; a bad reference blocks the prompt', async () => {
+    await writeFile(join(dir, 'AGENTS.md'), 'Use tabs.');
+    const provider = new ScriptedProvider({ turns: [{ text: 'noted' }] });
+    kernel = await createKernel({ plugins: testPreset({ provider, plugins: [promptFileReferences()] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const references: unknown[] = [];
+    session.on('prompt_file_reference', (event) => references.push(...event.references));
+    await session.submit('follow @AGENTS.md please');
+    expect(JSON.stringify(provider.requests[0]!.messages)).toContain('Use tabs.');
+    const user = session.getFullHistory().find((entry) => entry.category === 'chat' && entry.type === 'user')!;
+    expect(JSON.stringify(user.data)).not.toContain('Use tabs.');
+    expect(JSON.stringify(user.data)).toContain('follow @AGENTS.md please');
+    expect(references).toEqual([expect.objectContaining({ relativePath: 'AGENTS.md', originalReference: '@AGENTS.md', depth: 0, byteLength: 9 })]);
+    expect(session.getFullHistory().some((entry) => entry.type === 'prompt-file-reference')).toBe(true);
+
+    const errors: Error[] = [];
+    session.on('error', (error) => errors.push(error));
+    await expect(session.submit('read @missing/file.md')).rejects.toMatchObject({ code: 'prompt_blocked' });
+    expect(errors[0]!.message).toMatch(/missing\/file\.md/);
+    expect(provider.requests).toHaveLength(1);
+    const system = session.getFullHistory().filter((entry) => entry.type === 'system');
+    expect(system.at(-1)!.data).toMatchObject({ level: 'error', code: 'prompt_blocked' });
     await session.shutdown();
   });
 });
