@@ -54,11 +54,26 @@ export function recordFromSession(manager: SessionManager): LoadedRecord {
   let meta: RecordMeta | undefined;
   let metaJson: string | undefined;
 
-  const compaction = [...path].reverse().find((entry) => entry.type === 'compaction');
+  // Each stored message is converted once: the record's messages and its history share the
+  // converted objects (neither pass mutates them; merges make new ones).
+  const converted = new Map<AgentMessage, Message | undefined>();
+  const convert = (message: AgentMessage): Message | undefined => {
+    if (converted.has(message)) return converted.get(message);
+    const kernel = toKernelMessage(message);
+    converted.set(message, kernel);
+    return kernel;
+  };
+  let compaction: SessionEntry | undefined;
+  for (let index = path.length - 1; index >= 0; index -= 1) {
+    if (path[index]!.type === 'compaction') {
+      compaction = path[index];
+      break;
+    }
+  }
   const byMessage = new Map<AgentMessage, SessionEntry>();
   for (const entry of path) if (entry.type === 'message') byMessage.set(entry.message, entry);
   for (const contextMessage of context.messages) {
-    const message = toKernelMessage(contextMessage);
+    const message = convert(contextMessage);
     if (!message) continue;
     const entryId = byMessage.get(contextMessage)?.id ?? compaction?.id ?? '';
     // One kernel tool batch is stored as one toolResult entry per call: its id is the last one's.
@@ -68,7 +83,7 @@ export function recordFromSession(manager: SessionManager): LoadedRecord {
   const included = new Set(context.messages);
   for (const entry of path) {
     if (entry.type === 'message' && included.has(entry.message)) {
-      const message = toKernelMessage(entry.message);
+      const message = convert(entry.message);
       const last = history[history.length - 1];
       if (message?.role === 'tool' && entry.message.role === 'toolResult' && last?.category === 'chat' && last.type === 'tool') {
         const batch = last.data as Message & { role: 'tool' };

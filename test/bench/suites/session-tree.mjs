@@ -31,6 +31,16 @@ if (args.child) {
   // Import first: the measurement is open + build context, not module loading.
   const tessera = args.child === 'tessera' ? await import('@tessera/plugin-session-store-jsonl') : undefined;
   const pi = args.child === 'pi' ? await import(PI_SESSION_MANAGER) : undefined;
+  let interactive;
+  if (args.child === 'interactive') {
+    const [{ createKernel, InteractiveSession }, { testPreset }, { jsonlSessionStore }] = await Promise.all([
+      import('@tessera/kernel'),
+      import('@tessera/preset-test'),
+      import('@tessera/plugin-session-store-jsonl'),
+    ]);
+    const kernel = await createKernel({ plugins: testPreset({ turns: [], replace: [jsonlSessionStore({ agentDir: args.agent, terminalId: null, onWarning() {} })] }) });
+    interactive = { kernel, InteractiveSession };
+  }
   globalThis.gc?.();
   const rssBefore = process.memoryUsage().rss;
   const heapBefore = process.memoryUsage().heapUsed;
@@ -45,7 +55,13 @@ if (args.child) {
   const sampler = setInterval(sample, 1);
   const started = performance.now();
   let messages;
-  if (tessera) {
+  if (interactive) {
+    // Resume through the facade a product uses, up to the moment a prompt can be submitted.
+    const session = new interactive.InteractiveSession({ kernel: interactive.kernel, cwd: '/bench', resumeSessionId: args.id });
+    await session.whenReady();
+    sample();
+    messages = session.getMessages().length;
+  } else if (tessera) {
     const session = await tessera.SessionManager.open(file, { agentDir: args.agent, terminalId: null, onWarning() {} });
     sample();
     messages = session.buildSessionContext().messages.length;
@@ -111,8 +127,8 @@ function writeSession(file, sessionId, entries, cwd = '/bench') {
   closeSync(fd);
 }
 
-function runChild(contender, file, agent) {
-  const result = spawnSync(process.execPath, ['--expose-gc', SELF, '--child', contender, '--file', file, '--agent', agent], {
+function runChild(contender, file, agent, id = 'none') {
+  const result = spawnSync(process.execPath, ['--expose-gc', SELF, '--child', contender, '--file', file, '--agent', agent, '--id', id], {
     encoding: 'utf8',
     maxBuffer: 16 * MB,
   });
@@ -151,6 +167,40 @@ try {
   targets.push(target('open + build context, Tessera / pi time', openMs.tessera / openMs.pi, 0.5));
   targets.push(target('open + build context, Tessera peak heap / file size', peakHeap.tessera / fileBytes, 2));
   results.open.peakRssGrowthOverFile = peak.tessera / fileBytes; // printed for information: RSS includes GC headroom
+
+  // ---------------------------------------------------------------- 1b. resume through InteractiveSession
+  {
+    const entries = 10_000;
+    const resumeId = 'resume-session';
+    const agent = join(root, 'agent-interactive');
+    const projectDir = join(agent, 'sessions', '--bench--');
+    mkdirSync(projectDir, { recursive: true });
+    const file = join(projectDir, `2026-01-01T00-00-00-000Z_${resumeId}.jsonl`);
+    writeSession(file, resumeId, entries);
+    const runs = quick ? 3 : 7;
+    const resumeSamples = { interactive: [], pi: [] };
+    for (let run = 0; run < runs; run += 1) {
+      for (const contender of run % 2 ? ['pi', 'interactive'] : ['interactive', 'pi']) {
+        resumeSamples[contender].push(runChild(contender, file, contender === 'pi' ? join(root, 'agent-pi-resume') : agent, resumeId));
+      }
+    }
+    if (resumeSamples.interactive[0].messages !== resumeSamples.pi[0].messages) {
+      throw new Error(`resume message counts differ: ${resumeSamples.interactive[0].messages} vs ${resumeSamples.pi[0].messages}`);
+    }
+    const resumeMs = { interactive: median(resumeSamples.interactive.map((s) => s.ms)), pi: median(resumeSamples.pi.map((s) => s.ms)) };
+    results.resume = { entries, resumeMs, samples: resumeSamples };
+    console.log(`\nresume to first prompt ready: ${entries} entries, ${runs} runs each (fresh process)`);
+    console.log(
+      table(
+        ['contender', 'median ms', 'context messages'],
+        [
+          ['InteractiveSession({ resumeSessionId }) + whenReady()', fmt(resumeMs.interactive), resumeSamples.interactive[0].messages],
+          ['pi SessionManager.open + buildSessionContext', fmt(resumeMs.pi), resumeSamples.pi[0].messages],
+        ],
+      ),
+    );
+    targets.push(target('resume of a 10,000-entry session to first prompt ready, InteractiveSession / pi open + build context', resumeMs.interactive / resumeMs.pi, 0.5));
+  }
 
   // ---------------------------------------------------------------- 2. append
   const appendRate = {};
