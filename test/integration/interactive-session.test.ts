@@ -6,6 +6,7 @@ import { createKernel, createQuery, definePlugin, InteractiveSession, toolsPlugi
 import { inMemorySessionStore, InMemorySessionStore } from '@tessera/kernel/testing';
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { promptFileReferences } from '@tessera/plugin-prompt-references';
+import { systemPrompt } from '@tessera/plugin-system-prompt';
 import { builtinTools } from '@tessera/plugin-tools';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
@@ -302,6 +303,45 @@ describe('InteractiveSession: persistence', () => {
     await session.shutdown();
     expect(ends).toBe(1);
     await expect(session.submit('again')).rejects.toMatchObject({ code: 'session_closed' });
+  });
+});
+
+describe('InteractiveSession: system prompt and sandbox', () => {
+  it('builds the system prompt with the bound SystemPromptBuilder (context files included, append last); an explicit one wins', async () => {
+    await writeFile(join(dir, 'CLAUDE.md'), 'Project rule: be brief.');
+    const provider = new ScriptedProvider({ turns: [{ text: 'a' }, { text: 'b' }] });
+    kernel = await createKernel({ plugins: testPreset({ provider, plugins: [systemPrompt({ git: false, now: () => Date.UTC(2026, 10, 27) })] }) });
+    const built = new InteractiveSession({ kernel, cwd: dir, appendSystemPrompt: 'APPENDED' });
+    await built.submit('hi');
+    const system = provider.requests[0]!.system!;
+    expect(system).toContain('Project rule: be brief.');
+    expect(system.trimEnd().endsWith('APPENDED')).toBe(true);
+    await built.shutdown();
+    const explicit = new InteractiveSession({ kernel, cwd: dir, systemPrompt: 'Only this.' });
+    await explicit.submit('hi');
+    expect(provider.requests[1]!.system).toBe('Only this.');
+    await explicit.shutdown();
+  });
+
+  it('applies the workspace manifest once for a new session, snapshots at shutdown, restores the snapshot on resume instead of the manifest', async () => {
+    const calls: string[] = [];
+    const client = {
+      snapshot: async () => (calls.push('snapshot'), 'snap-1'),
+      restore: async (id: string) => void calls.push(`restore ${id}`),
+    };
+    const applyWorkspaceManifest = async (_client: unknown, manifest: unknown, hostRoot: string) => void calls.push(`apply ${JSON.stringify(manifest)} at ${hostRoot}`);
+    const store = new InMemorySessionStore();
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], replace: [inMemorySessionStore(store)] }) });
+    const first = new InteractiveSession({ kernel, cwd: dir, sandboxClient: client, workspaceManifest: { entries: [] }, applyWorkspaceManifest });
+    await first.submit('one');
+    await first.shutdown();
+    expect(calls).toEqual([`apply {"entries":[]} at ${dir}`, 'snapshot']);
+    expect((await store.load(first.getSessionId()))!.sandboxSnapshotId).toBe('snap-1');
+    calls.length = 0;
+    const resumed = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: first.getSessionId(), sandboxClient: client, workspaceManifest: { entries: [] }, applyWorkspaceManifest });
+    await resumed.submit('two');
+    await resumed.shutdown();
+    expect(calls).toEqual(['restore snap-1', 'snapshot']);
   });
 });
 
