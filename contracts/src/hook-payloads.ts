@@ -118,14 +118,15 @@ export interface PreToolUseContext {
 /**
  * What a `preToolUse` tap returns. `deny` and `respond` are final (the first tap that returns
  * one decides); `continue` is not: the kernel applies it and the next tap runs.
- * - `deny`: the tool does not run; the model gets "Permission denied: …" (or
- *   "Blocked by hook: …" when `source` is `hook`).
+ * - `deny`: the tool does not run; the model gets "Permission denied: …" (`source`
+ *   `permission` or absent), "Blocked by hook: …" (`hook`), or "Blocked by <source>: …" for
+ *   any other plugin that names itself (`checkpoints`, `reversible-execution`…).
  * - `respond`: the tool does not run; `result` is used as its result.
  * - `continue`: go on, with `input` replacing the call's input and/or `approvedBy` naming who
  *   approved it (the permission guard then asks no one; deny rules still deny).
  */
 export type PreToolUseDecision =
-  | { decision: 'deny'; reason: string; source?: 'permission' | 'hook' }
+  | { decision: 'deny'; reason: string; source?: 'permission' | 'hook' | (string & {}) }
   | { decision: 'respond'; result: ToolResult }
   | PreToolUseContinue;
 

@@ -502,6 +502,7 @@ describe('hook effects', () => {
       const text = (context.input as { text: string }).text;
       if (text === 'deny') return { decision: 'deny', reason: 'rule Bash(rm *)' };
       if (text === 'block') return { decision: 'deny', reason: 'hook said no', source: 'hook' };
+      if (text === 'guarded') return { decision: 'deny', reason: 'no checkpoint', source: 'checkpoints' };
       if (text === 'fake') return { decision: 'respond', result: { success: true, output: 'canned' } };
       if (text === 'rewrite') context.input = { text: 'rewritten' };
       return undefined;
@@ -509,7 +510,7 @@ describe('hook effects', () => {
     const events: ToolExecutionEvent[] = [];
     const provider = new ScriptedProvider({
       turns: [
-        { toolCalls: ['deny', 'block', 'fake', 'rewrite'].map((text) => ({ name: 'echo', input: { text } })) },
+        { toolCalls: ['deny', 'block', 'guarded', 'fake', 'rewrite'].map((text) => ({ name: 'echo', input: { text } })) },
         { text: 'done' },
       ],
     });
@@ -518,12 +519,13 @@ describe('hook effects', () => {
     expect(toolMessages(session.getHistory())[0]!.content.map((block) => [block.content, block.isError])).toEqual([
       ['Permission denied: rule Bash(rm *)', true],
       ['Blocked by hook: hook said no', true],
+      ['Blocked by checkpoints: no checkpoint', true],
       ['canned', false],
       ['rewritten', false],
     ]);
     const ends = events.filter((event) => event.type === 'end');
-    expect(ends).toHaveLength(4);
-    expect(ends.slice(0, 2).every((event) => event.type === 'end' && event.denied === true)).toBe(true);
+    expect(ends).toHaveLength(5);
+    expect(ends.slice(0, 3).every((event) => event.type === 'end' && event.denied === true)).toBe(true);
   });
 
   it('turns a throwing guard into a failed result instead of a failed turn', async () => {

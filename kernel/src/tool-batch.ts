@@ -17,9 +17,8 @@ function failure(output: string, errorCode: string, metadata?: Record<string, un
 
 function decisionResult(decision: Exclude<PreToolUseDecision, { decision: 'continue' }>): ToolResult {
   if (decision.decision === 'respond') return decision.result;
-  return decision.source === 'hook'
-    ? failure(`Blocked by hook: ${decision.reason}`, 'blocked', { denied: true })
-    : failure(`Permission denied: ${decision.reason}`, 'denied', { denied: true });
+  if (decision.source === undefined || decision.source === 'permission') return failure(`Permission denied: ${decision.reason}`, 'denied', { denied: true });
+  return failure(`Blocked by ${decision.source}: ${decision.reason}`, 'blocked', { denied: true });
 }
 
 /**
