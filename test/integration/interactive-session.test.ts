@@ -7,6 +7,7 @@ import { inMemorySessionStore, InMemorySessionStore } from '@tessera/kernel/test
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { promptFileReferences } from '@tessera/plugin-prompt-references';
 import { systemPrompt } from '@tessera/plugin-system-prompt';
+import { editCheckpoints } from '@tessera/plugin-checkpoints';
 import { builtinTools } from '@tessera/plugin-tools';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
@@ -342,6 +343,50 @@ describe('InteractiveSession: system prompt and sandbox', () => {
     await resumed.submit('two');
     await resumed.shutdown();
     expect(calls).toEqual(['restore snap-1', 'snapshot']);
+  });
+});
+
+describe('InteractiveSession: edit checkpoints', () => {
+  it('one checkpoint per submit; restore over three turns brings files back, deletes created ones, records the restore; refused while a prompt runs', async () => {
+    const a = join(dir, 'a.txt');
+    const b = join(dir, 'b.txt');
+    await writeFile(a, 'one\n');
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [
+          { toolCalls: [{ id: 'r1', name: 'Read', input: { file_path: a } }] },
+          { toolCalls: [{ id: 'e1', name: 'Edit', input: { file_path: a, old_string: 'one', new_string: 'two' } }] },
+          { text: 'turn 1 done' },
+          { toolCalls: [{ id: 'w2', name: 'Write', input: { file_path: b, content: 'new file\n' } }] },
+          { text: 'turn 2 done' },
+          { toolCalls: [{ id: 'r3', name: 'Read', input: { file_path: a } }] },
+          { toolCalls: [{ id: 'e3', name: 'Edit', input: { file_path: a, old_string: 'two', new_string: 'three' } }] },
+          { text: 'turn 3 done', delayMs: 30 },
+        ],
+        plugins: [builtinTools(), editCheckpoints()],
+      }),
+    });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.submit('turn one');
+    await session.submit('turn two');
+    const third = session.submit('turn three');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const list = await session.listEditCheckpoints();
+    await expect(session.restoreEditCheckpoint(list[0]!.id)).rejects.toMatchObject({ code: 'checkpoint_restore_busy' });
+    await third;
+    expect(await readFile(a, 'utf8')).toBe('three\n');
+    const checkpoints = await session.listEditCheckpoints();
+    expect(checkpoints.map((checkpoint) => checkpoint.prompt)).toEqual(['turn one', 'turn two', 'turn three']);
+    const inspection = await session.inspectEditCheckpoint(checkpoints[1]!.id);
+    expect(inspection.files.map((file) => [file.displayPath, file.existed])).toEqual([['b.txt', false]]);
+
+    const restored = await session.restoreEditCheckpoint(checkpoints[1]!.id);
+    expect(await readFile(a, 'utf8')).toBe('two\n');
+    await expect(readFile(b, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(restored.removedCheckpoints).toHaveLength(2);
+    expect((await session.listEditCheckpoints()).map((checkpoint) => checkpoint.prompt)).toEqual(['turn one']);
+    expect(session.getFullHistory().at(-1)).toMatchObject({ category: 'event', type: 'checkpoint-restored' });
+    await session.shutdown();
   });
 });
 
