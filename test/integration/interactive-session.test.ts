@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandContribution, type IExecutionResult, type IToolState } from '@tessera/contracts';
+import { CommandContribution, Diagnostics, type IExecutionResult, type IToolState } from '@tessera/contracts';
 import { createKernel, createQuery, definePlugin, InteractiveSession, toolsPlugin, defineTool, type Kernel, type QueryMessage } from '@tessera/kernel';
 import { inMemorySessionStore, InMemorySessionStore } from '@tessera/kernel/testing';
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
@@ -277,6 +277,39 @@ describe('InteractiveSession: persistence', () => {
     await forked.shutdown();
     expect(await readFile(originalFile!, 'utf8')).toBe(before);
     expect((await files()).length).toBe(2);
+  });
+
+  it('resumes a damaged file: every complete entry comes back, the dropped lines are reported, the file is only appended to', async () => {
+    const agentDir = join(dir, 'agent');
+    const reports: string[] = [];
+    const diagnostics = definePlugin({
+      name: 'collect-diagnostics',
+      provides: [Diagnostics],
+      register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => void reports.push(`${report.code}: ${report.message}`) }),
+    });
+    const compose = (turns: Array<{ text: string }>) => createKernel({ plugins: testPreset({ turns, replace: [jsonlSessionStore({ agentDir })], plugins: [diagnostics] }) });
+    kernel = await compose([{ text: 'a1' }, { text: 'a2' }]);
+    const first = new InteractiveSession({ kernel, cwd: dir });
+    await first.submit('q1');
+    await first.submit('q2');
+    await first.shutdown();
+    await kernel.shutdown();
+    const { readdir, appendFile } = await import('node:fs/promises');
+    const projectDir = join(agentDir, 'sessions', (await readdir(join(agentDir, 'sessions')))[0]!);
+    const file = join(projectDir, (await readdir(projectDir)).find((name) => name.endsWith('.jsonl'))!);
+    // A torn final line: what a crash in the middle of a write leaves.
+    await appendFile(file, '{"type":"message","id":"torn","parentId":null,"message":{"role":"user","con');
+    const damaged = await readFile(file, 'utf8');
+
+    kernel = await compose([{ text: 'a3' }]);
+    const resumed = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: first.getSessionId() });
+    await resumed.whenReady();
+    expect(resumed.getMessages().map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(reports).toEqual([expect.stringMatching(/^TESSERA_SESSION_WARNING: incomplete last line \(torn write\), dropped/)]);
+    await resumed.submit('q3');
+    await resumed.shutdown();
+    const after = await readFile(file, 'utf8');
+    expect(after.startsWith(damaged.slice(0, damaged.lastIndexOf('\n') + 1))).toBe(true);
   });
 
   it('continueMostRecent picks the newest session of the cwd; an unknown resume id is a typed error', async () => {
