@@ -12,6 +12,9 @@ import { sessionLogger } from '@tessera/plugin-session-logger';
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { subagents } from '@tessera/plugin-subagents';
 import { builtinTools } from '@tessera/plugin-tools';
+import { editCheckpoints, reversibleExecution } from '@tessera/plugin-checkpoints';
+import { promptFileReferences } from '@tessera/plugin-prompt-references';
+import { systemPrompt } from '@tessera/plugin-system-prompt';
 import { testPreset } from '@tessera/preset-test';
 import { describe, expect, it } from 'vitest';
 
@@ -37,6 +40,10 @@ describe('kernel.describe() of the full plugin set', () => {
           compaction(),
           contextWindow(),
           promptHistory({ path: ':memory:' }),
+          promptFileReferences(),
+          systemPrompt(),
+          editCheckpoints(),
+          reversibleExecution({ mode: 'local-first' }),
         ],
       }),
     });
