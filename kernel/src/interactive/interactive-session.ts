@@ -154,10 +154,7 @@ export class InteractiveSession {
   private pending: Pending | undefined;
   private current: Promise<IExecutionResult | undefined> | undefined;
   private streamingText = '';
-  private readonly activeTools = new Map<string, IToolState>();
   private turnTools: IToolState[] = [];
-  /** Position of each call of this turn in `turnTools`. */
-  private readonly turnToolIndex = new Map<string, number>();
   private turnUsage: { input: number; output: number } | undefined;
   /** The turn's result, made when the session reported its end (before it saved). */
   private turnResult: IExecutionResult | undefined;
@@ -233,7 +230,7 @@ export class InteractiveSession {
   }
 
   getActiveTools(): IToolState[] {
-    return [...this.activeTools.values()];
+    return this.turnTools.filter((state) => state.isRunning).map((state) => ({ ...state }));
   }
 
   private async execute(input: string, displayInput: string | undefined, rawInput: string | undefined): Promise<IExecutionResult | undefined> {
@@ -257,9 +254,7 @@ export class InteractiveSession {
     this.streamingText = '';
     this.turnTools = [];
     this.turnResult = undefined;
-    this.turnToolIndex.clear();
     this.turnUsage = undefined;
-    this.activeTools.clear();
     this.events.emit('thinking', true);
     if (displayInput !== undefined && displayInput !== input) {
       this.addEvent(session, 'prompt-display', { displayInput, ...(rawInput === undefined ? {} : { rawInput }) });
@@ -292,7 +287,6 @@ export class InteractiveSession {
       throw error;
     } finally {
       if (checkpointOpen) await checkpoints!.finalizeTurn(session.sessionId).catch((error: unknown) => session.log('error', { phase: 'checkpoint', error: describeError(error) }));
-      this.activeTools.clear();
       this.events.emit('thinking', false);
     }
   }
@@ -321,7 +315,15 @@ export class InteractiveSession {
       };
       this.addEvent(session, 'usage-summary', usage);
     }
-    return { response, history: this.getFullHistory(), toolSummaries: tools, contextState, ...(usage ? { usage } : {}) };
+    // The timeline is copied only when someone reads `history` (a long session has many
+    // entries): the entries up to this turn's end, as long as history was not replaced since.
+    let history: IHistoryEntry[] | undefined;
+    const entries = session.getFullHistory();
+    const length = entries.length;
+    const view = (): IHistoryEntry[] => (history ??= entries.slice(0, length).map(displayEntry));
+    const result = { response, toolSummaries: tools, contextState, ...(usage ? { usage } : {}) } as unknown as IExecutionResult;
+    Object.defineProperty(result, 'history', { get: view, enumerable: true, configurable: true });
+    return result;
   }
 
   /** Event entry ids: one random prefix per interactive session, then a counter (cheap on the tool path). */
@@ -360,25 +362,20 @@ export class InteractiveSession {
       }
       case 'tool_start': {
         const state: IToolState = { toolCallId: event.toolCallId, toolName: event.toolName, firstArg: firstArgOf(event.input), isRunning: true };
-        this.activeTools.set(event.toolCallId, state);
-        this.turnToolIndex.set(event.toolCallId, this.turnTools.length);
         this.turnTools.push(state);
-        // The entry keeps its own copy: `state` changes when the call ends.
-        this.addEvent(session, 'tool-start', { toolCallId: state.toolCallId, toolName: state.toolName, firstArg: state.firstArg, isRunning: true });
+        // `state` is never changed (the call's end replaces it), so the timeline entry shares it.
+        this.addEvent(session, 'tool-start', state);
         if (this.events.has('tool_start')) this.events.emit('tool_start', { ...state });
         break;
       }
       case 'tool_end': {
-        const running = this.activeTools.get(event.toolCallId) ?? { toolCallId: event.toolCallId, toolName: event.toolName, firstArg: firstArgOf(event.input), isRunning: true };
+        // The call that ends is almost always the latest one; parallel batches are short.
+        let index = this.turnTools.length - 1;
+        while (index >= 0 && this.turnTools[index]!.toolCallId !== event.toolCallId) index -= 1;
+        const running = index >= 0 ? this.turnTools[index]! : { toolCallId: event.toolCallId, toolName: event.toolName, firstArg: firstArgOf(event.input), isRunning: true };
         const finished = finishedToolState(running, event);
-        this.activeTools.delete(event.toolCallId);
-        const index = this.turnToolIndex.get(event.toolCallId);
-        if (index === undefined) {
-          this.turnToolIndex.set(event.toolCallId, this.turnTools.length);
-          this.turnTools.push(finished);
-        } else {
-          this.turnTools[index] = finished;
-        }
+        if (index >= 0) this.turnTools[index] = finished;
+        else this.turnTools.push(finished);
         this.addEvent(session, 'tool-end', finished);
         if (this.events.has('tool_end')) this.events.emit('tool_end', { ...finished });
         break;

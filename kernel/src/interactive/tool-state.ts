@@ -1,7 +1,9 @@
 import type { IDiffLine, IToolState } from '@tessera/contracts';
 
-/** Input fields that hold a call's main argument, in the order they are tried. */
-const FIRST_ARG_FIELDS = ['file_path', 'notebook_path', 'path', 'command', 'pattern', 'url', 'query', 'prompt', 'description', 'skill', 'subagent_type'];
+/** Input fields that hold a call's main argument, by preference (lower first). */
+const FIRST_ARG_RANK: ReadonlyMap<string, number> = new Map(
+  ['file_path', 'notebook_path', 'path', 'command', 'pattern', 'url', 'query', 'prompt', 'description', 'skill', 'subagent_type'].map((field, rank) => [field, rank]),
+);
 
 /** Longest `firstArg` kept (a one-line summary, not the input). */
 const MAX_FIRST_ARG = 200;
@@ -11,17 +13,28 @@ export const MAX_TOOL_RESULT_DATA = 4000;
 /** The call's main argument for a one-line summary: a path, a command, a pattern, a URL… */
 export function firstArgOf(input: unknown): string {
   if (typeof input !== 'object' || input === null) return typeof input === 'string' ? bound(input) : '';
+  // One pass over the input's own keys (usually a few): the best-ranked known field wins,
+  // else the first string value.
   const record = input as Record<string, unknown>;
-  for (const field of FIRST_ARG_FIELDS) {
-    const value = record[field];
-    if (typeof value === 'string' && value !== '') return bound(value);
+  let best: string | undefined;
+  let bestRank = Number.POSITIVE_INFINITY;
+  let fallback: string | undefined;
+  for (const key in record) {
+    const value = record[key];
+    if (typeof value !== 'string' || value === '') continue;
+    const rank = FIRST_ARG_RANK.get(key);
+    if (rank !== undefined && rank < bestRank) {
+      best = value;
+      bestRank = rank;
+    } else if (fallback === undefined) fallback = value;
   }
-  for (const value of Object.values(record)) if (typeof value === 'string' && value !== '') return bound(value);
-  return '';
+  const chosen = best ?? fallback;
+  return chosen === undefined ? '' : bound(chosen);
 }
 
 function bound(text: string): string {
-  const line = text.split('\n', 1)[0]!;
+  const newline = text.indexOf('\n');
+  const line = newline === -1 ? text : text.slice(0, newline);
   return line.length > MAX_FIRST_ARG ? `${line.slice(0, MAX_FIRST_ARG - 1)}…` : line;
 }
 
@@ -85,7 +98,9 @@ export function finishedToolState(
   end: { success: boolean; denied?: boolean; errorCode?: string; data?: unknown; input: unknown },
 ): IToolState {
   const state: IToolState = {
-    ...running,
+    toolCallId: running.toolCallId,
+    toolName: running.toolName,
+    firstArg: running.firstArg,
     isRunning: false,
     result: end.denied ? 'denied' : end.success ? 'success' : 'error',
   };
