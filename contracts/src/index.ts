@@ -28,3 +28,5 @@ export * from './command.js';
 export * from './skill-source.js';
 export * from './transport.js';
 export * from './interactive.js';
+export * from './memory.js';
+export * from './skills.js';
