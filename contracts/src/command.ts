@@ -2,6 +2,8 @@ import type { IContextWindowState } from './context-window.js';
 import type { IHistoryEntry } from './history.js';
 import type { SessionEndReason } from './hook-payloads.js';
 import type { SessionServices } from './session-services.js';
+import type { PermissionMode } from './permissions.js';
+import type { IEditCheckpointInspection, IEditCheckpointRestoreResult, IEditCheckpointSummary } from './interactive.js';
 import { createToken } from './token.js';
 
 /**
@@ -106,19 +108,46 @@ export interface ICommandHostAdapters {
   readonly [adapter: string]: unknown;
 }
 
+/** A command as a host lists it. */
+export interface ICommandInfo {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  userInvocable: boolean;
+  modelInvocable: boolean;
+  /** The module (or source) it came from. */
+  source: string;
+}
+
 /**
  * The narrow facade a command gets: never the interactive session object, never the terminal.
- * Hosts extend it (the InteractiveSession's executor supplies checkpoints, memory, skills…);
- * what every host offers is below.
+ * Memory stores, background tasks and the subagent launcher are services (`services.get`);
+ * host actions (exit, model switch, pickers) are effects in the result.
  */
 export interface ICommandHostContext {
   readonly sessionId: string;
   readonly cwd: string;
   /** The session's services by token (permission policy, stores, background tasks…). */
   readonly services: SessionServices;
+  /** Who asked: a person typing `/name`, or the model through `tessera_command_<name>`. */
+  readonly invocation?: 'user-slash' | 'model-tool';
   getHistory(): readonly IHistoryEntry[];
+  getMessageCount?(): number;
+  getSessionName?(): string | undefined;
   getContextState(): IContextWindowState | undefined;
+  getAutoCompactThreshold?(): number | false;
+  setAutoCompactThreshold?(threshold: number | false): void;
+  compact?(instructions?: string): Promise<void>;
+  clearHistory?(): void;
+  getPermissionMode?(): PermissionMode;
+  setPermissionMode?(mode: PermissionMode): void;
   getModel(): string | undefined;
+  listCommands?(): readonly ICommandInfo[];
+  listEditCheckpoints?(): Promise<IEditCheckpointSummary[]>;
+  inspectEditCheckpoint?(checkpointId: string): Promise<IEditCheckpointInspection>;
+  restoreEditCheckpoint?(checkpointId: string): Promise<IEditCheckpointRestoreResult>;
+  /** Activates a skill (spec: executeSkillCommandByName): injects or forks it and records the activation. */
+  executeSkillCommandByName?(name: string, args: string, request: { invocation: 'user-slash' | 'model-tool' }): Promise<ICommandResult>;
   getCommandHostAdapters(): ICommandHostAdapters;
 }
 

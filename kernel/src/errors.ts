@@ -10,7 +10,8 @@ export interface CompositionProblem {
     | 'register_failed'
     | 'invalid_plugin'
     | 'duplicate_command'
-    | 'duplicate_session_service';
+    | 'duplicate_session_service'
+    | 'invalid_command_tool';
   message: string;
   plugins: string[];
   token?: string;

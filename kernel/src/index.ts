@@ -37,6 +37,8 @@ export {
 export type { IResumableSession, InteractiveSandboxClient, InteractiveSessionOptions } from './interactive/interactive-session.js';
 export type { InteractiveSessionEvents } from './interactive/events.js';
 export { canonicalName, SystemCommandExecutor } from './interactive/command-executor.js';
+export { BuiltinCommandSource, CommandRegistry, SkillCommandSource } from './interactive/command-registry.js';
+export { COMMAND_TOOL_PREFIX, commandToolName, commandToolProblems, commandTools } from './interactive/command-tools.js';
 export type { ICommandListing } from './interactive/command-executor.js';
 export { createQuery } from './interactive/create-query.js';
 export type { CreateQueryOptions, QueryMessage } from './interactive/create-query.js';

@@ -33,6 +33,7 @@ import { flattenPlugins, type Plugin, type PluginActivation, type PluginInput, t
 import { resolvePluginGraph } from './plugin-graph.js';
 import { Session } from './session.js';
 import { ContainerSessionServices } from './session-services.js';
+import { commandToolProblems } from './interactive/command-tools.js';
 import { Stage } from './stage.js';
 import type { SessionOptions } from './session-options.js';
 
@@ -327,6 +328,9 @@ function contributionProblems(container: Container): CompositionProblem[] {
         token: name,
       });
     }
+  }
+  for (const message of commandToolProblems(modules.flatMap((module) => [...(module.systemCommands ?? [])]))) {
+    problems.push({ kind: 'invalid_command_tool', message, plugins: [] });
   }
   const factories = container.isBound(SessionServiceFactoryContribution) ? container.getAll<SessionServiceFactory>(SessionServiceFactoryContribution) : [];
   const seen = new Set<symbol>();

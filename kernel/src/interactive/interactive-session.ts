@@ -7,6 +7,7 @@ import {
   isAbortError,
   isChatEntry,
   SessionStore,
+  SkillSourceContribution,
   SystemPromptBuilder,
   TesseraError,
   describeError,
@@ -28,6 +29,8 @@ import {
   type IUsageSnapshot,
   type Message,
   type PermissionMode,
+  type SkillEntry,
+  type ToolSource,
   type Provider,
   type SessionEndReason,
   type SessionEvent,
@@ -37,7 +40,9 @@ import { randomUUID } from 'node:crypto';
 import type { Kernel, KernelSessionOptions } from '../kernel.js';
 import type { Session } from '../session.js';
 import { ContainerSessionServices } from '../session-services.js';
-import { SystemCommandExecutor, type ICommandListing } from './command-executor.js';
+import { canonicalName, SystemCommandExecutor, type ICommandListing } from './command-executor.js';
+import { BuiltinCommandSource, CommandRegistry, SkillCommandSource } from './command-registry.js';
+import { commandTools } from './command-tools.js';
 import { InteractiveEventEmitter, type InteractiveSessionEvents } from './events.js';
 import { firstArgOf, finishedToolState } from './tool-state.js';
 
@@ -462,14 +467,60 @@ export class InteractiveSession {
 
   // ------------------------------------------------------------------ commands
 
-  /** Runs a slash command (`compact`, `/compact`); `null` when no composed module has it. */
+  /**
+   * Runs a slash command (`compact`, `/compact`); `null` when no composed module has it. A
+   * skill name (`/deploy staging`) runs the composed `skills` command with `deploy staging`.
+   */
   async executeCommand(name: string, args = ''): Promise<ICommandResult | null> {
     const session = await this.ready;
-    return this.commandExecutor(session).execute(name, args, this.hostContext(session));
+    return this.runCommand(session, name, args, 'user-slash');
+  }
+
+  private async runCommand(session: Session, name: string, args: string, invocation: 'user-slash' | 'model-tool'): Promise<ICommandResult | null> {
+    const executor = this.commandExecutor(session);
+    const canonical = canonicalName(name);
+    if (!executor.has(canonical) && executor.has('skills')) {
+      const skill = (await this.skillEntries(session)).find((entry) => entry.id === canonical || entry.qualifiedName === canonical);
+      if (skill) return executor.execute('skills', args === '' ? canonical : `${canonical} ${args}`, this.hostContext(session, invocation));
+    }
+    return executor.execute(canonical, args, this.hostContext(session, invocation));
   }
 
   listCommands(): ICommandListing[] {
     return this.session ? this.commandExecutor(this.session).listCommands() : [];
+  }
+
+  /**
+   * The palette (spec: CommandRegistry): the executable commands, the modules' own sources
+   * (plugin commands) and the skills as virtual commands, for autocomplete.
+   */
+  async getCommandRegistry(): Promise<CommandRegistry> {
+    const session = await this.ready;
+    if (!this.registry) {
+      const executor = this.commandExecutor(session);
+      this.registry = new CommandRegistry();
+      this.registry.addSource(new BuiltinCommandSource(executor));
+      for (const module of session.services.getAll(CommandContribution)) for (const source of module.commandSources ?? []) this.registry.addSource(source);
+      this.registry.addSource(this.skillCommands);
+    }
+    this.skillCommands.update(await this.skillEntries(session));
+    this.registry.invalidate();
+    return this.registry;
+  }
+
+  private registry: CommandRegistry | undefined;
+  private readonly skillCommands = new SkillCommandSource();
+
+  private async skillEntries(session: Session): Promise<SkillEntry[]> {
+    const entries: SkillEntry[] = [];
+    for (const source of session.services.getAll(SkillSourceContribution)) {
+      try {
+        entries.push(...(await source.skills({ sessionId: session.sessionId, cwd: session.cwd })));
+      } catch (error) {
+        session.log('error', { phase: 'skills', source: source.name, error: describeError(error) });
+      }
+    }
+    return entries;
   }
 
   private commandExecutor(session: Session): SystemCommandExecutor {
@@ -477,14 +528,38 @@ export class InteractiveSession {
     return this.executor;
   }
 
-  private hostContext(session: Session): ICommandHostContext {
+  /** The model's route to commands: a tool per model-invocable command (none when there is none). */
+  private readonly commandToolSource: ToolSource = {
+    name: 'commands',
+    tools: () => {
+      const session = this.session;
+      if (!session) return [];
+      const descriptors = session.services.getAll(CommandContribution).flatMap((module) => module.commandDescriptors ?? []);
+      return commandTools(this.commandExecutor(session), descriptors, (name, args) => this.runCommand(session, name, args, 'model-tool'));
+    },
+  };
+
+  private hostContext(session: Session, invocation: 'user-slash' | 'model-tool' = 'user-slash'): ICommandHostContext {
     return {
       sessionId: session.sessionId,
       cwd: session.cwd,
       services: session.services,
+      invocation,
       getHistory: () => this.getFullHistory(),
+      getMessageCount: () => session.getMessageCount(),
+      getSessionName: () => session.getName(),
       getContextState: () => session.getContextState(),
+      getAutoCompactThreshold: () => session.getAutoCompactThreshold(),
+      setAutoCompactThreshold: (threshold) => session.setAutoCompactThreshold(threshold),
+      compact: (instructions) => session.compact(instructions),
+      clearHistory: () => session.clearHistory(),
+      getPermissionMode: () => session.getPermissionMode(),
+      setPermissionMode: (mode) => session.setPermissionMode(mode),
       getModel: () => session.getModel(),
+      listCommands: () => this.listCommands(),
+      listEditCheckpoints: () => this.listEditCheckpoints(),
+      inspectEditCheckpoint: (id) => this.inspectEditCheckpoint(id),
+      restoreEditCheckpoint: (id) => this.restoreEditCheckpoint(id),
       getCommandHostAdapters: () => this.options.commandHostAdapters ?? {},
     };
   }
@@ -610,6 +685,7 @@ export class InteractiveSession {
 
     const base: KernelSessionOptions = {
       ...options.sessionOptions,
+      toolSources: [...(options.sessionOptions?.toolSources ?? []), this.commandToolSource],
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.model === undefined ? {} : { model: options.model }),
       ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
