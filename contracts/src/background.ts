@@ -56,6 +56,24 @@ export interface BackgroundTasks {
    * tasks. Optional for runtimes without events.
    */
   subscribe?(listener: (event: BackgroundTaskNotice) => void): () => void;
+  /** Known tasks (of `sessionId` when given), newest first. Optional. */
+  list?(sessionId?: string): BackgroundTaskSummary[];
+  /** Forgets a finished task (its record and log); rejects for a running one. Optional. */
+  close?(taskId: string, sessionId?: string): Promise<void>;
+}
+
+/** A background task as `/background list` shows it. */
+export interface BackgroundTaskSummary {
+  id: string;
+  kind: string;
+  status: string;
+  label?: string;
+  command?: string;
+  agentType?: string;
+  createdAt: number;
+  completedAt?: number;
+  /** What the task is doing now (a tool name), when known. */
+  currentAction?: string;
 }
 
 /** A background task event as the runtime reports it (`type`, `taskId`, and whatever else the event carries). */

@@ -30,3 +30,4 @@ export * from './transport.js';
 export * from './interactive.js';
 export * from './memory.js';
 export * from './skills.js';
+export * from './inventory.js';

@@ -6,6 +6,7 @@ import {
   ApprovalHandler,
   Approvals,
   CommandContribution,
+  KernelInfo,
   SessionServiceFactoryContribution,
   assertValidSessionId,
   describeError,
@@ -419,6 +420,7 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
   }
 
   const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks, decorated, tapsByPlugin, activations);
+  if (!container.isBound(KernelInfo)) container.bind(KernelInfo).toConstantValue({ describe: () => kernel.describe() });
   await kernel.boot();
   return kernel;
 }

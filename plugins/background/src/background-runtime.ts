@@ -48,6 +48,30 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
     return state;
   };
   return {
+    list(sessionId) {
+      return manager
+        .list()
+        .filter((task) => sessionId === undefined || task.parentSessionId === sessionId)
+        .sort((a, b) => b.createdAt - a.createdAt)
+        .map((task) => ({
+          id: task.id,
+          kind: task.kind,
+          status: task.status,
+          createdAt: task.createdAt,
+          ...(task.label === undefined ? {} : { label: task.label }),
+          ...(task.command === undefined ? {} : { command: task.command }),
+          ...(task.agentType === undefined ? {} : { agentType: task.agentType }),
+          ...(task.completedAt === undefined ? {} : { completedAt: task.completedAt }),
+          ...(task.currentAction === undefined ? {} : { currentAction: task.currentAction }),
+        }));
+    },
+    async close(taskId, sessionId) {
+      const task = manager.get(taskId);
+      if (!task || (sessionId !== undefined && task.parentSessionId !== sessionId)) {
+        throw new BackgroundTaskError('validation', `No background task ${JSON.stringify(taskId)} in this session.`, { code: 'background_task_not_found', taskId });
+      }
+      manager.close(taskId);
+    },
     subscribe(listener) {
       return manager.subscribe((event) => {
         const sessionId = manager.get(event.taskId)?.parentSessionId;

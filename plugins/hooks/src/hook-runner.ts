@@ -148,6 +148,11 @@ export class HookRunner {
   }
 
   /** Adds handlers (the hooks plugin adds those of the files it reads at boot). */
+  /** Every configured entry, in configuration order. */
+  list(): readonly HookEntry[] {
+    return this.entries;
+  }
+
   add(entries: readonly HookEntry[]): void {
     this.entries.push(...entries);
   }

@@ -1,3 +1,4 @@
+import { HookInventory } from '@tessera/contracts';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -449,10 +450,20 @@ describe('hooksPlugin and the kernel seams', () => {
   it('declares the tokens it uses when present', async () => {
     kernel = await createKernel({ plugins: testPreset({ plugins: [hooksPlugin()] }) });
     expect(kernel.describe().plugins.find((plugin) => plugin.name === 'claude-hooks')).toMatchObject({
-      provides: [],
+      provides: ['HookInventory'],
       requires: [],
       optional: ['Provider', 'SubagentLauncher', 'ShellDirectories', 'SandboxPaths', 'ApprovalHandler', 'Diagnostics'],
     });
   });
-});
 
+  it('lists what is configured and from where (HookInventory)', async () => {
+    kernel = await createKernel({
+      plugins: testPreset({
+        plugins: [hooksPlugin({ configs: [{ config: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo checked' }] }] }, source: { file: '/project/.claude/settings.json' } }] })],
+      }),
+    });
+    expect(kernel.get(HookInventory).list()).toEqual([
+      { event: 'PreToolUse', matcher: 'Bash', type: 'command', summary: 'echo checked', file: '/project/.claude/settings.json', location: expect.stringContaining('PreToolUse') },
+    ]);
+  });
+});

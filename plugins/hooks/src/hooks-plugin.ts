@@ -1,4 +1,6 @@
 import {
+  HookInventory,
+  type HookInventoryEntry,
   ApprovalHandler,
   Diagnostics,
   diagnosticReport,
@@ -60,6 +62,14 @@ function appendFeedback(result: ToolResult, text: string): ToolResult {
   return { ...result, output };
 }
 
+/** A configured hook as `/hooks` lists it. */
+function inventoryEntry(entry: HookEntry): HookInventoryEntry {
+  const handler = entry.handler as { type: string; command?: string; url?: string; prompt?: string };
+  const text = handler.command ?? handler.url ?? handler.prompt ?? '';
+  const summary = text.length > 120 ? `${text.slice(0, 119)}…` : text;
+  return { event: entry.event, ...(entry.matcher === undefined ? {} : { matcher: entry.matcher }), type: handler.type, summary, file: entry.source.file, location: entry.location };
+}
+
 /** What one kernel's copy of the plugin holds: made in `register()`, completed in `boot()`. */
 interface KernelState {
   readonly runner: HookRunner;
@@ -102,8 +112,9 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
   validate(options);
   return definePlugin({
     name: HOOKS_PLUGIN_NAME,
+    provides: [HookInventory],
     optional: [Provider, SubagentLauncher, ShellDirectories, SandboxPaths, ApprovalHandler, Diagnostics],
-    register({ hooks }) {
+    register({ hooks, bind }) {
       // A session made outside the kernel (a subagent's child session, a stand-in) has no
       // services of its own; it and session-less events use the kernel's.
       const servicesOf = (session: ISession | undefined): SessionServices | undefined => {
@@ -115,6 +126,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
       const entries: HookEntry[] = (options.configs ?? []).flatMap(({ config, source }) => entriesFrom(config, source));
       // This kernel's state lives in this closure; the activation returned below completes it.
       const state: KernelState = { runner: new HookRunner(entries, { ...options, services: servicesOf }) };
+      bind(HookInventory).toConstantValue({ list: () => state.runner.list().map(inventoryEntry) });
       const { runner } = state;
       // SessionStart output waits here until the session's first prompt.
       const pendingContext = new WeakMap<ISession, string[]>();

@@ -1,0 +1,38 @@
+import type { HookEventName } from './hooks-config.js';
+import { createToken } from './token.js';
+
+/**
+ * The composed application as data, for `/doctor` and diagnostics: the kernel binds it. The
+ * shape is `Kernel.describe()`'s (plugins with provides / requires / optional / contributes /
+ * taps, replaced plugins, decorators, hook taps).
+ */
+export interface KernelInfo {
+  describe(): {
+    plugins: ReadonlyArray<{ name: string; provides: string[]; requires: string[]; optional: string[]; contributes: string[]; replaces: string[] }>;
+    replaced: Record<string, string>;
+    hooks: Record<string, ReadonlyArray<{ name: string; stage: number }>>;
+  };
+}
+
+export const KernelInfo = createToken<KernelInfo>('KernelInfo');
+
+/** One configured hook handler, as `/hooks` lists it. */
+export interface HookInventoryEntry {
+  event: HookEventName;
+  matcher?: string;
+  /** `command`, `http`, `prompt`, `agent`. */
+  type: string;
+  /** The command, URL or prompt, shortened for display. */
+  summary: string;
+  /** The settings or hooks file it came from. */
+  file: string;
+  /** Where in that file (`hooks.Stop[0].hooks[1]`). */
+  location: string;
+}
+
+/** What hooks are configured and where from (the hooks plugin provides it). */
+export interface HookInventory {
+  list(): readonly HookInventoryEntry[];
+}
+
+export const HookInventory = createToken<HookInventory>('HookInventory');
