@@ -132,6 +132,7 @@ export interface ICommandHostContext {
   /** Who asked: a person typing `/name`, or the model through `tessera_command_<name>`. */
   readonly invocation?: 'user-slash' | 'model-tool';
   getHistory(): readonly IHistoryEntry[];
+  /** Messages the model sees (user, assistant and tool messages). */
   getMessageCount?(): number;
   getSessionName?(): string | undefined;
   getContextState(): IContextWindowState | undefined;

@@ -546,7 +546,7 @@ export class InteractiveSession {
       services: session.services,
       invocation,
       getHistory: () => this.getFullHistory(),
-      getMessageCount: () => session.getMessageCount(),
+      getMessageCount: () => session.getHistory().length,
       getSessionName: () => session.getName(),
       getContextState: () => session.getContextState(),
       getAutoCompactThreshold: () => session.getAutoCompactThreshold(),
