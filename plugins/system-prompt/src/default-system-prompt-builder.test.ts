@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   AgentDefinitionContribution,
+  CommandContribution,
   Diagnostics,
   SkillSourceContribution,
   SystemPromptBuilder,
@@ -41,6 +42,21 @@ function skills(name: string, entries: () => SkillEntry[]) {
     register: ({ bind }) => void bind(SkillSourceContribution).toConstantValue({ name, skills: entries }),
   });
 }
+/**
+ * What makes the listings appear: a model-invocable `skills` command and a module that asks for
+ * the agent executor. Every kernel here has it, except where a test says otherwise.
+ */
+const listingModules = definePlugin({
+  name: 'listing-modules',
+  contributes: [CommandContribution],
+  register({ bind }) {
+    bind(CommandContribution).toConstantValue({
+      name: 'listing-modules',
+      systemCommands: [{ name: 'skills', description: 'skills', modelInvocable: true, execute: () => ({ success: true, message: '' }) }],
+      sessionRequirements: ['agent-executor'],
+    });
+  },
+});
 const agents = definePlugin({
   name: 'agents-fixture',
   contributes: [AgentDefinitionContribution],
@@ -52,7 +68,9 @@ const agents = definePlugin({
 const skillEntry = (id: string, description: string, extra: Partial<SkillEntry> = {}): SkillEntry => ({ id, name: id, description, source: 'project', ...extra });
 
 async function servicesWith(...plugins: Parameters<typeof testPreset>[0][]): Promise<SessionServices> {
-  const kernel = await createKernel({ plugins: testPreset(Object.assign({}, ...plugins)) });
+  const options = Object.assign({}, ...plugins) as Parameters<typeof testPreset>[0] & { plugins?: unknown[]; unlisted?: boolean };
+  const { unlisted, ...preset } = options;
+  const kernel = await createKernel({ plugins: testPreset({ ...preset, plugins: [...((preset.plugins as never[]) ?? []), ...(unlisted ? [] : [listingModules])] }) });
   kernels.push(kernel);
   return kernel.createSession().services;
 }
@@ -252,5 +270,15 @@ describe('systemPrompt plugin', () => {
     for (const [options, message] of bad) {
       expect(() => systemPrompt(options as SystemPromptOptions)).toThrow(expect.objectContaining({ code: 'invalid_plugin_options', message: expect.stringMatching(message) }));
     }
+  });
+
+  it('lists skills only when a skills command is model-invocable, agents only when a module asks for the agent executor', async () => {
+    const builder = new DefaultSystemPromptBuilder({ git: false, now: () => Date.UTC(2026, 0, 2) });
+    const services = await servicesWith({ plugins: [skills('folder', () => [skillEntry('lint', 'Runs the linter.')]), agents], unlisted: true } as never);
+    const built = await builder.build({ cwd, services });
+    expect(built.sections.map((section) => section.name)).not.toContain('skills');
+    expect(built.sections.map((section) => section.name)).not.toContain('agents');
+    const always = await new DefaultSystemPromptBuilder({ git: false, skills: true, agents: true, now: () => Date.UTC(2026, 0, 2) }).build({ cwd, services });
+    expect(always.sections.map((section) => section.name)).toEqual(expect.arrayContaining(['skills', 'agents']));
   });
 });

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import {
+  CommandContribution,
   AgentDefinitionContribution,
   Clock,
   Diagnostics,
@@ -43,14 +44,38 @@ export interface SystemPromptOptions {
   memory?: false | Partial<ProjectMemoryCaps>;
   /** Active task files (`.agents/tasks`); `false` skips them. Default at most 3 tasks. */
   tasks?: false | { maxTasks?: number };
-  /** Skill names and descriptions from `SkillSourceContribution`s. Default true. */
+  /**
+   * Skill names and descriptions from `SkillSourceContribution`s. Default: listed when a
+   * composed `skills` command is model-invocable (the model can then activate them).
+   */
   skills?: boolean;
-  /** Agent names and descriptions from `AgentDefinitionContribution`s. Default true. */
+  /**
+   * Agent names and descriptions from `AgentDefinitionContribution`s. Default: listed when a
+   * composed command module requests the agent executor.
+   */
   agents?: boolean;
 }
 
 const DEFAULT_GIT_TIMEOUT_MS = 2_000;
 const SOURCE = 'system-prompt';
+
+/**
+ * Skills are listed (name and description) when the model can activate them: a composed
+ * `skills` command is model-invocable. `true` lists them always, `false` never.
+ */
+function listsSkills(option: boolean | undefined, request: SystemPromptRequest): boolean {
+  if (option !== undefined) return option;
+  return request.services.getAll(CommandContribution).some((module) => module.systemCommands?.some((command) => command.name === 'skills' && command.modelInvocable === true));
+}
+
+/**
+ * Agents are listed when a composed command module asks for the agent executor (the `agent`
+ * command does). `true` lists them always, `false` never.
+ */
+function listsAgents(option: boolean | undefined, request: SystemPromptRequest): boolean {
+  if (option !== undefined) return option;
+  return request.services.getAll(CommandContribution).some((module) => module.sessionRequirements?.includes('agent-executor'));
+}
 
 /**
  * Builds a session's system prompt from sections in a fixed order — base, environment,
@@ -66,7 +91,7 @@ export class DefaultSystemPromptBuilder implements SystemPromptBuilder {
     const cwd = resolve(request.cwd);
     const [git, skills] = await Promise.all([
       options.git === false ? undefined : readGitSummary(cwd, options.git?.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS),
-      options.skills === false ? [] : this.skillEntries(request, cwd),
+      listsSkills(options.skills, request) ? this.skillEntries(request, cwd) : [],
     ]);
     const context = options.contextFiles === false ? undefined : this.loadContextFiles(cwd, request.services);
     const memory = options.memory === false ? undefined : readProjectMemory(cwd, { ...DEFAULT_MEMORY_CAPS, ...options.memory });
@@ -77,7 +102,7 @@ export class DefaultSystemPromptBuilder implements SystemPromptBuilder {
             ...(git && git.branch !== 'detached HEAD' ? { currentBranch: git.branch } : {}),
             ...(options.tasks?.maxTasks === undefined ? {} : { maxTasks: options.tasks.maxTasks }),
           }).formatted;
-    const agents = options.agents === false ? [] : request.services.getAll(AgentDefinitionContribution);
+    const agents = listsAgents(options.agents, request) ? request.services.getAll(AgentDefinitionContribution) : [];
 
     const sections: Array<[SectionName, string]> = [
       ['base', request.basePrompt ?? options.basePrompt ?? DEFAULT_BASE_PROMPT],
