@@ -560,7 +560,11 @@ export class InteractiveSession {
       listEditCheckpoints: () => this.listEditCheckpoints(),
       inspectEditCheckpoint: (id) => this.inspectEditCheckpoint(id),
       restoreEditCheckpoint: (id) => this.restoreEditCheckpoint(id),
-      getCommandHostAdapters: () => this.options.commandHostAdapters ?? {},
+      getCommandHostAdapters: () => ({
+        // Fields a command keeps with the session (memory events…); saved with the next save.
+        sessionRecord: { get: (field: string) => session.getRecordField(field), set: (field: string, value: unknown) => session.setRecordField(field, value) },
+        ...this.options.commandHostAdapters,
+      }),
     };
   }
 

@@ -8,6 +8,7 @@ import { editCheckpoints } from '@tessera/plugin-checkpoints';
 import { compaction } from '@tessera/plugin-compaction';
 import { contextWindow } from '@tessera/plugin-context-window';
 import { hooksPlugin } from '@tessera/plugin-hooks';
+import { projectMemory } from '@tessera/plugin-memory';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { builtinCommands, legacyModeCommand } from './index.js';
@@ -35,6 +36,7 @@ beforeEach(async () => {
         editCheckpoints(),
         backgroundRuntime(),
         fakeLauncher,
+        projectMemory(),
         hooksPlugin({ configs: [{ config: { Stop: [{ hooks: [{ type: 'command', command: 'echo stop' }] }] }, source: { file: join(dir, '.claude/settings.json') } }] }),
       ],
     }),
@@ -97,6 +99,13 @@ const rows: Row[] = [
   { command: 'agent', args: 'Explore find the tests', success: true, message: /^Explore did: find the tests$/ },
   { command: 'agent', args: 'Explore', success: false, message: /Name an agent type and a task/ },
   { command: 'doctor', success: true, message: /Plugins \(\d+\):[\s\S]*command-help: contributes CommandContribution[\s\S]*Provider: scripted/ },
+  { command: 'memory', success: true, message: /No project memory yet/ },
+  { command: 'memory', args: 'add project build Run npm run build before tests', success: true, message: /^Saved to build\.$/ },
+  { command: 'memory', args: 'add user creds password=hunter2secret', success: false, message: /^Not saved: / },
+  { command: 'memory', args: 'add nonsense t x', success: false, message: /Unknown kind "nonsense"\.\nUsage: \/memory add/ },
+  { command: 'memory', args: 'show nope', success: false, message: /No memory topic "nope"/ },
+  { command: 'memory', args: 'approve', success: false, message: /Name a pending entry/ },
+  { command: 'memory', args: 'used', success: true, message: /No memory was used/ },
   { command: 'clear', success: true, message: /Conversation cleared/, effects: [{ type: 'conversation-history-cleared' }] },
 ];
 
@@ -143,6 +152,14 @@ describe('commands over a real InteractiveSession', () => {
 
   it('the model reaches the model-invocable commands (compact, context, agent) and no others', async () => {
     const tools = session.listCommands().filter((command) => command.modelInvocable).map((command) => command.name);
-    expect(tools.sort()).toEqual(['agent', 'compact', 'context']);
+    expect(tools.sort()).toEqual(['agent', 'compact', 'context', 'memory']);
+  });
+
+  it('/memory keeps its events in the session record and shows what was used', async () => {
+    await session.executeCommand('memory', 'add project style Use two spaces');
+    expect((await session.executeCommand('memory', 'add project style use two  spaces!'))!.message).toBe('Already in style.');
+    expect(session.getSession().toRecord().memoryEvents).toEqual([expect.objectContaining({ type: 'add', topic: 'style' })]);
+    expect((await session.executeCommand('memory', 'show style'))!.message).toContain('Use two spaces');
+    expect((await session.executeCommand('memory', 'used'))!.message).toBe('topic style');
   });
 });

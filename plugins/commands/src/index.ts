@@ -1,12 +1,14 @@
 import type { Plugin } from '@tessera/kernel';
 import { clearCommand, compactCommand, contextCommand, costCommand, exitCommand, renameCommand, resetCommand, resumeCommand } from './session-commands.js';
 import { languageCommand, modelCommand, permissionsCommand, providerCommand, statuslineCommand } from './settings-commands.js';
+import { memoryCommand } from './memory-command.js';
 import { agentCommand, backgroundCommand, doctorCommand, helpCommand, hooksCommand, initCommand, mcpCommand, pluginCommands, rewindCommand } from './workspace-commands.js';
 
 export { commandModulePlugin, failure, firstWord, ok, splitArgs, unsupported, usage } from './define-command.js';
 export * from './session-commands.js';
 export * from './settings-commands.js';
 export * from './workspace-commands.js';
+export * from './memory-command.js';
 
 /**
  * Every command of this package, one plugin each (the legacy `/mode` is left out: compose
@@ -22,6 +24,7 @@ export function builtinCommands(options: { except?: readonly string[] } = {}): P
     ['permissions', permissionsCommand],
     ['model', modelCommand],
     ['language', languageCommand],
+    ['memory', memoryCommand],
     ['rewind', rewindCommand],
     ['resume', resumeCommand],
     ['rename', renameCommand],
