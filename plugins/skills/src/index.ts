@@ -1,1 +1,13 @@
-export {};
+export { skills } from './skills-plugin.js';
+export type { SkillsPluginOptions } from './skills-plugin.js';
+export { FolderSkillSource } from './folder-skill-source.js';
+export type { FolderSkillSourceOptions } from './folder-skill-source.js';
+export { DefaultSkillActivator } from './default-skill-activator.js';
+export type { SkillActivatorSettings } from './default-skill-activator.js';
+export { scanSkillRoots, skillRoots } from './scan-skill-roots.js';
+export type { ScannedSkill, SkillDuplicate, SkillRoot, SkillScan } from './scan-skill-roots.js';
+export { expandShellCommands } from './expand-shell-commands.js';
+export type { ShellExpansion, ShellExpansionContext } from './expand-shell-commands.js';
+export { runShellCommand } from './run-shell-command.js';
+export type { ShellRunOptions, ShellRunResult } from './run-shell-command.js';
+export { closeNames } from './close-names.js';
