@@ -7,6 +7,7 @@ import {
   isAbortError,
   isChatEntry,
   SessionStore,
+  SkillActivator,
   SkillSourceContribution,
   SystemPromptBuilder,
   TesseraError,
@@ -557,6 +558,7 @@ export class InteractiveSession {
       setPermissionMode: (mode) => session.setPermissionMode(mode),
       getModel: () => session.getModel(),
       listCommands: () => this.listCommands(),
+      executeSkillCommandByName: (name, args, request) => this.executeSkillCommandByName(name, args, request),
       listEditCheckpoints: () => this.listEditCheckpoints(),
       inspectEditCheckpoint: (id) => this.inspectEditCheckpoint(id),
       restoreEditCheckpoint: (id) => this.restoreEditCheckpoint(id),
@@ -566,6 +568,45 @@ export class InteractiveSession {
         ...this.options.commandHostAdapters,
       }),
     };
+  }
+
+  /**
+   * Activates a skill (spec: executeSkillCommandByName) through the bound `SkillActivator`:
+   * a forked skill answers with the subagent's result; an injected one is returned to the
+   * model as instructions (`model-tool`) or submitted into this session (`user-slash`).
+   * Every activation is recorded (`skill_activation` event, `skill-activation` timeline entry,
+   * `skillActivationEvents` in the record).
+   */
+  async executeSkillCommandByName(name: string, args: string, request: { invocation: 'user-slash' | 'model-tool' }): Promise<ICommandResult> {
+    const session = await this.ready;
+    const activator = session.services.getOptional(SkillActivator);
+    if (!activator) return { success: false, message: 'Skills are not enabled in this session: add the skills plugin (skills()).' };
+    let activation;
+    try {
+      activation = await activator.activate(name, args, {
+        invocation: request.invocation,
+        sessionId: session.sessionId,
+        cwd: session.cwd,
+        services: session.services,
+        permissionMode: session.getPermissionMode(),
+        onEvent: (event) => this.recordSkillActivation(session, event),
+      });
+    } catch (error) {
+      return { success: false, message: describeError(error), ...codeData(error) };
+    }
+    const diagnostics = activation.diagnostics.map((diagnostic) => diagnostic.message);
+    const extra = diagnostics.length > 0 ? { diagnostics } : {};
+    if (activation.mode === 'fork') return { success: true, message: activation.result.text, data: { mode: 'fork', skill: name, agentId: activation.result.agentId }, ...extra };
+    if (request.invocation === 'model-tool') return { success: true, message: activation.prompt, data: { mode: 'inject', skill: name }, ...extra };
+    const result = await this.submit(activation.prompt, `/${name}${args.trim() === '' ? '' : ` ${args.trim()}`}`);
+    return { success: true, message: result?.response ?? '', data: { mode: 'inject', skill: name }, ...extra };
+  }
+
+  private recordSkillActivation(session: Session, event: ISkillActivationEvent): void {
+    const stored = session.getRecordField('skillActivationEvents');
+    session.setRecordField('skillActivationEvents', [...(Array.isArray(stored) ? stored : []), event]);
+    // Through the stream, like every event: the timeline entry and the listeners follow from it.
+    session.emit({ type: 'skill_activation', event });
   }
 
   // ------------------------------------------------------------------ checkpoints
@@ -779,6 +820,11 @@ function displayEntry(entry: IHistoryEntry): IHistoryEntry {
   const kept = content.filter((block) => !(block.type === 'text' && REMINDER.test(block.text.trim())));
   if (kept.length === content.length) return entry;
   return { ...entry, data: { ...entry.data, content: kept } as Message };
+}
+
+function codeData(error: unknown): { data?: { code: string } } {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? { data: { code } } : {};
 }
 
 function codeOf(error: unknown): { code?: string } {

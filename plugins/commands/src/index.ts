@@ -2,6 +2,7 @@ import type { Plugin } from '@tessera/kernel';
 import { clearCommand, compactCommand, contextCommand, costCommand, exitCommand, renameCommand, resetCommand, resumeCommand } from './session-commands.js';
 import { languageCommand, modelCommand, permissionsCommand, providerCommand, statuslineCommand } from './settings-commands.js';
 import { memoryCommand } from './memory-command.js';
+import { skillsCommand } from './skills-command.js';
 import { agentCommand, backgroundCommand, doctorCommand, helpCommand, hooksCommand, initCommand, mcpCommand, pluginCommands, rewindCommand } from './workspace-commands.js';
 
 export { commandModulePlugin, failure, firstWord, ok, splitArgs, unsupported, usage } from './define-command.js';
@@ -9,6 +10,7 @@ export * from './session-commands.js';
 export * from './settings-commands.js';
 export * from './workspace-commands.js';
 export * from './memory-command.js';
+export * from './skills-command.js';
 
 /**
  * Every command of this package, one plugin each (the legacy `/mode` is left out: compose
@@ -32,6 +34,7 @@ export function builtinCommands(options: { except?: readonly string[] } = {}): P
     ['reset', resetCommand],
     ['background', backgroundCommand],
     ['agent', agentCommand],
+    ['skills', skillsCommand],
     ['statusline', statuslineCommand],
     ['provider', providerCommand],
     ['hooks', hooksCommand],
