@@ -9,6 +9,11 @@ export interface SubagentLaunchRequest {
   parentSessionId: string;
   cwd: string;
   signal: AbortSignal;
+  /**
+   * Only these tools (names, `*` suffix patterns; a rule's `(…)` part is ignored), applied after
+   * the agent definition's own lists — a forked skill's `allowed-tools`.
+   */
+  allowedTools?: readonly string[];
 }
 
 export interface SubagentLaunchResult {

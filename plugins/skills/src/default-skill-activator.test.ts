@@ -141,8 +141,8 @@ describe('SkillActivator: context fork', () => {
     const events: ISkillActivationEvent[] = [];
     const result = await activatorOf(kernel, 'model-tool')('research', 'auth', { onEvent: (event) => void events.push(event) });
     expect(result).toMatchObject({ mode: 'fork', prompt: 'Look into auth', result: { text: 'answer to: Look into auth', agentId: 'agent-7' }, skill: { agent: 'Explore', allowedTools: ['Read', 'Grep'] } });
-    expect(requests).toEqual([expect.objectContaining({ prompt: 'Look into auth', agentType: 'Explore', model: 'haiku', parentSessionId: 'session-1', cwd: fixture.cwd })]);
-    expect(result.diagnostics).toContainEqual(expect.objectContaining({ severity: 'info', path: 'allowed-tools' }));
+    expect(requests).toEqual([expect.objectContaining({ prompt: 'Look into auth', agentType: 'Explore', model: 'haiku', parentSessionId: 'session-1', cwd: fixture.cwd, allowedTools: ['Read', 'Grep'] })]);
+    expect(result.diagnostics).not.toContainEqual(expect.objectContaining({ path: 'allowed-tools' }));
     expect(events.map((event) => `${event.mode}:${event.status}`)).toEqual(['fork:started', 'fork:completed']);
   });
 

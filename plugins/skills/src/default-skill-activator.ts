@@ -138,15 +138,6 @@ export class DefaultSkillActivator implements SkillActivator {
 
     const launcher = request.services.getOptional(SubagentLauncher);
     if (launcher === undefined) throw new SkillForkUnavailableError(skill.id, skill.file);
-    if (skill.allowedTools !== undefined) {
-      // SubagentLauncher.launch takes no tool list: the agent's own tools and denylist apply.
-      diagnostics.push({
-        severity: 'info',
-        file: loaded.file,
-        path: 'allowed-tools',
-        message: '`allowed-tools` does not restrict a forked skill yet: SubagentLauncher takes no tool list, so the agent definition\'s own tools apply. Use an agent whose `tools` list matches.',
-      });
-    }
     const model = skill.model === undefined || skill.model === 'inherit' ? undefined : skill.model;
     const result = await launcher.launch({
       prompt,
@@ -155,6 +146,7 @@ export class DefaultSkillActivator implements SkillActivator {
       parentSessionId: request.sessionId,
       cwd: request.cwd,
       signal: request.signal ?? new AbortController().signal,
+      ...(skill.allowedTools === undefined ? {} : { allowedTools: skill.allowedTools }),
     });
     return { mode: 'fork', skill, prompt, result, diagnostics };
   }

@@ -21,6 +21,11 @@ describe('filterSubagentTools', () => {
     expect(names(filterSubagentTools(all, { tools: ['Task'] }))).toEqual([]); // Task is Agent: never granted
   });
 
+  it('a request allowlist (a forked skill\'s allowed-tools) narrows after the definition, never widens', () => {
+    expect(names(filterSubagentTools(all, { disallowedTools: ['Write'] }, undefined, ['Read', 'Write', 'Bash(git:*)']))).toEqual(['Read', 'Bash']);
+    expect(names(filterSubagentTools(all, { tools: ['Read'] }, undefined, ['Read', 'Edit']))).toEqual(['Read']);
+  });
+
   it('Explore and Plan are read-only built-ins; general-purpose keeps everything but agent tools', () => {
     const registry = new AgentDefinitionRegistry();
     expect(names(filterSubagentTools(all, registry.require('Explore')))).not.toContain('Write');

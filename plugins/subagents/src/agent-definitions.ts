@@ -45,16 +45,19 @@ function matches(pattern: string, toolName: string): boolean {
 
 /**
  * The tools a subagent gets: the denylist first, then the allowlist (when the definition has
- * one), then every agent-spawning tool removed.
+ * one), then the request's own allowlist (a forked skill's `allowed-tools`), then every
+ * agent-spawning tool removed.
  */
 export function filterSubagentTools(
   tools: readonly Tool[],
   definition: Pick<AgentDefinition, 'tools' | 'disallowedTools'>,
   agentTools: readonly string[] = AGENT_SPAWNING_TOOLS,
+  allowedTools?: readonly string[],
 ): Tool[] {
   return tools.filter((tool) => {
     if ((definition.disallowedTools ?? []).some((pattern) => matches(pattern, tool.name))) return false;
     if (definition.tools && !definition.tools.some((pattern) => matches(pattern, tool.name))) return false;
+    if (allowedTools && !allowedTools.some((pattern) => matches(pattern, tool.name))) return false;
     return !agentTools.some((pattern) => matches(pattern, tool.name));
   });
 }

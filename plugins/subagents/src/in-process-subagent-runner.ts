@@ -121,7 +121,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
       const session = new Session({
         provider,
         ...(services ? { services } : {}),
-        tools: filterSubagentTools(resolveTools(services), definition, deps.agentTools ?? AGENT_SPAWNING_TOOLS),
+        tools: filterSubagentTools(resolveTools(services), definition, deps.agentTools ?? AGENT_SPAWNING_TOOLS, request.allowedTools),
         systemMessage,
         sessionId: jobId,
         cwd,

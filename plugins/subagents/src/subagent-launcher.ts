@@ -32,6 +32,7 @@ export function createSubagentLauncher(getManager: () => ISubagentManager, isSub
         parentSessionId: request.parentSessionId,
         mode: 'foreground',
         ...(request.model ? { model: request.model } : {}),
+        ...(request.allowedTools ? { allowedTools: request.allowedTools } : {}),
       });
       const onAbort = (): void => void manager.cancel(job.id, 'aborted by the launcher').catch(() => undefined);
       // The signal may have fired while spawn() was pending: a listener added now never would.

@@ -26,6 +26,8 @@ export interface ISubagentSpawnRequest extends IBackgroundTaskWatchdogOptions {
   depth?: number;
   /** Overrides the definition's model. */
   model?: string;
+  /** Narrows the tools further, after the definition's lists (a forked skill's `allowed-tools`). */
+  allowedTools?: readonly string[];
   isolation?: 'worktree';
   /** Set by `WorktreeSubagentRunner` for the runner it wraps. */
   worktreePath?: string;
