@@ -65,6 +65,10 @@ export class SkillCommandSource implements ICommandSource {
 export class CommandRegistry {
   private readonly sources: ICommandSource[] = [];
   private sorted: ICommand[] | undefined;
+  /** Lower-cased names, parallel to `sorted`. */
+  private lowered: string[] = [];
+  /** Qualified commands (`plugin:command`) with their lower-cased part after the colon. */
+  private qualified: Array<[ICommand, string]> = [];
 
   addSource(source: ICommandSource): void {
     this.sources.push(source);
@@ -92,20 +96,18 @@ export class CommandRegistry {
     const all = this.all();
     if (prefix === undefined || prefix === '') return [...all];
     const wanted = prefix.replace(/^\/+/, '').toLowerCase();
+    const lowered = this.lowered;
     // Sorted by name: the plain-name matches are one contiguous run, found by binary search.
     let low = 0;
     let high = all.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (all[middle]!.name.toLowerCase() < wanted) low = middle + 1;
+      if (lowered[middle]! < wanted) low = middle + 1;
       else high = middle;
     }
     const matches: ICommand[] = [];
-    for (let index = low; index < all.length && all[index]!.name.toLowerCase().startsWith(wanted); index += 1) matches.push(all[index]!);
-    for (const command of all) {
-      const colon = command.name.indexOf(':');
-      if (colon !== -1 && command.name.slice(colon + 1).toLowerCase().startsWith(wanted) && !matches.includes(command)) matches.push(command);
-    }
+    for (let index = low; index < all.length && lowered[index]!.startsWith(wanted); index += 1) matches.push(all[index]!);
+    for (const [command, rest] of this.qualified) if (rest.startsWith(wanted) && !matches.includes(command)) matches.push(command);
     return matches;
   }
 
@@ -134,6 +136,11 @@ export class CommandRegistry {
     }
     commands.sort((a, b) => (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : a.name.toLowerCase() > b.name.toLowerCase() ? 1 : 0));
     this.sorted = commands;
+    this.lowered = commands.map((command) => command.name.toLowerCase());
+    this.qualified = commands.flatMap((command): Array<[ICommand, string]> => {
+      const colon = command.name.indexOf(':');
+      return colon === -1 ? [] : [[command, command.name.slice(colon + 1).toLowerCase()]];
+    });
     return commands;
   }
 }
