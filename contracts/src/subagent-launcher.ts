@@ -14,6 +14,13 @@ export interface SubagentLaunchRequest {
    * the agent definition's own lists — a forked skill's `allowed-tools`.
    */
   allowedTools?: readonly string[];
+  /** Run in a git worktree of `cwd` (changes stay on its branch). */
+  isolation?: 'worktree';
+  /**
+   * Start it and return at once: the result's `text` says it started, and its progress and
+   * answer arrive as background task events (`BackgroundTasks`).
+   */
+  background?: boolean;
 }
 
 export interface SubagentLaunchResult {

@@ -20,7 +20,7 @@ let session: InteractiveSession;
 const fakeLauncher = definePlugin({
   name: 'fake-launcher',
   provides: [SubagentLauncher],
-  register: ({ bind }) => void bind(SubagentLauncher).toConstantValue({ launch: async (request) => ({ text: `${request.agentType} did: ${request.prompt}`, agentId: 'agent-1' }) }),
+  register: ({ bind }) => void bind(SubagentLauncher).toConstantValue({ launch: async (request) => ({ text: `${request.agentType} did: ${request.prompt}${request.background ? ' (background)' : ''}${request.isolation ? ` (${request.isolation})` : ''}`, agentId: 'agent-1' }) }),
 });
 
 beforeEach(async () => {
@@ -97,6 +97,7 @@ const rows: Row[] = [
   { command: 'rewind', args: 'inspect', success: false, message: /Name a checkpoint/ },
   { command: 'rewind', args: 'restore 9999-00000000', success: false, message: /9999-00000000/ },
   { command: 'agent', args: 'Explore find the tests', success: true, message: /^Explore did: find the tests$/ },
+  { command: 'agent', args: '--background --worktree general-purpose refactor it', success: true, message: /^general-purpose did: refactor it \(background\) \(worktree\)$/ },
   { command: 'agent', args: 'Explore', success: false, message: /Name an agent type and a task/ },
   { command: 'doctor', success: true, message: /Plugins \(\d+\):[\s\S]*command-help: contributes CommandContribution[\s\S]*Provider: scripted/ },
   { command: 'memory', success: true, message: /No project memory yet/ },
@@ -152,7 +153,7 @@ describe('commands over a real InteractiveSession', () => {
 
   it('the model reaches the model-invocable commands (compact, context, agent) and no others', async () => {
     const tools = session.listCommands().filter((command) => command.modelInvocable).map((command) => command.name);
-    expect(tools.sort()).toEqual(['agent', 'compact', 'context', 'memory']);
+    expect(tools.sort()).toEqual(['agent', 'compact', 'context', 'memory', 'skills']);
   });
 
   it('/memory keeps its events in the session record and shows what was used', async () => {

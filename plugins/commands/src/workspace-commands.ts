@@ -321,21 +321,42 @@ export const doctorCommandDefinition: ISystemCommand = {
   },
 };
 
-/** `/agent <type> <task>`: runs a subagent in the foreground and shows its answer. */
+/**
+ * `/agent [--background] [--worktree] <type> <task>`: runs a subagent and shows its answer
+ * (`--background` returns at once; its progress arrives as background task events).
+ */
 export const agentCommandDefinition: ISystemCommand = {
   name: 'agent',
   description: 'Run a subagent on a task',
-  argumentHint: '<agent type> <task>',
+  argumentHint: '[--background] [--worktree] <agent type> <task>',
   modelInvocable: true,
   safety: 'write',
   lifecycle: 'blocking',
   async execute(context: ICommandHostContext, args) {
     const launcher = context.services.getOptional(SubagentLauncher);
     if (!launcher) return unsupported('agent', 'subagents (add subagents())');
-    const [agentType, task] = firstWord(args);
-    if (agentType === '' || task === '') return usage('agent', '<agent type> <task>', 'Name an agent type and a task.');
+    let rest = args.trim();
+    let background = false;
+    let worktree = false;
+    for (;;) {
+      const [word, after] = firstWord(rest);
+      if (word === '--background') background = true;
+      else if (word === '--worktree') worktree = true;
+      else break;
+      rest = after;
+    }
+    const [agentType, task] = firstWord(rest);
+    if (agentType === '' || task === '') return usage('agent', '[--background] [--worktree] <agent type> <task>', 'Name an agent type and a task.');
     try {
-      const result = await launcher.launch({ prompt: task, agentType, parentSessionId: context.sessionId, cwd: context.cwd, signal: new AbortController().signal });
+      const result = await launcher.launch({
+        prompt: task,
+        agentType,
+        parentSessionId: context.sessionId,
+        cwd: context.cwd,
+        signal: new AbortController().signal,
+        ...(background ? { background: true } : {}),
+        ...(worktree ? { isolation: 'worktree' as const } : {}),
+      });
       return ok(result.text, { data: { agentId: result.agentId, agentType } });
     } catch (error) {
       return failure(`The ${agentType} agent failed: ${describeError(error)}`);

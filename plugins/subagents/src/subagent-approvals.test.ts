@@ -149,6 +149,16 @@ describe('SubagentLauncher', () => {
     expect(kernel.get(SubagentManagerToken).get(result.agentId)).toMatchObject({ status: 'completed', type: 'Explore', parentSessionId: 'p' });
   });
 
+  it('background: returns at once with the job id; the job finishes on its own', async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: 'later answer', delayMs: 20 }] });
+    kernel = await createKernel({ plugins: testPreset({ provider, plugins: [subagents({ cwd: dir, home: dir, discover: false, worktree: false })] }) });
+    const result = await kernel.get(SubagentLauncher).launch({ prompt: 'q', parentSessionId: 'p', cwd: dir, signal: new AbortController().signal, background: true });
+    expect(result.text).toMatch(/^Started general-purpose agent .+ in the background\.$/);
+    const manager = kernel.get(SubagentManagerToken);
+    expect(manager.get(result.agentId)).toMatchObject({ mode: 'background' });
+    await expect(manager.wait(result.agentId)).resolves.toMatchObject({ status: 'completed', output: 'later answer' });
+  });
+
   it('cancels the job when the signal aborts and reports a failed job as an error', async () => {
     const provider = new ScriptedProvider({
       turns: (request) => (JSON.stringify(request.messages).includes('please fail') ? { error: 'boom' } : { text: 'slow', delayMs: 60_000 }),

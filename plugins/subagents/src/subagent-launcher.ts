@@ -30,10 +30,12 @@ export function createSubagentLauncher(getManager: () => ISubagentManager, isSub
         prompt: request.prompt,
         cwd: request.cwd,
         parentSessionId: request.parentSessionId,
-        mode: 'foreground',
+        mode: request.background ? 'background' : 'foreground',
         ...(request.model ? { model: request.model } : {}),
+        ...(request.isolation ? { isolation: request.isolation } : {}),
         ...(request.allowedTools ? { allowedTools: request.allowedTools } : {}),
       });
+      if (request.background) return { text: `Started ${job.type} agent ${job.id} in the background.`, agentId: job.id };
       const onAbort = (): void => void manager.cancel(job.id, 'aborted by the launcher').catch(() => undefined);
       // The signal may have fired while spawn() was pending: a listener added now never would.
       if (request.signal.aborted) onAbort();
