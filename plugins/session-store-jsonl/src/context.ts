@@ -82,7 +82,8 @@ function getPathWithVisitedSet(leaf: SessionEntry, byId: ReadonlyMap<string, Ses
   return path.reverse();
 }
 
-function toMessage(entry: SessionEntry): AgentMessage | undefined {
+/** The context message of one path entry, if it has one (compactions are handled by the caller). */
+export function contextMessageOf(entry: SessionEntry): AgentMessage | undefined {
   switch (entry.type) {
     case 'message':
       return entry.message;
@@ -93,6 +94,35 @@ function toMessage(entry: SessionEntry): AgentMessage | undefined {
     default:
       return undefined;
   }
+}
+
+/** Which positions of a root→leaf path the context holds (see `buildSessionContext`). */
+export interface ContextSpan {
+  /** Position of the last compaction on the path, or -1. */
+  compactionIndex: number;
+  /** With a compaction: where the kept messages before it start (the compaction itself when none are kept). */
+  keptFrom: number;
+}
+
+/** Where the context of `path` starts: everything, or the kept part around the last compaction. */
+export function contextSpan(path: readonly SessionEntry[]): ContextSpan {
+  let compactionIndex = -1;
+  for (let position = path.length - 1; position >= 0; position -= 1) {
+    if ((path[position] as SessionEntry).type === 'compaction') {
+      compactionIndex = position;
+      break;
+    }
+  }
+  if (compactionIndex === -1) return { compactionIndex, keptFrom: 0 };
+  const { firstKeptEntryId } = path[compactionIndex] as Extract<SessionEntry, { type: 'compaction' }>;
+  let keptFrom = compactionIndex;
+  for (let position = 0; position < compactionIndex; position += 1) {
+    if ((path[position] as SessionEntry).id === firstKeptEntryId) {
+      keptFrom = position;
+      break;
+    }
+  }
+  return { compactionIndex, keptFrom };
 }
 
 /**
@@ -161,7 +191,7 @@ export function buildSessionContext(
   context.injectedTtsrRules = [...rules];
 
   const push = (entry: SessionEntry): void => {
-    const message = toMessage(entry);
+    const message = contextMessageOf(entry);
     if (message) context.messages.push(message);
   };
   if (compactionIndex === -1) {

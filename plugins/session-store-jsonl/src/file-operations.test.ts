@@ -280,3 +280,23 @@ describe('persistence', () => {
     expect(info?.firstMessage).toBe('start');
   });
 });
+
+describe('getSessionName', () => {
+  it("takes the header title, else the last pi session_info name", async () => {
+    const file = join(dir, 'named.jsonl');
+    const header = { type: 'session', version: 3, id: 'named', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' };
+    const entries = [
+      { type: 'session_info', id: 'a1', parentId: null, timestamp: 't', name: 'first' },
+      { type: 'message', id: 'a2', parentId: 'a1', timestamp: 't', message: user('hi') },
+      { type: 'session_info', id: 'a3', parentId: 'a2', timestamp: 't', name: 'second' },
+      { type: 'session_info', id: 'a4', parentId: 'a3', timestamp: 't' },
+    ];
+    await writeFile(file, [header, ...entries].map((line) => JSON.stringify(line)).join('\n') + '\n');
+    const session = await SessionManager.open(file, options);
+    expect(session.getSessionName()).toBe('second');
+    await writeFile(file, [{ ...header, title: 'titled' }, ...entries].map((line) => JSON.stringify(line)).join('\n') + '\n');
+    expect((await SessionManager.open(file, options)).getSessionName()).toBe('titled');
+    await writeFile(file, `${JSON.stringify(header)}\n`);
+    expect((await SessionManager.open(file, options)).getSessionName()).toBeUndefined();
+  });
+});

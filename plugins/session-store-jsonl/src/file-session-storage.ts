@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { open, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import {
@@ -92,8 +92,36 @@ export class FileSessionStorage implements SessionStorage {
     if (rest) yield rest;
   }
 
-  // One buffer, refilled per chunk; the loader decodes it line by line, so no chunk-sized
-  // string is built and the buffer never outlives the load.
+  // Synchronous: for a file of a few MB one read is far cheaper than a stream of thread-pool
+  // round trips, and the bytes live outside the JS heap.
+  readBytesIfSmallSync(path: string, maxBytes: number): Uint8Array | undefined {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    try {
+      const info = fstatSync(fd);
+      if (!info.isFile() || info.size > maxBytes) return undefined;
+      const buffer = Buffer.allocUnsafe(info.size);
+      let length = 0;
+      while (length < buffer.length) {
+        const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+      }
+      // Grown since the stat (a writer appending): stream it instead, so nothing is cut off.
+      if (length === buffer.length && readSync(fd, Buffer.allocUnsafe(1), 0, 1, length) !== 0) return undefined;
+      return buffer.subarray(0, length);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  // One buffer, refilled per chunk; the loader decodes it a window of whole lines at a time
+  // (smaller than a chunk), and the buffer never outlives the load.
   async *readByteChunks(path: string): AsyncIterable<Uint8Array> {
     let handle: FileHandle;
     try {

@@ -49,7 +49,7 @@ export class JsonlSessionStore implements SessionStore {
         throw new TesseraError('Cannot save a session record without an id.', { code: 'invalid_session_record', category: 'validation', recoverable: false, details: { field: 'id' } });
       }
       assertValidSessionId(record.id);
-      const tracked = this.#open.get(record.id) ?? (await this.#openTracked(record.id)) ?? this.#create(record);
+      const tracked = this.#open.get(record.id) ?? (await this.#openTracked(record.id))?.tracked ?? this.#create(record);
       tracked.save(record, change);
       await tracked.manager.flush();
     });
@@ -58,8 +58,10 @@ export class JsonlSessionStore implements SessionStore {
   load(id: string): Promise<ISessionRecord | undefined> {
     return this.#serial(async () => {
       assertValidSessionId(id);
-      const tracked = this.#open.get(id) ?? (await this.#openTracked(id));
-      return tracked && recordFromSession(tracked.manager).record;
+      const tracked = this.#open.get(id);
+      if (tracked) return recordFromSession(tracked.manager).record;
+      // Just opened: the record read while opening is handed out as it is (not built twice).
+      return (await this.#openTracked(id))?.loaded;
     });
   }
 
@@ -68,8 +70,9 @@ export class JsonlSessionStore implements SessionStore {
     return this.#serial(async () => {
       const records: ISessionRecord[] = [];
       for (const info of await SessionManager.listAll(this.#options)) {
-        const tracked = this.#open.get(info.id) ?? (await this.#openTracked(info.id));
-        if (tracked) records.push(recordFromSession(tracked.manager).record);
+        const tracked = this.#open.get(info.id);
+        const record = tracked ? recordFromSession(tracked.manager).record : (await this.#openTracked(info.id))?.loaded;
+        if (record) records.push(record);
       }
       return records.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
     });
@@ -167,7 +170,7 @@ export class JsonlSessionStore implements SessionStore {
 
   async #require(id: string): Promise<TrackedSession> {
     assertValidSessionId(id);
-    const tracked = this.#open.get(id) ?? (await this.#openTracked(id));
+    const tracked = this.#open.get(id) ?? (await this.#openTracked(id))?.tracked;
     if (!tracked) throw new SessionNotFoundError(id, this.#agentDir);
     return tracked;
   }
@@ -183,15 +186,16 @@ export class JsonlSessionStore implements SessionStore {
     return files;
   }
 
-  async #openTracked(id: string): Promise<TrackedSession | undefined> {
+  /** Opens session `id` from its file and tracks it; also returns the record read from it. */
+  async #openTracked(id: string): Promise<{ tracked: TrackedSession; loaded: ISessionRecord } | undefined> {
     const file = this.#findFiles(id)[0];
     if (!file) return undefined;
     const manager = await SessionManager.open(file, this.#options);
     restoreLeaf(manager);
     const tracked = new TrackedSession(manager, this.#options.redact);
-    tracked.refresh();
+    const loaded = tracked.refresh();
     this.#open.set(id, tracked);
-    return tracked;
+    return { tracked, loaded };
   }
 
   #create(record: ISessionRecord): TrackedSession {

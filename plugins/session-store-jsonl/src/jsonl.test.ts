@@ -63,6 +63,20 @@ describe('JsonlParser.pushBytes', () => {
   it('matches parseJsonlLenient on the text path', () => {
     expect(parseBytes(TEXT, 8)).toEqual(parseJsonlLenient(TEXT));
   });
+
+  it('matches parseJsonlLenient on one large chunk (several decode windows, a line longer than one)', () => {
+    const lines: string[] = [];
+    for (let index = 0; index < 2000; index += 1) lines.push(index % 500 === 7 ? 'not json' : JSON.stringify({ type: 'm', index, text: `ü ${'x'.repeat(index % 400)}` }));
+    lines.splice(1000, 0, JSON.stringify({ type: 'long', text: `MARK ${'y'.repeat(300_000)}` }), '', '{"type":"c","ref":"MARK"}');
+    const text = `${lines.join('\n')}\n${TEXT}`;
+    const parser = new JsonlParser('MARK');
+    parser.pushBytes(Buffer.from(text, 'utf8'));
+    const reference = new JsonlParser('MARK');
+    reference.push(text);
+    const expected = reference.end();
+    expect(expected.marked.length).toBe(3);
+    expect(parser.end()).toEqual(expected);
+  });
 });
 
 describe('readSessionFile', () => {
@@ -93,6 +107,31 @@ describe('readSessionFile', () => {
     if (fromDisk.status !== 'ok') return;
     expect(fromDisk.fileEntries).toHaveLength(3001);
     expect(fromDisk.tornTail).toBe(true);
+  });
+
+  it('loads the same from one whole read as from streamed chunks', async () => {
+    const lines = [JSON.stringify({ type: 'session', version: 3, id: 's2', timestamp: 't', cwd: '/w' })];
+    for (let index = 0; index < 2000; index += 1) lines.push(JSON.stringify({ type: 'message', id: `e${index}`, parentId: null, timestamp: 't', message: { role: 'user', content: `ü ${'x'.repeat(index % 300)}` } }));
+    const file = join(dir, 'w.jsonl');
+    await writeFile(file, `${lines.join('\n')}\n\nnot json\n{"type":"message","id":"torn`);
+    class Streaming extends FileSessionStorage {
+      override readBytesIfSmallSync(): undefined {
+        return undefined;
+      }
+    }
+    const whole = await readSessionFile(new FileSessionStorage(), file);
+    expect(whole.status).toBe('ok');
+    expect(whole).toEqual(await readSessionFile(new Streaming(), file));
+  });
+
+  it('FileSessionStorage.readBytesIfSmallSync reads small files whole and leaves larger or missing ones', async () => {
+    const file = join(dir, 'small.jsonl');
+    await writeFile(file, 'héllo\n');
+    const storage = new FileSessionStorage();
+    expect(Buffer.from(storage.readBytesIfSmallSync(file, 7) ?? []).toString('utf8')).toBe('héllo\n');
+    expect(storage.readBytesIfSmallSync(file, 6)).toBeUndefined();
+    expect(storage.readBytesIfSmallSync(join(dir, 'missing.jsonl'), 1024)).toBeUndefined();
+    expect(storage.readBytesIfSmallSync(dir, 1024)).toBeUndefined();
   });
 
   it('FileSessionStorage.readByteChunks yields nothing for a missing file', async () => {

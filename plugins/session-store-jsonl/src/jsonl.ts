@@ -1,3 +1,5 @@
+import { isAscii } from 'node:buffer';
+
 /** A line that could not be used: 1-based line number and why. */
 export interface JsonlProblem {
   line: number;
@@ -18,6 +20,8 @@ export interface JsonlParseResult {
 }
 
 const NEWLINE = 0x0a;
+/** How many bytes of whole lines `pushBytes` decodes into one string at a time. */
+const DECODE_WINDOW_BYTES = 64 * 1024;
 
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -51,27 +55,53 @@ export class JsonlParser {
   }
 
   /**
-   * Parses the complete lines of a UTF-8 chunk. Each line is decoded on its own, so no string
-   * larger than one line is ever built; the chunk may be reused by the caller afterwards.
+   * Parses the complete lines of a UTF-8 chunk. Lines are decoded a window of whole lines at
+   * a time (about `DECODE_WINDOW_BYTES`, more only for a longer line), so no string much
+   * larger than that is built however large the chunk; the chunk may be reused by the caller
+   * afterwards.
    */
   pushBytes(chunk: Uint8Array): void {
     const bytes = asBuffer(chunk);
     let start = 0;
-    let end = bytes.indexOf(NEWLINE, start);
-    if (end !== -1 && this.#byteCarry.length > 0) {
-      this.#byteCarry.push(bytes.subarray(0, end));
+    const first = bytes.indexOf(NEWLINE);
+    if (first === -1) {
+      // Copy: the caller may refill `chunk` before the next call.
+      if (bytes.length > 0) this.#byteCarry.push(Buffer.from(bytes));
+      return;
+    }
+    if (this.#byteCarry.length > 0) {
+      this.#byteCarry.push(bytes.subarray(0, first));
       this.#line(Buffer.concat(this.#byteCarry).toString('utf8'), false);
       this.#byteCarry = [];
-      start = end + 1;
-      end = bytes.indexOf(NEWLINE, start);
+      start = first + 1;
     }
-    while (end !== -1) {
-      this.#line(bytes.toString('utf8', start, end), false);
+    const last = bytes.lastIndexOf(NEWLINE);
+    while (start <= last) {
+      // The window ends at a newline (never inside a UTF-8 sequence): the last one in reach,
+      // else the end of the line that outgrows it.
+      let end = start + DECODE_WINDOW_BYTES >= last ? last : bytes.lastIndexOf(NEWLINE, start + DECODE_WINDOW_BYTES);
+      if (end < start) end = bytes.indexOf(NEWLINE, start + DECODE_WINDOW_BYTES);
+      const piece = bytes.subarray(start, end);
+      // Plain ASCII (the usual case) decodes as latin1 without a UTF-8 pass: same text.
+      this.#lines(piece.toString(isAscii(piece) ? 'latin1' : 'utf8'));
       start = end + 1;
-      end = bytes.indexOf(NEWLINE, start);
     }
     // Copy: the caller may refill `chunk` before the next call.
     if (start < bytes.length) this.#byteCarry.push(Buffer.from(bytes.subarray(start)));
+  }
+
+  /** Each line of `text`: complete lines joined by newlines, without a final one. */
+  #lines(text: string): void {
+    // One search for the marker per window instead of one per line (it is rare).
+    const mayMark = this.marker !== undefined && text.includes(this.marker);
+    let start = 0;
+    for (;;) {
+      const end = text.indexOf('\n', start);
+      if (end === -1) break;
+      this.#line(text.slice(start, end), false, mayMark);
+      start = end + 1;
+    }
+    this.#line(start === 0 ? text : text.slice(start), false, mayMark);
   }
 
   end(): JsonlParseResult {
@@ -87,9 +117,10 @@ export class JsonlParser {
     return this.#result;
   }
 
-  #line(raw: string, last: boolean): void {
+  #line(raw: string, last: boolean, mayMark = true): void {
     this.#lineNumber += 1;
-    if (raw.trim() === '') return;
+    // A line that starts with "{" (nearly all) is not blank: no trimmed copy needed.
+    if (raw.charCodeAt(0) !== 0x7b && raw.trim() === '') return;
     let value: unknown;
     try {
       value = JSON.parse(raw);
@@ -102,7 +133,7 @@ export class JsonlParser {
       this.#result.problems.push({ line: this.#lineNumber, reason: 'not an object with a string "type"' });
       return;
     }
-    if (this.marker !== undefined && raw.includes(this.marker)) this.#result.marked.push(this.#result.values.length);
+    if (mayMark && this.marker !== undefined && raw.includes(this.marker)) this.#result.marked.push(this.#result.values.length);
     this.#result.values.push(value as Record<string, unknown>);
     this.#result.lines.push(this.#lineNumber);
   }

@@ -46,13 +46,20 @@ function toPiContent(content: string | Array<TextBlock | ImageBlock>): string | 
   return content.map((block) => (block.type === 'image' ? { type: 'image', data: block.data, mimeType: block.mediaType } : { type: 'text', text: block.text }));
 }
 
+/** `String(value ?? '')`, without the call when it is a string already (the usual case). */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : String(value ?? '');
+}
+
 function fromPiContent(content: unknown): string | Array<TextBlock | ImageBlock> {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   const blocks: Array<TextBlock | ImageBlock> = [];
-  for (const block of content as Block[]) {
-    if (block?.type === 'text') blocks.push({ type: 'text', text: String(block.text ?? '') });
-    else if (block?.type === 'image') blocks.push({ type: 'image', data: String(block.data ?? ''), mediaType: String(block.mimeType ?? block.mediaType ?? 'image/png') });
+  for (let index = 0; index < content.length; index += 1) {
+    const block = content[index] as Block | null | undefined;
+    const type = block?.type;
+    if (type === 'text') blocks.push({ type: 'text', text: text(block!.text) });
+    else if (type === 'image') blocks.push({ type: 'image', data: text(block!.data), mediaType: text(block!.mimeType ?? block!.mediaType ?? 'image/png') });
   }
   return blocks;
 }
@@ -75,12 +82,23 @@ function piUsage(usage: ProviderUsage | undefined): Block {
 function kernelUsage(usage: unknown): ProviderUsage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const value = usage as Record<string, unknown>;
-  const number = (key: string): number | undefined => (typeof value[key] === 'number' ? (value[key] as number) : undefined);
-  if (number('inputTokens') !== undefined) return value as unknown as ProviderUsage;
-  const result: ProviderUsage = { inputTokens: number('input') ?? 0, outputTokens: number('output') ?? 0 };
-  if (number('cacheRead')) result.cacheReadTokens = number('cacheRead');
-  if (number('cacheWrite')) result.cacheWriteTokens = number('cacheWrite');
+  if (typeof value.inputTokens === 'number') return value as unknown as ProviderUsage;
+  const { input, output, cacheRead, cacheWrite } = value;
+  const result: ProviderUsage = { inputTokens: typeof input === 'number' ? input : 0, outputTokens: typeof output === 'number' ? output : 0 };
+  if (typeof cacheRead === 'number' && cacheRead) result.cacheReadTokens = cacheRead;
+  if (typeof cacheWrite === 'number' && cacheWrite) result.cacheWriteTokens = cacheWrite;
   return result;
+}
+
+/** True when a pi usage object holds a token count: `kernelUsage` of it would not be all zero. */
+function hasPiTokens(value: Record<string, unknown>): boolean {
+  const { input, output, cacheRead, cacheWrite } = value;
+  return (
+    (typeof input === 'number' && input !== 0 && !Number.isNaN(input)) ||
+    (typeof output === 'number' && output !== 0 && !Number.isNaN(output)) ||
+    (typeof cacheRead === 'number' && cacheRead !== 0 && !Number.isNaN(cacheRead)) ||
+    (typeof cacheWrite === 'number' && cacheWrite !== 0 && !Number.isNaN(cacheWrite))
+  );
 }
 
 /** One kernel message as the pi messages stored for it (a tool batch becomes one `toolResult` each). */
@@ -130,15 +148,17 @@ export function toPiMessages(message: Message, timestamp: number): AgentMessage[
 }
 
 function assistantFromPi(message: AgentMessage): AssistantMessage {
-  const blocks = Array.isArray(message.content) ? (message.content as Block[]) : [];
+  const blocks = Array.isArray(message.content) ? (message.content as Array<Block | null | undefined>) : [];
   const content: Array<TextBlock | ThinkingBlock | ToolUseBlock> = [];
-  for (const block of blocks) {
-    switch (block?.type) {
+  for (let index = 0; index < blocks.length; index += 1) {
+    const block = blocks[index];
+    if (!block) continue;
+    switch (block.type) {
       case 'text':
-        content.push({ type: 'text', text: String(block.text ?? '') });
+        content.push({ type: 'text', text: text(block.text) });
         break;
       case 'thinking': {
-        const thinking: ThinkingBlock = { type: 'thinking', thinking: String(block.thinking ?? '') };
+        const thinking: ThinkingBlock = { type: 'thinking', thinking: text(block.thinking) };
         const signature = block.thinkingSignature ?? block.signature;
         if (typeof signature === 'string') thinking.signature = signature;
         if (block.redacted === true) thinking.redacted = true;
@@ -146,22 +166,29 @@ function assistantFromPi(message: AgentMessage): AssistantMessage {
         break;
       }
       case 'toolCall':
-        content.push({ type: 'tool_use', id: String(block.id ?? ''), name: String(block.name ?? ''), input: block.arguments ?? {} });
+        content.push({ type: 'tool_use', id: text(block.id), name: text(block.name), input: block.arguments ?? {} });
         break;
       case 'tool_use':
-        content.push({ type: 'tool_use', id: String(block.id ?? ''), name: String(block.name ?? ''), input: block.input ?? {} });
+        content.push({ type: 'tool_use', id: text(block.id), name: text(block.name), input: block.input ?? {} });
         break;
     }
   }
-  const rawStop = String(message.stopReason ?? '');
+  const rawStop = text(message.stopReason);
   const stopReason = (message.tesseraStopReason as StopReason | undefined) ?? KERNEL_STOP_REASON[rawStop] ?? (rawStop as StopReason);
   const state = message.state === 'interrupted' || rawStop === 'aborted' ? 'interrupted' : 'complete';
   const result: AssistantMessage = { role: 'assistant', content, state };
   if (rawStop !== '') result.stopReason = stopReason;
   // Tessera writes zero usage and `unknown` provider/model where a message had none (pi
   // expects the fields); read those back as absent so a save/load round trip is lossless.
-  const usage = kernelUsage(message.usage);
-  if (usage && (usage.inputTokens || usage.outputTokens || usage.cacheReadTokens || usage.cacheWriteTokens)) result.usage = usage;
+  const raw = message.usage;
+  if (typeof raw === 'object' && raw !== null) {
+    const value = raw as Record<string, unknown>;
+    // A pi usage of zeros (what Tessera writes for none) is skipped without building a kernel one.
+    if (typeof value.inputTokens === 'number' || hasPiTokens(value)) {
+      const usage = kernelUsage(value) as ProviderUsage;
+      if (usage.inputTokens || usage.outputTokens || usage.cacheReadTokens || usage.cacheWriteTokens) result.usage = usage;
+    }
+  }
   if (typeof message.provider === 'string' && message.provider !== UNKNOWN) result.provider = message.provider;
   if (typeof message.model === 'string' && message.model !== UNKNOWN) result.model = message.model;
   return result;

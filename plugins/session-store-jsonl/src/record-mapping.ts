@@ -1,4 +1,5 @@
 import type { IHistoryEntry, ISessionRecord, Message, ToolSchema } from '@tessera/contracts';
+import { contextMessageOf, contextSpan, createCompactionSummaryMessage } from './context.js';
 import type { AgentMessage, SessionEntry } from './entries.js';
 import { appendKernelMessage, fromPiMessage } from './pi-messages.js';
 import type { SessionManager } from './session-manager.js';
@@ -42,11 +43,16 @@ export interface LoadedRecord {
   metaJson: string | undefined;
 }
 
-/** Rebuilds a kernel record from the session's current branch. */
+/**
+ * Rebuilds a kernel record from the session's current branch, in one pass over the
+ * root→leaf path. The record's messages are the kernel form of what `buildSessionContext`
+ * gives (the compaction summary first, then the context entries in path order); its history
+ * holds the same converted objects for the chat entries, plus the stored events.
+ */
 export function recordFromSession(manager: SessionManager): LoadedRecord {
   const header = manager.getHeader();
   const path = manager.getBranch();
-  const context = manager.buildSessionContext();
+  const { compactionIndex, keptFrom } = contextSpan(path);
   const messages: Message[] = [];
   const messageEntryIds: string[] = [];
   const history: IHistoryEntry[] = [];
@@ -54,47 +60,46 @@ export function recordFromSession(manager: SessionManager): LoadedRecord {
   let meta: RecordMeta | undefined;
   let metaJson: string | undefined;
 
-  // Each stored message is converted once: the record's messages and its history share the
-  // converted objects (neither pass mutates them; merges make new ones).
-  const converted = new Map<AgentMessage, Message | undefined>();
-  const convert = (message: AgentMessage): Message | undefined => {
-    if (converted.has(message)) return converted.get(message);
-    const kernel = toKernelMessage(message);
-    converted.set(message, kernel);
-    return kernel;
-  };
-  let compaction: SessionEntry | undefined;
-  for (let index = path.length - 1; index >= 0; index -= 1) {
-    if (path[index]!.type === 'compaction') {
-      compaction = path[index];
-      break;
-    }
-  }
-  const byMessage = new Map<AgentMessage, SessionEntry>();
-  for (const entry of path) if (entry.type === 'message') byMessage.set(entry.message, entry);
-  for (const contextMessage of context.messages) {
-    const message = convert(contextMessage);
-    if (!message) continue;
-    const entryId = byMessage.get(contextMessage)?.id ?? compaction?.id ?? '';
+  const compaction = compactionIndex === -1 ? undefined : (path[compactionIndex] as Extract<SessionEntry, { type: 'compaction' }>);
+  // Context messages without an entry of their own (summaries, custom messages) carry this id.
+  const fallbackId = compaction?.id ?? '';
+  const addMessage = (message: Message, entryId: string, fromToolResult: boolean): void => {
     // One kernel tool batch is stored as one toolResult entry per call: its id is the last one's.
-    if (appendKernelMessage(messages, message, contextMessage.role === 'toolResult')) messageEntryIds[messageEntryIds.length - 1] = entryId;
+    if (appendKernelMessage(messages, message, fromToolResult)) messageEntryIds[messageEntryIds.length - 1] = entryId;
     else messageEntryIds.push(entryId);
+  };
+  if (compaction) {
+    const summary = toKernelMessage(createCompactionSummaryMessage(compaction.summary, compaction.tokensBefore, compaction.timestamp));
+    if (summary) addMessage(summary, fallbackId, false);
   }
-  const included = new Set(context.messages);
-  for (const entry of path) {
-    if (entry.type === 'message' && included.has(entry.message)) {
-      const message = convert(entry.message);
+  for (let position = 0; position < path.length; position += 1) {
+    const entry = path[position] as SessionEntry;
+    const inContext = compactionIndex === -1 || position > compactionIndex || (position >= keptFrom && position < compactionIndex);
+    if (entry.type === 'message') {
+      if (!inContext) continue;
+      // Converted once: the record's messages and its history share the object (neither
+      // pass mutates it; merges make new ones).
+      const message = toKernelMessage(entry.message);
+      if (!message) continue;
+      const fromToolResult = entry.message.role === 'toolResult';
+      addMessage(message, entry.id, fromToolResult);
       const last = history[history.length - 1];
-      if (message?.role === 'tool' && entry.message.role === 'toolResult' && last?.category === 'chat' && last.type === 'tool') {
+      if (fromToolResult && message.role === 'tool' && last?.category === 'chat' && last.type === 'tool') {
         const batch = last.data as Message & { role: 'tool' };
         history[history.length - 1] = { ...last, data: { ...batch, content: [...batch.content, ...message.content] } };
-      } else if (message) history.push({ id: entry.id, timestamp: entry.timestamp, category: 'chat', type: message.role, data: message });
-    } else if (entry.type === 'custom' && entry.customType === HISTORY_EVENT_TYPE) {
-      const event = entry.data as IHistoryEntry;
-      history.push(event);
-      eventIds.add(event.id);
-    } else if (entry.type === 'custom' && entry.customType === RECORD_META_TYPE) {
-      meta = entry.data as RecordMeta;
+      } else history.push({ id: entry.id, timestamp: entry.timestamp, category: 'chat', type: message.role, data: message });
+    } else if (entry.type === 'custom') {
+      if (entry.customType === HISTORY_EVENT_TYPE) {
+        const event = entry.data as IHistoryEntry;
+        history.push(event);
+        eventIds.add(event.id);
+      } else if (entry.customType === RECORD_META_TYPE) {
+        meta = entry.data as RecordMeta;
+      }
+    } else if (inContext && position !== compactionIndex) {
+      const contextMessage = contextMessageOf(entry);
+      const message = contextMessage && toKernelMessage(contextMessage);
+      if (message) addMessage(message, fallbackId, false);
     }
   }
   if (meta) metaJson = JSON.stringify(meta);

@@ -21,13 +21,44 @@ export type SessionFileLoad =
       blobLines: number[];
     };
 
-/** Reads and leniently parses a session file in chunks (the whole text is never held at once). */
+/**
+ * Files up to this size are read with one synchronous read (the bytes live outside the JS
+ * heap, and the parser still decodes a small window of lines at a time); larger ones are
+ * streamed in chunks, so a huge session never needs its size in memory twice.
+ */
+export const WHOLE_READ_MAX_BYTES = 16 * 1024 * 1024;
+
+const optionalString = (value: unknown): boolean => value === undefined || typeof value === 'string';
+
+/**
+ * A header the schema certainly accepts, checked by hand: the schema (compiled on its first
+ * use, which costs more than the whole check) then only runs for headers that may be invalid,
+ * to say why.
+ */
+function isPlainValidHeader(header: SessionHeader): boolean {
+  const { version, id, timestamp, cwd, title, parentSession } = header as Record<string, unknown>;
+  return (
+    (version === undefined || (Number.isSafeInteger(version) && (version as number) > 0)) &&
+    typeof id === 'string' &&
+    id !== '' &&
+    typeof timestamp === 'string' &&
+    typeof cwd === 'string' &&
+    optionalString(title) &&
+    optionalString(parentSession)
+  );
+}
+
+/** Reads and leniently parses a session file (the whole text is never held as one string). */
 export async function readSessionFile(storage: SessionStorage, path: string): Promise<SessionFileLoad> {
   const parser = new JsonlParser(BLOB_REF_PREFIX);
   let sawText = false;
-  // Raw bytes when the storage offers them: each line is decoded and parsed as it arrives,
-  // so neither the file text nor a chunk-sized string is ever held.
-  if (storage.readByteChunks) {
+  const whole = storage.readBytesIfSmallSync?.(path, WHOLE_READ_MAX_BYTES);
+  if (whole !== undefined) {
+    sawText = whole.length > 0;
+    parser.pushBytes(whole);
+  } else if (storage.readByteChunks) {
+    // Raw bytes when the storage offers them: lines are decoded and parsed as they arrive,
+    // so the file text is never held.
     for await (const chunk of storage.readByteChunks(path)) {
       if (chunk.length > 0) sawText = true;
       parser.pushBytes(chunk);
@@ -47,8 +78,8 @@ export async function readSessionFile(storage: SessionStorage, path: string): Pr
   if (!isSessionHeader(first)) {
     return { status: 'invalid', reason: `line ${result.lines[0] ?? 1} is not a session header (expected {"type":"session","id":…})` };
   }
-  const checked = sessionHeaderSchema.safeParse(first);
-  if (!checked.success) {
+  const checked = isPlainValidHeader(first) ? undefined : sessionHeaderSchema.safeParse(first);
+  if (checked && !checked.success) {
     const issue = checked.error.issues[0];
     return { status: 'invalid', reason: `header field "${issue?.path.join('.') ?? '?'}": ${issue?.message ?? 'invalid'}` };
   }

@@ -266,9 +266,9 @@ export class SessionManager extends AppendMethods {
 
   /** Indexes loaded entries (skipping id-less ones) and resolves blob refs on the flagged lines. */
   #adopt(entries: SessionEntry[], blobIndexes: number[], file: string): void {
-    // Copy only when something must be dropped: the common case hands the loaded array over as is.
-    const usable = entries.every((entry) => typeof entry.id === 'string') ? entries : entries.filter((entry) => typeof entry.id === 'string');
-    if (usable.length !== entries.length) this.#env.warn(`${file}: ${entries.length - usable.length} entries without an id were ignored.`, { file });
+    // Copied only when something must be dropped: the common case hands the loaded array over as is.
+    const dropped = this.#tree.adopt(entries);
+    if (dropped > 0) this.#env.warn(`${file}: ${dropped} entries without an id were ignored.`, { file });
     const resolution: BlobResolution = { missing: [], invalid: [] };
     for (const index of blobIndexes) {
       const entry = entries[index];
@@ -276,7 +276,6 @@ export class SessionManager extends AppendMethods {
     }
     for (const ref of resolution.missing) this.#env.warn(`${file}: blob ${ref} is missing; the reference was kept.`, { file, ref });
     for (const ref of resolution.invalid) this.#env.warn(`${file}: invalid blob reference ${JSON.stringify(ref.slice(0, 80))} was not resolved.`, { file });
-    this.#tree.adopt(usable);
   }
 
   // ------------------------------------------------------------------ appends and navigation
@@ -404,12 +403,7 @@ export class SessionManager extends AppendMethods {
 
   /** Header `title`, else the name of the last pi `session_info` entry. */
   getSessionName(): string | undefined {
-    if (this.#header.title !== undefined) return this.#header.title;
-    for (let index = this.#tree.entries.length - 1; index >= 0; index -= 1) {
-      const entry = this.#tree.entries[index] as { type: string; name?: unknown };
-      if (entry.type === 'session_info' && typeof entry.name === 'string') return entry.name;
-    }
-    return undefined;
+    return this.#header.title !== undefined ? this.#header.title : this.#tree.sessionInfoName;
   }
 
   /** Sets the header title; a file already on disk is rewritten atomically. */

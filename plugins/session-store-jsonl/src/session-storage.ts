@@ -50,6 +50,12 @@ export interface SessionStorage {
    * loaders fall back to `readTextChunks`.
    */
   readByteChunks?(path: string): AsyncIterable<Uint8Array>;
+  /**
+   * The whole file's bytes in one synchronous read when it is at most `maxBytes` long;
+   * `undefined` when it is larger or missing (loaders then stream it). Optional: one read
+   * beats a stream of chunks for the many sessions that are small enough to hold at once.
+   */
+  readBytesIfSmallSync?(path: string, maxBytes: number): Uint8Array | undefined;
   /** At most the first `maxBytes` bytes, decoded (a trailing partial character is dropped). */
   readTextPrefix(path: string, maxBytes: number): Promise<string>;
   /** At most the last `maxBytes` bytes, decoded (a leading partial character is dropped). */

@@ -23,6 +23,8 @@ export class SessionTree {
   readonly #labels = new Map<string, string>();
   leafId: string | null = null;
   #hasAssistant = false;
+  /** `name` of the last pi `session_info` entry that has a string one. */
+  #infoName: string | undefined;
 
   /** Replaces everything with `entries`; the leaf becomes the last entry (the leaf is not persisted). */
   reset(entries: SessionEntry[]): void {
@@ -32,15 +34,33 @@ export class SessionTree {
     this.#childrenIndexed = 0;
     this.#labels.clear();
     this.#hasAssistant = false;
+    this.#infoName = undefined;
     this.leafId = null;
     for (const entry of entries) this.add(entry);
   }
 
-  /** Like `reset`, but takes ownership of `entries` instead of copying it (large loads). */
-  adopt(entries: SessionEntry[]): void {
+  /**
+   * Like `reset`, but takes ownership of `entries` instead of copying it (large loads).
+   * Entries without a string id are left out (then, and only then, a filtered copy is kept);
+   * returns how many.
+   */
+  adopt(entries: SessionEntry[]): number {
     this.reset([]);
-    for (const entry of entries) this.#index(entry);
-    this.entries = entries;
+    let usable = entries;
+    for (let index = 0; index < entries.length; index += 1) {
+      const entry = entries[index] as SessionEntry;
+      if (typeof entry.id !== 'string') {
+        usable = entries.filter((candidate) => typeof candidate.id === 'string');
+        break;
+      }
+      this.#index(entry);
+    }
+    if (usable !== entries) {
+      this.reset([]);
+      for (const entry of usable) this.#index(entry);
+    }
+    this.entries = usable;
+    return entries.length - usable.length;
   }
 
   add(entry: SessionEntry): void {
@@ -53,14 +73,22 @@ export class SessionTree {
     if (entry.type === 'label') {
       if (typeof entry.label === 'string') this.#labels.set(entry.targetId, entry.label);
       else this.#labels.delete(entry.targetId);
-    } else if (entry.type === 'message' && entry.message.role === 'assistant') {
-      this.#hasAssistant = true;
+    } else if (entry.type === 'message') {
+      if (entry.message.role === 'assistant') this.#hasAssistant = true;
+    } else if ((entry.type as string) === 'session_info') {
+      const { name } = entry as { name?: unknown };
+      if (typeof name === 'string') this.#infoName = name;
     }
     this.leafId = entry.id;
   }
 
   get hasAssistant(): boolean {
     return this.#hasAssistant;
+  }
+
+  /** `name` of the last pi `session_info` entry with one (kept while indexing, so no scan). */
+  get sessionInfoName(): string | undefined {
+    return this.#infoName;
   }
 
   newId(): string {
