@@ -13,6 +13,7 @@ import {
   environment,
   fmt,
   fmtRatio,
+  median,
   parseArgs,
   peakRssMB,
   summarize,
@@ -47,7 +48,10 @@ const PLANS = {
 };
 
 const WORKLOADS = {
-  loop: [...CONTENDERS, ...EVENT_STREAM_CONTENDERS],
+  loop: CONTENDERS,
+  // The event-stream variants share one process and take turns sample by sample, so their
+  // ratios compare runs made under the same conditions (see runEventsChild).
+  events: ['tessera-events'],
   scaling: ['tessera', 'hand'],
   stream: CONTENDERS,
 };
@@ -80,7 +84,24 @@ function scaledPlan(plan, rounds) {
   return { ...plan, warmup: Math.ceil(plan.warmup * factor), samples: Math.ceil(plan.samples * factor) };
 }
 
+/**
+ * Bare, subscribed and interactive Tessera in one process: each is warmed up, then they take
+ * turns (bare, subscribed, interactive, bare, …), so drift in the machine's speed hits all three
+ * alike. The target ratios are medians of the per-turn ratios (paired samples).
+ */
+async function runEventsChild(plan) {
+  const variants = Object.fromEntries(await Promise.all(EVENT_STREAM_CONTENDERS.map(async (name) => [name, await loadContender(name)])));
+  for (const variant of Object.values(variants)) await sample(() => variant.loop(HEADLINE_ROUNDS), { ...plan.loop, samples: 1 });
+  globalThis.gc?.();
+  const usPerRound = Object.fromEntries(EVENT_STREAM_CONTENDERS.map((name) => [name, []]));
+  for (let index = 0; index < plan.loop.samples; index += 1) {
+    for (const name of EVENT_STREAM_CONTENDERS) usPerRound[name].push(((await variants[name].loop(HEADLINE_ROUNDS)) * 1000) / HEADLINE_ROUNDS);
+  }
+  return { contender: 'tessera-events', workload: 'events', rounds: HEADLINE_ROUNDS, usPerRound, peakRssMB: peakRssMB(), peakRssMBEnd: peakRssMB(), rssStartMB: 0 };
+}
+
 async function runChild(contenderName, workload, plan) {
+  if (workload === 'events') return runEventsChild(plan);
   if (!WORKLOADS[workload]?.includes(contenderName)) {
     throw new Error(`no workload "${workload}" for contender "${contenderName}"`);
   }
@@ -153,6 +174,10 @@ function collect(quick, passes) {
         into.peakRssMBEnd = Math.max(into.peakRssMBEnd, child.peakRssMBEnd);
         into.rssStartMB = Math.max(into.rssStartMB, child.rssStartMB);
         if (workload === 'loop') (into.usPerRound ??= []).push(...child.usPerRound);
+        if (workload === 'events') {
+          into.usPerRound ??= {};
+          for (const [name, values] of Object.entries(child.usPerRound)) (into.usPerRound[name] ??= []).push(...values);
+        }
         if (workload === 'stream') (into.ms ??= []).push(...child.ms);
         if (workload === 'scaling') {
           into.usPerRound ??= {};
@@ -164,12 +189,19 @@ function collect(quick, passes) {
   return merged;
 }
 
+/** Median of the per-sample ratios a[i] / b[i] (the samples were taken in turns). */
+function pairedRatio(a, b) {
+  const ratios = a.map((value, index) => value / b[index]).sort((x, y) => x - y);
+  return ratios[Math.floor(ratios.length / 2)];
+}
+
 const warmText = (p) => ` after >= ${p.warmup} warm-up runs${p.warmupMs ? ` and >= ${p.warmupMs} ms of warm-up` : ''}`;
 
 function report(merged, quick, plan) {
   const loop = Object.fromEntries(
     Object.entries(merged.loop).map(([name, data]) => [name, { ...summarize(data.usPerRound), peakRssMB: data.peakRssMB, peakRssMBEnd: data.peakRssMBEnd, rssStartMB: data.rssStartMB }]),
   );
+  const events = merged.events['tessera-events'].usPerRound;
   const stream = Object.fromEntries(
     Object.entries(merged.stream).map(([name, data]) => [name, { ...summarize(data.ms), peakRssMB: data.peakRssMB, peakRssMBEnd: data.peakRssMBEnd, rssStartMB: data.rssStartMB }]),
   );
@@ -186,8 +218,8 @@ function report(merged, quick, plan) {
     loopTesseraOverHand: loop.tessera.median / loop.hand.median,
     streamTesseraOverHand: stream.tessera.median / stream.hand.median,
     streamTesseraOverPi: stream.tessera.median / stream.pi.median,
-    loopSubscribedOverBare: loop['tessera-subscribed'].median / loop['tessera-bare'].median,
-    loopInteractiveOverBare: loop['tessera-interactive'].median / loop['tessera-bare'].median,
+    loopSubscribedOverBare: pairedRatio(events['tessera-subscribed'], events['tessera-bare']),
+    loopInteractiveOverBare: pairedRatio(events['tessera-interactive'], events['tessera-bare']),
   };
   const targets = [
     target(`agent loop, Tessera / pi-agent-core (µs per round, ${HEADLINE_ROUNDS} rounds)`, ratios.loopTesseraOverPi, 0.5),
@@ -218,6 +250,18 @@ function report(merged, quick, plan) {
     ),
   );
   out.push(`RSS loaded: after imports and setup; peak RSS: process maxRSS after ${RSS_RUNS} runs (one child process per contender).`);
+  out.push('');
+  out.push(`EVENT STREAM — the same loop, three Tessera variants taking turns in one process (${events['tessera-bare'].length} turns pooled from ${plan.passes} process(es)); ratios are medians of per-turn ratios`);
+  out.push(
+    table(
+      ['variant', 'median µs/round', 'min', 'vs bare (paired)'],
+      [
+        ['bare Session, no listener', fmt(median(events['tessera-bare'])), fmt(Math.min(...events['tessera-bare'])), '1.00x'],
+        ['one session.subscribe listener', fmt(median(events['tessera-subscribed'])), fmt(Math.min(...events['tessera-subscribed'])), fmtRatio(pairedRatio(events['tessera-subscribed'], events['tessera-bare']))],
+        ['InteractiveSession + text_delta listener', fmt(median(events['tessera-interactive'])), fmt(Math.min(...events['tessera-interactive'])), fmtRatio(pairedRatio(events['tessera-interactive'], events['tessera-bare']))],
+      ],
+    ),
+  );
   out.push('');
   out.push('SCALING — median µs per round by run length (should stay flat; the 20-round figure also carries the fixed per-run cost)');
   out.push(
