@@ -135,6 +135,11 @@ describe('commands over a real InteractiveSession', () => {
     expect(session.getMessages()).toEqual([]);
   });
 
+  it('/doctor --check-provider makes one small model call and reports it', async () => {
+    const result = await session.executeCommand('doctor', '--check-provider');
+    expect(result!.message).toMatch(/Provider check: answered in \d+ ms\./);
+  });
+
   it('/init writes AGENTS.md from the repository facts and asks before overwriting', async () => {
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'demo', type: 'module', scripts: { test: 'vitest run' } }));
     const first = await session.executeCommand('init');

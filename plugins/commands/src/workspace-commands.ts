@@ -285,13 +285,17 @@ export const initCommandDefinition: ISystemCommand = {
   },
 };
 
-/** `/doctor`: the composed plugins and tokens, the provider, the context files read. */
+/**
+ * `/doctor [--check-provider]`: the composed plugins and tokens, the provider, the context
+ * files read; with `--check-provider`, one tiny model call shows whether the provider answers.
+ */
 export const doctorCommandDefinition: ISystemCommand = {
   name: 'doctor',
-  description: 'Check the setup: plugins, provider, context files',
+  description: 'Check the setup: plugins, provider, context files (--check-provider makes one small model call)',
+  argumentHint: '[--check-provider]',
   safety: 'read-only',
   lifecycle: 'inline',
-  async execute(context) {
+  async execute(context, args) {
     const lines: string[] = [];
     const info = context.services.getOptional(KernelInfo);
     if (info) {
@@ -305,6 +309,7 @@ export const doctorCommandDefinition: ISystemCommand = {
     }
     const provider = context.services.getOptional(Provider);
     lines.push(provider ? `Provider: ${provider.name}, model ${context.getModel() ?? provider.model ?? 'default'}.` : 'Provider: none configured.');
+    if (provider && args.includes('--check-provider')) lines.push(await reachability(provider, context.getModel()));
     const builder = context.services.getOptional(SystemPromptBuilder);
     if (builder) {
       try {
@@ -320,6 +325,25 @@ export const doctorCommandDefinition: ISystemCommand = {
     return ok(lines.join('\n'));
   },
 };
+
+const REACHABILITY_TIMEOUT_MS = 15_000;
+
+/** One minimal model call, bounded in time: does the provider answer, and if not, why. */
+async function reachability(provider: Provider, model: string | undefined): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), REACHABILITY_TIMEOUT_MS);
+  const started = Date.now();
+  try {
+    const reply = await provider.stream({ messages: [{ role: 'user', content: 'Reply with the word OK.' }], tools: [], signal: controller.signal, ...(model === undefined ? {} : { model }) });
+    if (reply.state === 'interrupted') return `Provider check: no answer within ${REACHABILITY_TIMEOUT_MS / 1000} s.`;
+    return `Provider check: answered in ${Date.now() - started} ms.`;
+  } catch (error) {
+    const category = (error as { category?: unknown }).category;
+    return `Provider check: failed${typeof category === 'string' ? ` (${category})` : ''}: ${describeError(error)}`;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * `/agent [--background] [--worktree] <type> <task>`: runs a subagent and shows its answer

@@ -1,7 +1,8 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SkillActivator, SubagentLauncher, type SkillActivationRequest } from '@tessera/contracts';
-import { definePlugin } from '@tessera/kernel';
+import { definePlugin, InteractiveSession } from '@tessera/kernel';
+import { ScriptedProvider, scriptedProvider } from '@tessera/plugin-provider-scripted';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeRealCorpus, fixtureCorpus, type Corpus } from '../../../test/support/compat-corpus.js';
@@ -64,6 +65,25 @@ function corpusSuite(corpus: Corpus): void {
     const listed = await activator.list(request);
     expect(listed.map((entry) => entry.id).sort()).toEqual([...expected.keys()].sort());
     expect(fixture.reports.filter((report) => report.severity === 'error')).toEqual([]);
+  });
+
+  it('runs each one through an InteractiveSession with a model turn (the scripted provider answers)', async () => {
+    const provider = new ScriptedProvider({ turns: () => ({ text: 'done' }) });
+    const launcher = definePlugin({
+      name: 'fake-launcher',
+      provides: [SubagentLauncher],
+      register: ({ bind }) => void bind(SubagentLauncher).toConstantValue({ launch: async () => ({ text: 'forked done', agentId: 'a' }) }),
+    });
+    const kernel = await fixture.kernel({ replace: [permissionsPlugin({}), scriptedProvider(provider)], plugins: [launcher] });
+    const session = new InteractiveSession({ kernel, cwd: fixture.cwd });
+    for (const [id, fork] of expected) {
+      const before = provider.requests.length;
+      const result = await session.executeSkillCommandByName(id, 'example-argument', { invocation: 'user-slash' });
+      expect(result, id).toMatchObject({ success: true, message: fork ? 'forked done' : 'done' });
+      expect(provider.requests.length, id).toBe(before + (fork ? 0 : 1));
+    }
+    expect(session.getFullHistory().filter((entry) => entry.type === 'skill-activation').length).toBe(expected.size * 2);
+    await session.shutdown();
   });
 
   it('activates each one (inject unless it asks for a fork) without throwing or running commands', async () => {
