@@ -302,8 +302,15 @@ export class InteractiveSession {
     // Finished states are never changed again; only a call still running (an abort) is copied.
     const tools = this.turnTools.map((state) => (state.isRunning ? { ...state } : state));
     if (tools.length > 0) {
-      const summary = tools.map((tool) => `${tool.toolName}${tool.firstArg ? `(${tool.firstArg})` : ''}: ${tool.isRunning ? 'interrupted' : (tool.result ?? 'unknown')}`).join('\n');
-      this.addEvent(session, 'tool-summary', { summary, tools });
+      // The summary text is made when first read (a UI, a save): a long turn has many tools.
+      let summary: string | undefined;
+      const data = {
+        get summary(): string {
+          return (summary ??= tools.map((tool) => `${tool.toolName}${tool.firstArg ? `(${tool.firstArg})` : ''}: ${tool.isRunning ? 'interrupted' : (tool.result ?? 'unknown')}`).join('\n'));
+        },
+        tools,
+      };
+      this.addEvent(session, 'tool-summary', data);
     }
     const contextState = this.getContextState();
     let usage: IUsageSnapshot | undefined;
