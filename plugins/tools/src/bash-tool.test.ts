@@ -94,19 +94,22 @@ describe('Bash', () => {
     const result = await tool.execute({ command: `(sleep 30; echo ${marker}) & sleep 31 # ${marker}`, timeout: 300 }, toolContext(dir));
     expect(result).toMatchObject({ success: false, errorCode: 'timeout', data: { timedOut: true, interrupted: true } });
     expect(text(result)).toContain('timed out after 300 ms');
-    expect(await waitUntil(() => processesWith(marker).length === 0)).toBe(true);
+    expect(await waitUntil(() => processesWith(marker).length === 0, 200)).toBe(true);
   });
 
   it('kills the process group when the run is aborted', async () => {
     const marker = `tessera-abort-${process.pid}-${Date.now()}`;
+    // Durations no other process on the machine uses, so `ps` finds only this test's sleeps.
+    const unique = `${40 + (process.pid % 50)}.${Date.now() % 1000}`;
     const controller = new AbortController();
     const tool = bashTool({ state: new ToolSessionState(), killGraceMs: 200 });
-    const running = tool.execute({ command: `sleep 40 & sleep 41; echo ${marker}` }, toolContext(dir, { signal: controller.signal }));
-    expect(await waitUntil(() => processesWith('sleep 4').length >= 1)).toBe(true);
+    const running = tool.execute({ command: `sleep ${unique} & sleep ${unique}1; echo ${marker}` }, toolContext(dir, { signal: controller.signal }));
+    expect(await waitUntil(() => processesWith(`sleep ${unique}`).length >= 1, 200)).toBe(true);
     controller.abort();
     const result = await running;
     expect(result).toMatchObject({ success: false, errorCode: 'aborted', data: { interrupted: true } });
-    expect(await waitUntil(() => processesWith(marker).length === 0 && processesWith('sleep 40').length === 0)).toBe(true);
+    // A loaded machine (the whole suite in parallel) can take seconds to reap: wait up to 10 s.
+    expect(await waitUntil(() => processesWith(marker).length === 0 && processesWith(`sleep ${unique}`).length === 0, 200)).toBe(true);
   });
 
   it('kills a SIGTERM-ignoring command with SIGKILL after the grace period', async () => {
@@ -120,7 +123,7 @@ describe('Bash', () => {
     const tool = bashTool({ state: new ToolSessionState() });
     const result = await tool.execute({ command: `sh -c 'sleep 30 # ${marker}' & echo started` }, toolContext(dir));
     expect(text(result)).toBe('started');
-    expect(await waitUntil(() => processesWith(marker).length === 0)).toBe(true);
+    expect(await waitUntil(() => processesWith(marker).length === 0, 200)).toBe(true);
   });
 
   it('hands run_in_background to the background runtime and returns its id', async () => {
