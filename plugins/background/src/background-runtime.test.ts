@@ -9,6 +9,12 @@ import { backgroundRuntime, BackgroundTaskManagerToken } from './background-runt
 import { liveGroupMembers } from './managed-shell-process-runner.js';
 import { ManualBackgroundTaskRunner } from './manual-background-task-runner.js';
 
+/** Members of a killed group once the kernel has reaped them (a busy machine takes a moment). */
+async function membersAfterKill(pgid: number): Promise<number> {
+  for (let attempt = 0; attempt < 100 && liveGroupMembers(pgid) > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  return liveGroupMembers(pgid);
+}
+
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tessera-bg-plugin-'));
@@ -28,7 +34,7 @@ describe.runIf(process.platform !== 'win32')('backgroundRuntime plugin', () => {
     expect(state).toMatchObject({ status: 'running', kind: 'process', label: 'dev server', parentSessionId: 's1', mode: 'background' });
     await kernel.shutdown();
     expect(manager.get('task_1')?.status).toBe('cancelled');
-    expect(liveGroupMembers(state.pid!)).toBe(0);
+    expect(await membersAfterKill(state.pid!)).toBe(0);
     await expect(manager.spawn({ kind: 'process', command: 'true', cwd: dir })).rejects.toMatchObject({ code: 'background_manager_shut_down' });
   });
 
@@ -83,7 +89,7 @@ describe.runIf(process.platform !== 'win32')('backgroundRuntime plugin', () => {
       await expect(tasks.stop!(server.id, 'other-session')).rejects.toMatchObject({ code: 'background_task_not_found' });
       expect(await tasks.stop!(server.id, 's1')).toBe('cancelled');
       const pid = kernel.get(BackgroundTaskManagerToken).get(server.id)!.pid!;
-      expect(liveGroupMembers(pid)).toBe(0);
+      expect(await membersAfterKill(pid)).toBe(0);
     } finally {
       await kernel.shutdown();
     }
