@@ -1,6 +1,7 @@
 import type { IContextWindowState } from './context-window.js';
 import type { IHistoryEntry } from './history.js';
 import type { SessionServices } from './session-services.js';
+import { TesseraError } from './errors.js';
 import { createToken } from './token.js';
 
 /**
@@ -181,3 +182,13 @@ export interface EditCheckpoints {
 }
 
 export const EditCheckpoints = createToken<EditCheckpoints>('EditCheckpoints');
+
+/** A restore asked for while a prompt runs (the session's, or its open turn checkpoint's). */
+export class CheckpointRestoreBusyError extends TesseraError {
+  constructor(sessionId: string, openCheckpointId?: string) {
+    super(
+      `Cannot restore session ${sessionId} while ${openCheckpointId === undefined ? 'a prompt' : `its prompt turn (checkpoint ${openCheckpointId})`} is running. Wait for the prompt to finish, or abort it, then restore.`,
+      { code: 'checkpoint_restore_busy', category: 'state', recoverable: true, details: { sessionId, ...(openCheckpointId === undefined ? {} : { openCheckpointId }) } },
+    );
+  }
+}

@@ -28,7 +28,6 @@ export {
 } from './errors.js';
 export type { CompositionProblem } from './errors.js';
 export {
-  CheckpointRestoreBusyError,
   InteractiveSession,
   InteractiveSessionClosedError,
   PromptQueueFullError,

@@ -1,14 +1,7 @@
-import { describeError, type ICommand, type ICommandHostContext, type ICommandModule, type ICommandResult, type ISystemCommand } from '@tessera/contracts';
+import { describeError, type ICommand, type ICommandHostContext, type ICommandInfo, type ICommandModule, type ICommandResult, type ISystemCommand } from '@tessera/contracts';
 
-/** A command as `listCommands()` reports it. */
-export interface ICommandListing {
-  name: string;
-  description: string;
-  argumentHint?: string;
-  userInvocable: boolean;
-  modelInvocable: boolean;
-  source: string;
-}
+/** A command as `listCommands()` reports it (the contracts' `ICommandInfo`). */
+export type ICommandListing = ICommandInfo;
 
 /**
  * The registry and executor of slash commands (spec: SystemCommandExecutor), filled from

@@ -1,5 +1,6 @@
 import {
   BackgroundTasks,
+  CheckpointRestoreBusyError,
   CommandContribution,
   Diagnostics,
   EditCheckpoints,
@@ -120,12 +121,6 @@ export class ResumeSessionNotFoundError extends TesseraError {
       recoverable: false,
       details: { sessionId },
     });
-  }
-}
-
-export class CheckpointRestoreBusyError extends TesseraError {
-  constructor() {
-    super('A prompt is running; restore a checkpoint after it finishes (or abort it first).', { code: 'checkpoint_restore_busy', category: 'state', recoverable: true });
   }
 }
 
@@ -631,7 +626,7 @@ export class InteractiveSession {
   /** Restores files to `checkpointId` (rolling back later ones); refused while a prompt runs. */
   async restoreEditCheckpoint(checkpointId: string): Promise<IEditCheckpointRestoreResult> {
     const session = await this.ready;
-    if (this.executing) throw new CheckpointRestoreBusyError();
+    if (this.executing) throw new CheckpointRestoreBusyError(session.sessionId);
     const result = await this.requireCheckpoints(session).restore(session.sessionId, checkpointId);
     this.addEvent(session, 'checkpoint-restored', result);
     await session.save();

@@ -26,14 +26,8 @@ export class CheckpointNotFoundError extends TesseraError {
 }
 
 /** Restore was asked for while a prompt turn of the session is running. */
-export class CheckpointRestoreBusyError extends TesseraError {
-  constructor(sessionId: string, openCheckpointId: string) {
-    super(
-      `Cannot restore session ${sessionId} while its prompt turn (checkpoint ${openCheckpointId}) is running. Wait for the prompt to finish, or abort it, then restore.`,
-      { code: 'checkpoint_restore_busy', category: 'state', recoverable: true, details: { sessionId, openCheckpointId } },
-    );
-  }
-}
+/** Kept here for importers of this package; the class lives in contracts. */
+export { CheckpointRestoreBusyError } from '@tessera/contracts';
 
 /** list/inspect/restore for a session whose workspace is not known. */
 export class CheckpointSessionUnknownError extends TesseraError {

@@ -117,14 +117,14 @@ export function scanSkillRoots(roots: readonly SkillRoot[]): SkillScan {
           continue;
         }
         watch(file, read.stamp);
-        add(skillFromFile(file, read.text, root.source));
+        add(entryFromFile('skill', file, read.text, root.source));
       }
     } else {
       for (const file of commandFiles(root.path, watch)) {
         const read = readStamped(file);
         if (read === undefined) continue;
         watch(file, read.stamp);
-        add(commandFromFile(file, read.text, root.source));
+        add(entryFromFile('command', file, read.text, root.source));
       }
     }
   }
@@ -150,32 +150,14 @@ function readStamped(path: string): { text: string; stamp: string } | undefined 
   }
 }
 
-function skillFromFile(file: string, text: string, source: string): ScannedSkill {
-  const quick = quickListing(file, text, 'skill', source);
+/** A listing entry: the quick frontmatter path when it applies, else the full reader. */
+function entryFromFile(kind: 'skill' | 'command', file: string, text: string, source: string): ScannedSkill {
+  const quick = quickListing(file, text, kind, source);
   if (quick !== undefined) return { entry: quick, diagnostics: [] };
-  const { value, diagnostics } = readSkillFile(file);
+  const { value, diagnostics } = kind === 'skill' ? readSkillFile(file) : readCommandFile(file);
   return {
     entry: {
-      id: value.id,
-      name: value.name,
-      description: value.description,
-      source,
-      file: value.file,
-      ...(value.argumentHint === undefined ? {} : { argumentHint: value.argumentHint }),
-      userInvocable: value.userInvocable,
-      modelInvocable: !value.disableModelInvocation,
-    },
-    diagnostics,
-  };
-}
-
-function commandFromFile(file: string, text: string, source: string): ScannedSkill {
-  const quick = quickListing(file, text, 'command', source);
-  if (quick !== undefined) return { entry: quick, diagnostics: [] };
-  const { value, diagnostics } = readCommandFile(file);
-  return {
-    entry: {
-      id: value.name,
+      id: kind === 'skill' ? (value as ReturnType<typeof readSkillFile>['value']).id : value.name,
       name: value.name,
       description: value.description,
       source,
