@@ -56,11 +56,26 @@ export async function runApprovalChain(
   if (!asker) return { answer: false, via: 'none', reason: 'no approval handler is configured, so calls that need approval are denied' };
   try {
     const answer = await raceAbort(Promise.resolve().then(() => asker.ask(request)), request.signal);
-    return { answer: answer === 'allow-session' ? 'allow-session' : answer === true, via: asker.via };
+    return { answer: normalizeAnswer(answer), via: asker.via };
   } catch (error) {
     if (request.signal.aborted) return { answer: false, via: 'aborted', reason: 'the turn was aborted while waiting for approval' };
     return { answer: false, via: 'error', reason: `the approval handler failed: ${describeError(error)}` };
   }
+}
+
+/** Anything but the known answer shapes is a refusal. */
+function normalizeAnswer(answer: unknown): ApprovalAnswer {
+  if (answer === true || answer === 'allow-session') return answer;
+  if (typeof answer === 'object' && answer !== null) {
+    const verdict = answer as { behavior?: unknown; message?: unknown; updatedInput?: unknown; remember?: unknown; interrupt?: unknown };
+    if (verdict.behavior === 'allow') {
+      return { behavior: 'allow', ...(verdict.updatedInput === undefined ? {} : { updatedInput: verdict.updatedInput }), ...(verdict.remember === true ? { remember: true } : {}) };
+    }
+    if (verdict.behavior === 'deny') {
+      return { behavior: 'deny', ...(typeof verdict.message === 'string' && verdict.message !== '' ? { message: verdict.message } : {}), ...(verdict.interrupt === true ? { interrupt: true } : {}) };
+    }
+  }
+  return false;
 }
 
 /** The default `Approvals`: the chain over the `ApprovalHandler` it was built with (if any). */

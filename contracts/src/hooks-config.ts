@@ -45,7 +45,19 @@ export interface PromptHookHandler extends HookHandlerCommon {
   model?: string;
 }
 
-export type HookHandlerConfig = CommandHookHandler | HttpHookHandler | PromptHookHandler;
+/**
+ * An in-process hook (never read from a file): a host's function, such as an Agent SDK hook
+ * callback reached over the CLI's control protocol. It gets the hook input Claude Code would
+ * pipe to a command and answers with the JSON a command would print (`{}` or nothing: no say).
+ */
+export interface CallbackHookHandler extends HookHandlerCommon {
+  type: 'callback';
+  /** Names it in messages and keeps two callbacks apart. */
+  id: string;
+  callback(input: Record<string, unknown>, signal: AbortSignal): unknown;
+}
+
+export type HookHandlerConfig = CommandHookHandler | HttpHookHandler | PromptHookHandler | CallbackHookHandler;
 
 export interface HookMatcherGroup {
   /** Absent, `""` or `"*"` match everything. */

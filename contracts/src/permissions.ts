@@ -37,8 +37,21 @@ export interface ApprovalRequest {
   signal: AbortSignal;
 }
 
-/** `allow-session` remembers the suggested rule for the rest of the session. */
-export type ApprovalAnswer = boolean | 'allow-session';
+/**
+ * `allow-session` remembers the suggested rule for the rest of the session. A `ApprovalVerdict`
+ * says the same with more: a replacement input to run the call with, or the message the model
+ * is given when the call is refused (the Agent SDK's `canUseTool` answers this way).
+ */
+export type ApprovalAnswer = boolean | 'allow-session' | ApprovalVerdict;
+
+export type ApprovalVerdict =
+  | { behavior: 'allow'; updatedInput?: unknown; remember?: boolean }
+  | { behavior: 'deny'; message?: string; interrupt?: boolean };
+
+/** Whether an answer lets the call run. */
+export function isApproved(answer: ApprovalAnswer): boolean {
+  return answer === true || answer === 'allow-session' || (typeof answer === 'object' && answer !== null && answer.behavior === 'allow');
+}
 
 /** Asks a human (or a test double) whether a tool call that needs approval may run. */
 export interface ApprovalHandler {

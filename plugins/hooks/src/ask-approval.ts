@@ -1,4 +1,4 @@
-import { runApprovalChain, type ApprovalAnswer, type ApprovalHandler, type ApprovalRequest } from '@tessera/contracts';
+import { isApproved, runApprovalChain, type ApprovalAnswer, type ApprovalHandler, type ApprovalRequest } from '@tessera/contracts';
 
 /**
  * The same approval strategy chain the permissions plugin uses — `permissionHandler`, then
@@ -20,7 +20,8 @@ export async function askForApproval(options: HookApprovalOptions, request: Appr
     approvalHandler && { via: 'approvalHandler', ask: (asked) => approvalHandler.requestApproval(asked) },
     promptForApproval && { via: 'promptForApproval', ask: promptForApproval },
   ]);
-  if (outcome.answer !== false) return true;
+  if (isApproved(outcome.answer)) return true;
+  if (typeof outcome.answer === 'object' && outcome.answer.behavior === 'deny' && outcome.answer.message) return outcome.answer.message;
   if ('reason' in outcome) return outcome.via === 'none' ? 'a hook asked for approval but no approval handler is configured' : outcome.reason;
   return 'the user declined';
 }

@@ -7,6 +7,7 @@ import {
   TesseraError,
   describeError,
   messageText,
+  type CallbackHookHandler,
   type HookEventName,
   type HookHandlerConfig,
   type HooksConfig,
@@ -105,7 +106,7 @@ function parseVerdict(text: string): { ok: boolean; reason?: string } | undefine
 }
 
 // Seconds, as current Claude Code defaults them.
-const DEFAULT_TIMEOUT_S: Record<HookHandlerConfig['type'], number> = { command: 600, http: 600, prompt: 30, agent: 60 };
+const DEFAULT_TIMEOUT_S: Record<HookHandlerConfig['type'], number> = { command: 600, http: 600, prompt: 30, agent: 60, callback: 60 };
 const MATCHED_FIELD_EVENTS: ReadonlySet<HookEventName> = new Set([
   'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SessionStart', 'SessionEnd', 'PreCompact', 'PostCompact', 'SubagentStart', 'SubagentStop', 'Notification',
 ]);
@@ -236,6 +237,8 @@ export class HookRunner {
         result = await pending;
       } else if (handler.type === 'http') {
         result = await runHttpHook(handler, json, { timeoutMs, signal });
+      } else if (handler.type === 'callback') {
+        result = await runCallbackHook(handler, input, { timeoutMs, signal });
       } else {
         result = await this.askModel(entry, name, input, call, timeoutMs, signal);
       }
@@ -294,5 +297,39 @@ export class HookRunner {
     return verdict.ok
       ? { exitCode: 0, stdout: '', stderr: '' }
       : { exitCode: 2, stdout: '', stderr: verdict.reason ?? `blocked by a${handler.type === 'agent' ? 'n' : ''} ${handler.type} hook` };
+  }
+}
+
+/**
+ * Runs an in-process callback under the handler's timeout. Its answer is read as a command's
+ * stdout would be (JSON output, exit 0); a throw is a failed hook (a notice, no say).
+ */
+async function runCallbackHook(
+  handler: CallbackHookHandler,
+  input: Record<string, unknown>,
+  { timeoutMs, signal }: { timeoutMs: number; signal: AbortSignal },
+): Promise<ProcessOutcome> {
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(signal.reason);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const stopped = new Promise<'timeout' | 'aborted'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      controller.signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+    });
+    const answer = await Promise.race([Promise.resolve().then(() => handler.callback(input, controller.signal)), stopped]);
+    if (answer === 'timeout' || answer === 'aborted') {
+      controller.abort();
+      return { exitCode: 1, stdout: '', stderr: '', timedOut: answer === 'timeout', aborted: answer === 'aborted' };
+    }
+    const stdout = answer === undefined || answer === null ? '' : typeof answer === 'string' ? answer : JSON.stringify(answer);
+    return { exitCode: 0, stdout, stderr: '' };
+  } catch (error) {
+    return { exitCode: 1, stdout: '', stderr: describeError(error) };
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
   }
 }

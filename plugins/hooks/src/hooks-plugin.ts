@@ -64,8 +64,8 @@ function appendFeedback(result: ToolResult, text: string): ToolResult {
 
 /** A configured hook as `/hooks` lists it. */
 function inventoryEntry(entry: HookEntry): HookInventoryEntry {
-  const handler = entry.handler as { type: string; command?: string; url?: string; prompt?: string };
-  const text = handler.command ?? handler.url ?? handler.prompt ?? '';
+  const handler = entry.handler as { type: string; command?: string; url?: string; prompt?: string; id?: string };
+  const text = handler.command ?? handler.url ?? handler.prompt ?? handler.id ?? '';
   const summary = text.length > 120 ? `${text.slice(0, 119)}…` : text;
   return { event: entry.event, ...(entry.matcher === undefined ? {} : { matcher: entry.matcher }), type: handler.type, summary, file: entry.source.file, location: entry.location };
 }

@@ -41,7 +41,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** A stable key for "identical handler" deduplication. */
 export function handlerKey(handler: HookHandlerConfig): string {
-  const main = handler.type === 'command' ? handler.command : handler.type === 'http' ? handler.url : handler.prompt;
+  const main = handler.type === 'command' ? handler.command : handler.type === 'http' ? handler.url : handler.type === 'callback' ? handler.id : handler.prompt;
   return JSON.stringify([handler.type, main, handler.if ?? '', handler.type === 'command' ? (handler.shell ?? '') : '']);
 }
 

@@ -109,11 +109,14 @@ export class PermissionEnforcer {
           ...(suggestedRule ? { suggestedRule } : {}),
         },
       );
-      if (outcome.answer === 'allow-session') {
-        this.remember(session, suggestions);
-        return undefined;
+      const answer = outcome.answer;
+      if (answer === 'allow-session' || (typeof answer === 'object' && answer.behavior === 'allow' && answer.remember === true)) this.remember(session, suggestions);
+      if (answer === 'allow-session' || answer === true) return undefined;
+      if (typeof answer === 'object' && answer.behavior === 'allow') {
+        // The approver may run the call with a changed input (the Agent SDK's `updatedInput`).
+        return answer.updatedInput === undefined ? undefined : { decision: 'continue', input: answer.updatedInput, approvedBy: outcome.via };
       }
-      if (outcome.answer === true) return undefined;
+      if (typeof answer === 'object' && answer.message) return { decision: 'deny', reason: answer.message, source: 'permission' };
       const why = 'reason' in outcome ? outcome.reason : 'the user declined';
       return { decision: 'deny', reason: `${toolName} was not approved: ${why}`, source: 'permission' };
     } catch (error) {

@@ -1,4 +1,4 @@
-import type { ApprovalAnswer, ApprovalHandler, ApprovalRequest } from '@tessera/contracts';
+import { isApproved, type ApprovalAnswer, type ApprovalHandler, type ApprovalRequest } from '@tessera/contracts';
 import type { TBackgroundTaskRunnerEvent } from '@tessera/plugin-background';
 
 type TEmit = (event: TBackgroundTaskRunnerEvent) => void;
@@ -53,7 +53,7 @@ export class SubagentApprovalRouter {
       return answer;
     } finally {
       // Also on a throwing or aborted approver: the task must never stay in waiting_permission.
-      emit({ type: 'permission_decision', requestId, allowed: answer !== false });
+      emit({ type: 'permission_decision', requestId, allowed: isApproved(answer) });
     }
   }
 }

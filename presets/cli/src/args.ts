@@ -1,0 +1,337 @@
+/**
+ * The `tessera` command line, parsed the way Claude Code's is: long flags in camelCase or
+ * kebab-case as Claude Code spells them, `--flag value` and `--flag=value`, list flags that take
+ * every following word up to the next flag (`--allowedTools Read "Bash(git *)"`), and one
+ * positional prompt.
+ */
+
+export type OutputFormat = 'text' | 'json' | 'stream-json';
+export type InputFormat = 'text' | 'stream-json';
+
+export interface CliFlags {
+  print: boolean;
+  outputFormat: OutputFormat;
+  inputFormat: InputFormat;
+  verbose: boolean;
+  includePartialMessages: boolean;
+  replayUserMessages: boolean;
+  continue: boolean;
+  /** `-r` with no id: `true` (pick the most recent, as `-c`); with one: the id or name. */
+  resume?: string | true;
+  forkSession: boolean;
+  sessionId?: string;
+  model?: string;
+  fallbackModel?: string;
+  permissionMode?: string;
+  dangerouslySkipPermissions: boolean;
+  allowedTools: string[];
+  disallowedTools: string[];
+  tools?: string[];
+  systemPrompt?: string;
+  systemPromptFile?: string;
+  appendSystemPrompt?: string;
+  appendSystemPromptFile?: string;
+  maxTurns?: number;
+  mcpConfig: string[];
+  strictMcpConfig: boolean;
+  settings?: string;
+  settingSources?: string[];
+  addDir: string[];
+  cwd?: string;
+  provider?: string;
+  sessionPersistence: boolean;
+  permissionPromptTool?: string;
+  version: boolean;
+  help: boolean;
+  /** What is left: the prompt words (joined by the caller). */
+  positionals: string[];
+}
+
+type Kind = 'boolean' | 'string' | 'optional' | 'list' | 'number' | 'negated';
+
+interface FlagSpec {
+  key: keyof CliFlags;
+  kind: Kind;
+  names: readonly string[];
+  values?: readonly string[];
+}
+
+const FLAGS: readonly FlagSpec[] = [
+  { key: 'print', kind: 'boolean', names: ['-p', '--print'] },
+  { key: 'outputFormat', kind: 'string', names: ['--output-format'], values: ['text', 'json', 'stream-json'] },
+  { key: 'inputFormat', kind: 'string', names: ['--input-format'], values: ['text', 'stream-json'] },
+  { key: 'verbose', kind: 'boolean', names: ['--verbose'] },
+  { key: 'includePartialMessages', kind: 'boolean', names: ['--include-partial-messages'] },
+  { key: 'replayUserMessages', kind: 'boolean', names: ['--replay-user-messages'] },
+  { key: 'continue', kind: 'boolean', names: ['-c', '--continue'] },
+  { key: 'resume', kind: 'optional', names: ['-r', '--resume'] },
+  { key: 'forkSession', kind: 'boolean', names: ['--fork-session'] },
+  { key: 'sessionId', kind: 'string', names: ['--session-id'] },
+  { key: 'model', kind: 'string', names: ['--model'] },
+  { key: 'fallbackModel', kind: 'string', names: ['--fallback-model'] },
+  { key: 'permissionMode', kind: 'string', names: ['--permission-mode'] },
+  { key: 'dangerouslySkipPermissions', kind: 'boolean', names: ['--dangerously-skip-permissions'] },
+  { key: 'allowedTools', kind: 'list', names: ['--allowedTools', '--allowed-tools'] },
+  { key: 'disallowedTools', kind: 'list', names: ['--disallowedTools', '--disallowed-tools'] },
+  { key: 'tools', kind: 'list', names: ['--tools'] },
+  { key: 'systemPrompt', kind: 'string', names: ['--system-prompt'] },
+  { key: 'systemPromptFile', kind: 'string', names: ['--system-prompt-file'] },
+  { key: 'appendSystemPrompt', kind: 'string', names: ['--append-system-prompt'] },
+  { key: 'appendSystemPromptFile', kind: 'string', names: ['--append-system-prompt-file'] },
+  { key: 'maxTurns', kind: 'number', names: ['--max-turns'] },
+  { key: 'mcpConfig', kind: 'list', names: ['--mcp-config'] },
+  { key: 'strictMcpConfig', kind: 'boolean', names: ['--strict-mcp-config'] },
+  { key: 'settings', kind: 'string', names: ['--settings'] },
+  { key: 'settingSources', kind: 'list', names: ['--setting-sources'] },
+  { key: 'addDir', kind: 'list', names: ['--add-dir'] },
+  { key: 'cwd', kind: 'string', names: ['--cwd'] },
+  { key: 'provider', kind: 'string', names: ['--provider'] },
+  { key: 'sessionPersistence', kind: 'negated', names: ['--no-session-persistence'] },
+  { key: 'permissionPromptTool', kind: 'string', names: ['--permission-prompt-tool'] },
+  { key: 'version', kind: 'boolean', names: ['-v', '--version'] },
+  { key: 'help', kind: 'boolean', names: ['-h', '--help'] },
+];
+
+const BY_NAME = new Map<string, FlagSpec>(FLAGS.flatMap((spec) => spec.names.map((name) => [name, spec] as const)));
+
+/** Flags Claude Code has that Tessera accepts and ignores (they change nothing here), with why. */
+const IGNORED = new Map<string, 'boolean' | 'string'>([
+  ['--ide', 'boolean'],
+  ['--debug', 'boolean'],
+  ['--mcp-debug', 'boolean'],
+  ['--include-hook-events', 'boolean'],
+  ['--forward-subagent-text', 'boolean'],
+  ['--bare', 'boolean'],
+  ['--allow-dangerously-skip-permissions', 'boolean'],
+  ['--output-style', 'string'],
+  ['--max-thinking-tokens', 'string'],
+  ['--effort', 'string'],
+]);
+
+export class CliUsageError extends Error {
+  readonly exitCode = 1;
+}
+
+export function defaultFlags(): CliFlags {
+  return {
+    print: false,
+    outputFormat: 'text',
+    inputFormat: 'text',
+    verbose: false,
+    includePartialMessages: false,
+    replayUserMessages: false,
+    continue: false,
+    forkSession: false,
+    dangerouslySkipPermissions: false,
+    allowedTools: [],
+    disallowedTools: [],
+    mcpConfig: [],
+    strictMcpConfig: false,
+    addDir: [],
+    sessionPersistence: true,
+    version: false,
+    help: false,
+    positionals: [],
+  };
+}
+
+/** A list flag's words: each may itself hold several entries, split on commas and spaces outside parentheses. */
+export function splitToolList(word: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of word) {
+    if (char === '(') depth += 1;
+    else if (char === ')') depth = Math.max(0, depth - 1);
+    if (depth === 0 && (char === ',' || char === ' ')) {
+      if (current.trim() !== '') out.push(current.trim());
+      current = '';
+      continue;
+    }
+    current += char;
+  }
+  if (current.trim() !== '') out.push(current.trim());
+  return out;
+}
+
+/** Whether these arguments ask for headless stream-json input (the Agent SDK's mode). */
+export function wantsStreamInput(argv: readonly string[]): boolean {
+  return argv.some((arg, index) => arg === '--input-format=stream-json' || (arg === '--input-format' && argv[index + 1] === 'stream-json'));
+}
+
+/** Parses the main command's arguments. Throws `CliUsageError` for an unknown flag or a bad value. */
+export function parseArgs(argv: readonly string[], options: { ignoreUnknown?: boolean; onUnknown?: (flag: string) => void } = {}): CliFlags {
+  const flags = defaultFlags();
+  const record = flags as unknown as Record<string, unknown>;
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index]!;
+    if (arg === '--') {
+      flags.positionals.push(...argv.slice(index + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      flags.positionals.push(arg);
+      continue;
+    }
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    const spec = BY_NAME.get(name);
+    if (!spec) {
+      const ignored = IGNORED.get(name);
+      if (ignored === 'string' && inline === undefined) index += 1;
+      if (ignored) continue;
+      // The Agent SDK passes flags of newer Claude Code versions; a headless host gets a warning, not a failure.
+      if (options.ignoreUnknown && name.startsWith('--')) {
+        options.onUnknown?.(name);
+        continue;
+      }
+      throw new CliUsageError(`error: unknown option '${name}'${suggest(name)}\nRun tessera --help for the options.`);
+    }
+    const takeValue = (): string => {
+      if (inline !== undefined) return inline;
+      const next = argv[index + 1];
+      if (next === undefined || (next.startsWith('-') && next !== '-')) throw new CliUsageError(`error: option '${spec.names.at(-1)} <value>' argument missing`);
+      index += 1;
+      return next;
+    };
+    switch (spec.kind) {
+      case 'boolean':
+        record[spec.key] = true;
+        break;
+      case 'negated':
+        record[spec.key] = false;
+        break;
+      case 'string': {
+        const value = takeValue();
+        if (spec.values && !spec.values.includes(value)) {
+          throw new CliUsageError(`error: option '${spec.names.at(-1)} <value>' argument '${value}' is invalid. Allowed choices are ${spec.values.join(', ')}.`);
+        }
+        record[spec.key] = value;
+        break;
+      }
+      case 'number': {
+        const value = takeValue();
+        const number = Number(value);
+        if (!Number.isInteger(number) || number < 0) throw new CliUsageError(`error: option '${spec.names.at(-1)} <n>' expects a whole number ≥ 0, got '${value}'`);
+        record[spec.key] = number;
+        break;
+      }
+      case 'optional': {
+        if (inline !== undefined) record[spec.key] = inline;
+        else {
+          const next = argv[index + 1];
+          if (next !== undefined && !next.startsWith('-') && looksLikeSessionRef(next)) {
+            record[spec.key] = next;
+            index += 1;
+          } else record[spec.key] = true;
+        }
+        break;
+      }
+      case 'list': {
+        const list = record[spec.key] as string[] | undefined;
+        const target = list ?? [];
+        if (inline !== undefined) target.push(...splitToolList(inline));
+        else {
+          let taken = 0;
+          while (index + 1 < argv.length && !argv[index + 1]!.startsWith('-')) {
+            index += 1;
+            taken += 1;
+            target.push(...splitToolList(argv[index]!));
+          }
+          if (taken === 0) throw new CliUsageError(`error: option '${spec.names[0]} <values...>' argument missing`);
+        }
+        record[spec.key] = target;
+        break;
+      }
+    }
+  }
+  return flags;
+}
+
+/**
+ * `-r` takes an id only when the next word looks like one (a UUID, an id-like token, or a name
+ * without spaces); `tessera -r "fix the tests"` resumes the latest session with that prompt.
+ */
+function looksLikeSessionRef(word: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(word);
+}
+
+function suggest(name: string): string {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const known of BY_NAME.keys()) {
+    const distance = editDistance(name.toLowerCase(), known.toLowerCase());
+    if (distance < bestDistance) {
+      best = known;
+      bestDistance = distance;
+    }
+  }
+  return best === undefined ? '' : ` (Did you mean ${best}?)`;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j += 1) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
+
+export const USAGE = `Usage: tessera [options] [command] [prompt]
+
+Tessera: an AI coding agent composed of plugins. Starts an interactive session by default;
+use -p/--print for non-interactive output.
+
+Arguments:
+  prompt                              Your prompt
+
+Options:
+  -p, --print                         Print the response and exit (reads the prompt from stdin when piped)
+  --output-format <format>            text (default), json (one result object), stream-json (one JSON object per line)
+  --input-format <format>             text (default) or stream-json (user messages and control requests on stdin)
+  --verbose                           Needed with --output-format stream-json; with json, prints every message
+  --include-partial-messages          stream_event lines as the model streams (stream-json only)
+  --replay-user-messages              Echo stream-json user messages back on stdout
+  -c, --continue                      Continue the most recent conversation in this directory
+  -r, --resume [id]                   Resume a conversation by id or name (the most recent without one)
+  --fork-session                      With --resume/--continue: continue under a new session id
+  --session-id <uuid>                 Use this session id
+  --model <model>                     Model for this session (an alias such as sonnet, or a full id)
+  --fallback-model <model>            Model to switch to when the main one is overloaded
+  --permission-mode <mode>            default, acceptEdits, plan, bypassPermissions, dontAsk
+  --dangerously-skip-permissions      Same as --permission-mode bypassPermissions (deny rules still apply)
+  --allowedTools <tools...>           Rules that run without asking, e.g. "Bash(git diff *)" Read
+  --disallowedTools <tools...>        Rules that are refused; a bare tool name removes the tool
+  --tools <tools...>                  Only these built-in tools ("" for none, "default" for all)
+  --system-prompt <text>              Replace the system prompt (--system-prompt-file <path> reads it)
+  --append-system-prompt <text>       Append to the system prompt (--append-system-prompt-file <path>)
+  --max-turns <n>                     Stop after n model turns (print mode)
+  --mcp-config <files...>             MCP servers from JSON files or strings
+  --settings <file|json>              One more settings layer, on top of the others
+  --add-dir <dirs...>                 More directories the tools may use
+  --cwd <dir>                         Work in this directory
+  --provider <profile>                Use this provider profile from settings ("demo": the built-in demo model)
+  --no-session-persistence            Do not save this session
+  --permission-prompt-tool <tool>     Who answers permission asks in print mode ("stdio": the stream-json host)
+  -v, --version                       Print the version
+  -h, --help                          Show this help
+
+Commands:
+  sessions list|show|export|rm        Stored conversations
+  config get|set|list                 Settings
+  provider add|list|use               Provider profiles
+  history search <text>               Search your prompt history
+  doctor                              Check the setup: composition, settings, provider, context files
+
+Examples:
+  tessera -p "explain this repository"
+  tessera -c -p "now add a test for it"
+  tessera -p "list the TODOs" --output-format stream-json --verbose | jq -c 'select(.type=="result")'
+`;

@@ -1,0 +1,10 @@
+export { main } from './main.js';
+export type { CliIO, Subcommand } from './io.js';
+export { cliPreset, approvalHandlerPlugin } from './preset.js';
+export type { CliPermissionRules, CliPresetOptions } from './preset.js';
+export { parseArgs, splitToolList, CliUsageError, USAGE } from './args.js';
+export type { CliFlags, InputFormat, OutputFormat } from './args.js';
+export { chooseProvider, resolveModelAlias, MODEL_ALIASES, DEMO_PROVIDER } from './provider-selection.js';
+export type { ProviderChoice, ProviderSettings } from './provider-selection.js';
+export { demoModel, DEMO_MODEL_ID } from './demo-model.js';
+export { TESSERA_VERSION } from './version.js';

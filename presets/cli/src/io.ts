@@ -1,0 +1,17 @@
+/** What a CLI command reads and writes; tests pass their own. */
+export interface CliIO {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** The working directory (`--cwd` applied). */
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** The user's home: `HOME`, else `os.homedir()`. Settings and sessions live under it. */
+  home: string;
+  /** Piped input, when there is any. */
+  stdin?: NodeJS.ReadableStream;
+  /** Whether stdin is a terminal. */
+  stdinIsTTY?: boolean;
+}
+
+/** A subcommand: its own arguments (after the subcommand name) → exit code. */
+export type Subcommand = (argv: readonly string[], io: CliIO) => Promise<number>;

@@ -1,0 +1,58 @@
+import { homedir } from 'node:os';
+import { CliUsageError, parseArgs, USAGE, wantsStreamInput } from './args.js';
+import type { CliIO, Subcommand } from './io.js';
+import { TESSERA_VERSION } from './version.js';
+
+/** Subcommands, loaded only when used so the print path stays small. */
+const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
+  sessions: async () => (await import('./subcommands/sessions.js')).runSessionsCommand,
+  history: async () => (await import('./subcommands/history.js')).runHistoryCommand,
+  config: async () => (await import('./subcommands/config.js')).runConfigCommand,
+  provider: async () => (await import('./subcommands/provider.js')).runProviderCommand,
+  doctor: async () => (await import('./subcommands/doctor.js')).runDoctorCommand,
+};
+
+function processIO(): CliIO {
+  return {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    cwd: process.cwd(),
+    env: process.env,
+    home: process.env.HOME || homedir(),
+    stdin: process.stdin,
+    stdinIsTTY: process.stdin.isTTY === true,
+  };
+}
+
+/** The `tessera` command: argv (without `node` and the script) → exit code. */
+export async function main(argv: readonly string[], given: Partial<CliIO> = {}): Promise<number> {
+  const io: CliIO = { ...processIO(), ...given };
+  const first = argv[0];
+  try {
+    if (first !== undefined && Object.hasOwn(SUBCOMMANDS, first)) return await (await SUBCOMMANDS[first]!())(argv.slice(1), io);
+    const streamInput = wantsStreamInput(argv);
+    const flags = parseArgs(argv, { ignoreUnknown: streamInput, onUnknown: (flag) => io.stderr(`warning: ignoring unknown option ${flag}\n`) });
+    if (flags.version) {
+      io.stdout(`${TESSERA_VERSION} (Tessera)\n`);
+      return 0;
+    }
+    if (flags.help) {
+      io.stdout(USAGE);
+      return 0;
+    }
+    const headless = flags.print || streamInput || io.stdinIsTTY === false;
+    if (!headless) {
+      io.stderr('The interactive terminal UI is not part of this build yet. Use print mode: tessera -p "your prompt" (see tessera --help).\n');
+      return 1;
+    }
+    const { runHeadless } = await import('./print/headless.js');
+    return await runHeadless(flags, io);
+  } catch (error) {
+    if (error instanceof CliUsageError) {
+      io.stderr(`${error.message}\n`);
+      return error.exitCode;
+    }
+    io.stderr(`tessera: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return 1;
+  }
+}

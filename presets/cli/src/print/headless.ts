@@ -1,0 +1,774 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  describeError,
+  isValidSessionId,
+  type ApprovalAnswer,
+  type ApprovalHandler,
+  type ApprovalRequest,
+  type HookEventName,
+  type HooksConfig,
+  type Message,
+  type PermissionMode,
+  type SessionEvent,
+} from '@tessera/contracts';
+import { createKernel, definePlugin, InteractiveSession, Stage, type Kernel, type Plugin, type Session } from '@tessera/kernel';
+import type { CliFlags } from '../args.js';
+import { CliUsageError } from '../args.js';
+import type { CliIO } from '../io.js';
+import { cliPreset } from '../preset.js';
+import { DEMO_MODEL_ID } from '../demo-model.js';
+import { loadCliSettings, type CliSettings } from '../settings.js';
+import { chooseProvider, resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
+import { TESSERA_VERSION } from '../version.js';
+import { ControlChannel, ControlRequestError, isRecord } from './control-channel.js';
+import {
+  addUsage,
+  assistantMessage,
+  costUsd,
+  emptyUsage,
+  PartialMessageStream,
+  toAnthropicUsage,
+  toolResultMessage,
+  userMessage,
+  type AnthropicUsage,
+  type ModelUsageEntry,
+  type PermissionDenial,
+  type ResultMessage,
+  type ResultSubtype,
+} from './sdk-messages.js';
+import { StdinLines } from './stdin-lines.js';
+
+const STDIN_CAP_BYTES = 10 * 1024 * 1024;
+/** How long a `can_use_tool` ask may wait for the host before it counts as a refusal. */
+const DEFAULT_PERMISSION_TIMEOUT_MS = 5 * 60_000;
+const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'] as PermissionMode[];
+
+/** Exit codes as Claude Code's: 0 success, 1 failure; signals as the shell reports them. */
+export const EXIT_SIGINT = 130;
+export const EXIT_SIGTERM = 143;
+
+interface TurnTotals {
+  usage: AnthropicUsage;
+  apiMs: number;
+  rounds: number;
+  denials: PermissionDenial[];
+  errors: string[];
+  lastStop: string | null;
+  interrupted: boolean;
+}
+
+/**
+ * Print mode and the SDK's headless mode: one prompt (argument or piped stdin), or a stream of
+ * stream-json user messages and control requests on stdin, answered with Claude Code's output
+ * formats on stdout. Everything else goes to stderr.
+ */
+export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
+  checkFlagCombinations(flags);
+  const cwd = resolve(io.cwd, flags.cwd ?? '.');
+  const streamInput = flags.inputFormat === 'stream-json';
+  const out = new Output(flags, io);
+
+  let settings: CliSettings;
+  try {
+    settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
+  } catch (error) {
+    io.stderr(`${describeError(error)}\n`);
+    return 1;
+  }
+  for (const warning of settings.warnings) io.stderr(`${warning}\n`);
+
+  const choice = chooseProvider(flags.provider, settings.providerSettings, io.env);
+  if (choice.kind === 'none') {
+    io.stderr(`${choice.message}\n`);
+    return 1;
+  }
+
+  // Headless input: read until `initialize` (or the first user message) before composing, so the
+  // host's hooks and system prompt are part of the composition.
+  const lines = streamInput ? new StdinLines(io.stdin ?? process.stdin) : undefined;
+  const control = new ControlChannel((message) => out.line(message));
+  let initialize: { requestId: string; request: Record<string, unknown> } | undefined;
+  const early: Array<{ value: Record<string, unknown> | undefined; raw: string; line: number }> = [];
+  if (lines) {
+    for (;;) {
+      const next = await lines.next();
+      if (next === undefined) break;
+      early.push(next);
+      const value = next.value;
+      if (value?.type === 'control_request' && isRecord(value.request) && value.request.subtype === 'initialize' && typeof value.request_id === 'string') {
+        initialize = { requestId: value.request_id, request: value.request };
+        early.pop();
+        break;
+      }
+      if (value?.type === 'user') break;
+    }
+  }
+
+  const prompt = streamInput ? undefined : await readPrompt(flags, io);
+  if (!streamInput && (prompt === undefined || prompt.trim() === '')) {
+    io.stderr('Error: Input must be provided either through stdin or as a prompt argument when using --print\n');
+    return 1;
+  }
+
+  const host = new HostBridge(control, initialize?.request, flags, io);
+  let kernel: Kernel;
+  try {
+    kernel = await createKernel({
+      plugins: [
+        cliPreset({
+          cwd,
+          home: io.home,
+          ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
+          provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags) },
+          permissions: settings.permissions,
+          hookFiles: settings.hookFiles,
+          hookConfigs: host.hookConfigs(),
+          approvalHandler: host.approvalHandler(),
+          ...(settings.tools === undefined ? {} : { tools: settings.tools }),
+          sessionPersistence: flags.sessionPersistence,
+          sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
+          plugins: [out.historyTap()],
+        }),
+      ],
+    });
+  } catch (error) {
+    io.stderr(`Could not start: ${describeError(error)}\n`);
+    return 1;
+  }
+
+  let interactive: InteractiveSession | undefined;
+  let exitCode = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    exitCode = signal === 'SIGINT' ? EXIT_SIGINT : EXIT_SIGTERM;
+    interactive?.abort();
+    if (signal === 'SIGTERM') lines?.end();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const resumeId = await resolveResume(kernel, flags, cwd);
+    interactive = new InteractiveSession({
+      kernel,
+      cwd,
+      ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),
+      ...(resumeId === undefined ? {} : { resumeSessionId: resumeId }),
+      ...(flags.continue || flags.resume === true ? { continueMostRecent: true } : {}),
+      ...(flags.forkSession ? { forkSession: true } : {}),
+      ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),
+      ...(settings.permissionMode === undefined ? {} : { permissionMode: settings.permissionMode }),
+      ...host.systemPromptOptions(settings),
+      sessionOptions: { ...(flags.maxTurns === undefined ? {} : { maxTurns: flags.maxTurns }) },
+    });
+    await interactive.whenReady();
+  } catch (error) {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    io.stderr(`${describeError(error)}\n`);
+    await kernel.shutdown().catch(() => undefined);
+    return 1;
+  }
+
+  const session = interactive.getSession();
+  host.attach(session);
+  const modelLabel = choice.kind === 'demo' ? DEMO_MODEL_ID : (session.getModel() ?? choice.profile.model ?? 'default');
+  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags));
+  if (initialize) host.answerInitialize(initialize.requestId, interactive);
+
+  try {
+    if (!lines) {
+      const ok = await run.turn(prompt!);
+      if (!ok && exitCode === 0) exitCode = 1;
+    } else {
+      const queue = new UserQueue();
+      let inputDone = false;
+      const reader = (async () => {
+        const handle = (entry: { value: Record<string, unknown> | undefined; raw: string; line: number }): void => {
+          const { value } = entry;
+          if (value === undefined) {
+            out.line({ type: 'system', subtype: 'error', session_id: session.sessionId, uuid: randomUUID(), error: `stdin line ${entry.line} is not valid JSON; it was skipped: ${entry.raw.slice(0, 200)}` });
+            return;
+          }
+          switch (value.type) {
+            case 'user': {
+              const text = userText(value.message);
+              if (text === undefined) {
+                out.line({ type: 'system', subtype: 'error', session_id: session.sessionId, uuid: randomUUID(), error: `stdin line ${entry.line}: a user message needs message.content (a string or content blocks); it was skipped` });
+                return;
+              }
+              if (flags.replayUserMessages) out.line({ ...value, session_id: session.sessionId, isReplay: true });
+              queue.push(text);
+              return;
+            }
+            case 'control_request':
+              host.handleRequest(value, interactive!, session, queue);
+              return;
+            case 'control_response':
+              control.handleResponse(value);
+              return;
+            case 'control_cancel_request':
+            case 'keep_alive':
+            default:
+              return;
+          }
+        };
+        for (const entry of early) handle(entry);
+        for (;;) {
+          const entry = await lines.next();
+          if (entry === undefined) break;
+          handle(entry);
+        }
+        inputDone = true;
+        control.close();
+        queue.close();
+      })();
+      for (;;) {
+        const text = await queue.take();
+        if (text === undefined) break;
+        const ok = await run.turn(text);
+        if (!ok && inputDone && queue.size === 0 && exitCode === 0) exitCode = 0;
+      }
+      await reader;
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await interactive.shutdown({ reason: exitCode === 0 ? 'other' : 'prompt_input_exit' }).catch((error: unknown) => io.stderr(`Could not save the session: ${describeError(error)}\n`));
+    await kernel.shutdown().catch(() => undefined);
+    out.finish();
+  }
+  return exitCode !== 0 ? exitCode : run.lastFailed && !lines ? 1 : 0;
+}
+
+function checkFlagCombinations(flags: CliFlags): void {
+  if (flags.outputFormat === 'stream-json' && !flags.verbose && flags.print) {
+    throw new CliUsageError('Error: When using --print, --output-format=stream-json requires --verbose');
+  }
+  if (flags.inputFormat === 'stream-json' && flags.outputFormat !== 'stream-json') {
+    throw new CliUsageError('Error: --input-format=stream-json requires output-format=stream-json.');
+  }
+  if (flags.includePartialMessages && flags.outputFormat !== 'stream-json') {
+    throw new CliUsageError('Error: --include-partial-messages requires --print and --output-format=stream-json.');
+  }
+  if (flags.replayUserMessages && flags.inputFormat !== 'stream-json') {
+    throw new CliUsageError('Error: --replay-user-messages requires --input-format=stream-json and --output-format=stream-json.');
+  }
+  if (flags.sessionId !== undefined && !isValidSessionId(flags.sessionId)) {
+    throw new CliUsageError(`Error: Invalid session ID "${flags.sessionId}". Use a UUID (letters, digits, "-" and "_", at most 128 characters).`);
+  }
+  if (flags.sessionId !== undefined && (flags.continue || flags.resume !== undefined) && !flags.forkSession) {
+    throw new CliUsageError('Error: --session-id can only be used with --continue or --resume if --fork-session is also specified.');
+  }
+  if (flags.systemPrompt !== undefined && flags.systemPromptFile !== undefined) throw new CliUsageError('Error: Cannot use both --system-prompt and --system-prompt-file.');
+  if (flags.appendSystemPrompt !== undefined && flags.appendSystemPromptFile !== undefined) {
+    throw new CliUsageError('Error: Cannot use both --append-system-prompt and --append-system-prompt-file.');
+  }
+  if (flags.permissionMode !== undefined && flags.permissionMode !== 'manual' && !PERMISSION_MODES.includes(flags.permissionMode as PermissionMode)) {
+    throw new CliUsageError(`error: option '--permission-mode <mode>' argument '${flags.permissionMode}' is invalid. Allowed choices are ${PERMISSION_MODES.join(', ')}.`);
+  }
+}
+
+async function readPrompt(flags: CliFlags, io: CliIO): Promise<string | undefined> {
+  const argument = flags.positionals.length > 0 ? flags.positionals.join(' ') : undefined;
+  if (io.stdinIsTTY !== false || !io.stdin) return argument;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of io.stdin as AsyncIterable<Buffer | string>) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    size += buffer.length;
+    if (size > STDIN_CAP_BYTES) throw new CliUsageError(`Error: stdin is larger than ${STDIN_CAP_BYTES / 1024 / 1024} MB; pass a file path in the prompt instead.`);
+    chunks.push(buffer);
+  }
+  const piped = Buffer.concat(chunks).toString('utf8').trimEnd();
+  if (piped === '') return argument;
+  return argument === undefined ? piped : `${argument}\n\n${piped}`;
+}
+
+function withModel(choice: Extract<ProviderChoice, { kind: 'profile' }>, flags: CliFlags) {
+  const model = resolveModelAlias(flags.model);
+  return model === undefined ? choice.profile : { ...choice.profile, model };
+}
+
+/** `-r <id|name>`: an id as given; a name is looked up among this directory's sessions. */
+async function resolveResume(kernel: Kernel, flags: CliFlags, cwd: string): Promise<string | undefined> {
+  if (typeof flags.resume !== 'string') return undefined;
+  const wanted = flags.resume;
+  const sessions = await InteractiveSession.listResumableSessions(kernel);
+  if (sessions.some((stored) => stored.id === wanted)) return wanted;
+  const named = sessions.filter((stored) => stored.name === wanted).sort((a, b) => (a.cwd === cwd ? -1 : 0) - (b.cwd === cwd ? -1 : 0) || b.updatedAt.localeCompare(a.updatedAt));
+  if (named[0]) return named[0].id;
+  throw new CliUsageError(`No conversation found with session ID or name: ${wanted}. List them with: tessera sessions list --all`);
+}
+
+function userText(message: unknown): string | undefined {
+  if (!isRecord(message)) return undefined;
+  const content = message.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  const parts: string[] = [];
+  for (const block of content) {
+    if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
+  }
+  return parts.join('\n');
+}
+
+function initMessage(session: Session, interactive: InteractiveSession, cwd: string, model: string, choice: ProviderChoice, flags: CliFlags): () => Record<string, unknown> {
+  return () => ({
+    type: 'system',
+    subtype: 'init',
+    cwd,
+    session_id: session.sessionId,
+    tools: session.toolSchemas.map((schema) => schema.name),
+    mcp_servers: [],
+    model,
+    permissionMode: session.getPermissionMode(),
+    slash_commands: interactive.listCommands().map((command) => command.name),
+    apiKeySource: choice.kind === 'demo' ? 'none' : choice.kind === 'profile' ? choice.source : 'none',
+    claude_code_version: TESSERA_VERSION,
+    tessera_version: TESSERA_VERSION,
+    output_style: 'default',
+    agents: [],
+    skills: [],
+    plugins: [],
+    ...(flags.provider === 'demo' || choice.kind === 'demo' ? { demo_model: true } : {}),
+    uuid: randomUUID(),
+  });
+}
+
+/** Where output goes, per `--output-format`. */
+class Output {
+  private readonly collected: Record<string, unknown>[] = [];
+  private readonly listeners = new Set<(message: Message, session: unknown) => void>();
+
+  constructor(
+    private readonly flags: CliFlags,
+    private readonly io: CliIO,
+  ) {}
+
+  /** A protocol line: written at once in stream-json, kept for `json --verbose`. */
+  line(message: Record<string, unknown>): void {
+    if (this.flags.outputFormat === 'stream-json') this.io.stdout(`${JSON.stringify(message)}\n`);
+    else if (this.flags.outputFormat === 'json' && this.flags.verbose) this.collected.push(message);
+  }
+
+  result(result: ResultMessage): void {
+    if (this.flags.outputFormat === 'stream-json') this.io.stdout(`${JSON.stringify(result)}\n`);
+    else if (this.flags.outputFormat === 'json') {
+      if (this.flags.verbose) this.collected.push(result as unknown as Record<string, unknown>);
+      else this.io.stdout(`${JSON.stringify(result)}\n`);
+    } else if (result.is_error) {
+      this.io.stderr(`${result.errors?.join('\n') || result.result || 'Error'}\n`);
+    } else this.io.stdout(`${result.result ?? ''}\n`);
+  }
+
+  /** Human progress for `text` output with `--verbose` (stderr keeps stdout the answer only). */
+  progress(text: string): void {
+    if (this.flags.outputFormat === 'text' && this.flags.verbose) this.io.stderr(text);
+  }
+
+  finish(): void {
+    if (this.flags.outputFormat === 'json' && this.flags.verbose) this.io.stdout(`${JSON.stringify(this.collected)}\n`);
+  }
+
+  onMessage(listener: (message: Message, session: unknown) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** A plugin that reports each chat message as history receives it (tool results included). */
+  historyTap(): Plugin {
+    const listeners = this.listeners;
+    return definePlugin({
+      name: 'cli-output',
+      register({ hooks }) {
+        hooks.historyAppend.tap({ name: 'cli-output', stage: Stage.Observe }, ({ entry, session }) => {
+          if (entry.category !== 'chat' || listeners.size === 0) return;
+          for (const listener of listeners) listener(entry.data as Message, session);
+        });
+      },
+    });
+  }
+}
+
+/** Runs one prompt and writes its messages and result. */
+class TurnRunner {
+  lastFailed = false;
+  private initSent = false;
+  private readonly models = new Map<string, ModelUsageEntry>();
+  private readonly totalUsage = emptyUsage();
+  private totalCost = 0;
+
+  constructor(
+    private readonly interactive: InteractiveSession,
+    private readonly session: Session,
+    private readonly out: Output,
+    private readonly flags: CliFlags,
+    private readonly model: string,
+    private readonly init: () => Record<string, unknown>,
+  ) {}
+
+  async turn(prompt: string): Promise<boolean> {
+    const { session, out, flags } = this;
+    if (!this.initSent) {
+      this.initSent = true;
+      out.line(this.init());
+    }
+    const started = Date.now();
+    const totals: TurnTotals = { usage: emptyUsage(), apiMs: 0, rounds: 0, denials: [], errors: [], lastStop: null, interrupted: false };
+    const toolData = new Map<string, unknown>();
+    const inputs = new Map<string, unknown>();
+    let roundStarted = started;
+    let messageId = `msg_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const partial = flags.includePartialMessages
+      ? new PartialMessageStream((event) => out.line({ type: 'stream_event', event, session_id: session.sessionId, parent_tool_use_id: null, uuid: randomUUID() }), () => messageId, this.model)
+      : undefined;
+    let atLineStart = true;
+    const progress = (text: string): void => {
+      if (text === '') return;
+      out.progress(text);
+      atLineStart = text.endsWith('\n');
+    };
+    const unsubscribe = session.subscribe((event: SessionEvent) => {
+      switch (event.type) {
+        case 'text_delta':
+          partial?.delta('text', event.delta);
+          progress(event.delta);
+          break;
+        case 'thinking_delta':
+          partial?.delta('thinking', event.delta);
+          break;
+        case 'assistant_message': {
+          totals.rounds += 1;
+          totals.apiMs += Date.now() - roundStarted;
+          partial?.finish(event.message);
+          const usage = toAnthropicUsage(event.message.usage);
+          addUsage(totals.usage, usage);
+          this.addModelUsage(event.message.model ?? this.model, usage);
+          totals.lastStop = event.message.stopReason ?? null;
+          out.line(assistantMessage(event.message, session.sessionId, messageId, this.model));
+          messageId = `msg_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+          break;
+        }
+        case 'tool_start':
+          inputs.set(event.toolCallId, event.input);
+          progress(`${atLineStart ? '' : '\n'}  → ${event.toolName}(${summarize(event.input)})`);
+          break;
+        case 'tool_end':
+          if (event.data !== undefined) toolData.set(event.toolCallId, event.data);
+          if (event.denied) totals.denials.push({ tool_name: event.toolName, tool_use_id: event.toolCallId, tool_input: event.input ?? inputs.get(event.toolCallId) ?? {} });
+          progress(event.success ? ' ✓\n' : event.denied ? ' ✗ denied\n' : ` ✗ ${event.errorCode ?? 'failed'}\n`);
+          break;
+        case 'compact':
+          out.line({ type: 'system', subtype: 'compact_boundary', session_id: session.sessionId, uuid: randomUUID(), compact_metadata: { trigger: event.trigger, pre_tokens: event.before?.usedTokens ?? 0 } });
+          break;
+        case 'error':
+          totals.errors.push(event.message);
+          break;
+        case 'interrupted':
+          totals.interrupted = true;
+          break;
+        default:
+          break;
+      }
+    });
+    const stopMessages = out.onMessage((message, owner) => {
+      if (owner !== session || message.role !== 'tool') return;
+      out.line(toolResultMessage(message, session.sessionId, toolData));
+      roundStarted = Date.now();
+    });
+    let response = '';
+    try {
+      const result = await this.interactive.submit(prompt);
+      response = result?.response ?? '';
+    } catch (error) {
+      totals.errors.push(describeError(error));
+    } finally {
+      unsubscribe();
+      stopMessages();
+    }
+    if (!atLineStart) progress('\n');
+
+    const history = session.getHistory();
+    const hitMaxTurns = flags.maxTurns !== undefined && flags.maxTurns > 0 && totals.rounds >= flags.maxTurns && history.at(-1)?.role === 'tool';
+    const subtype: ResultSubtype = totals.errors.length > 0 || totals.interrupted ? 'error_during_execution' : hitMaxTurns ? 'error_max_turns' : 'success';
+    addUsage(this.totalUsage, totals.usage);
+    this.totalCost = [...this.models.entries()].reduce((sum, [, entry]) => sum + entry.costUSD, 0);
+    const result: ResultMessage = {
+      type: 'result',
+      subtype,
+      uuid: randomUUID(),
+      session_id: session.sessionId,
+      is_error: subtype !== 'success',
+      duration_ms: Date.now() - started,
+      duration_api_ms: totals.apiMs,
+      num_turns: totals.rounds,
+      ...(subtype === 'success' ? { result: response } : {}),
+      stop_reason: subtype === 'success' ? (totals.lastStop ?? 'end_turn') : null,
+      terminal_reason: subtype === 'success' ? 'completed' : hitMaxTurns ? 'max_turns' : totals.interrupted ? 'aborted' : 'api_error',
+      total_cost_usd: this.totalCost,
+      usage: totals.usage,
+      modelUsage: Object.fromEntries(this.models),
+      permission_denials: totals.denials,
+      ...(subtype === 'success'
+        ? {}
+        : { errors: hitMaxTurns ? [`Reached maximum number of turns (${flags.maxTurns})`] : totals.interrupted ? ['The turn was interrupted.', ...totals.errors] : totals.errors }),
+    };
+    out.result(result);
+    this.lastFailed = result.is_error;
+    return !result.is_error;
+  }
+
+  private addModelUsage(model: string, usage: AnthropicUsage): void {
+    const entry = this.models.get(model) ?? {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+      webSearchRequests: 0,
+      costUSD: 0,
+      contextWindow: this.session.getContextState()?.maxTokens ?? 0,
+      maxOutputTokens: 0,
+    };
+    entry.inputTokens += usage.input_tokens;
+    entry.outputTokens += usage.output_tokens;
+    entry.cacheReadInputTokens += usage.cache_read_input_tokens;
+    entry.cacheCreationInputTokens += usage.cache_creation_input_tokens;
+    entry.costUSD += costUsd(model, usage);
+    this.models.set(model, entry);
+  }
+}
+
+function summarize(input: unknown): string {
+  const text = JSON.stringify(input ?? {});
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
+/** Queued user messages of a headless session, taken one turn at a time. */
+class UserQueue {
+  private readonly items: string[] = [];
+  private waiter: ((value: string | undefined) => void) | undefined;
+  private closed = false;
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  push(text: string): void {
+    if (this.waiter) {
+      const waiter = this.waiter;
+      this.waiter = undefined;
+      waiter(text);
+    } else this.items.push(text);
+  }
+
+  /** Drops what is queued (an `interrupt` with `cancel_queued`); returns it. */
+  clear(): string[] {
+    return this.items.splice(0);
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.waiter && this.items.length === 0) {
+      const waiter = this.waiter;
+      this.waiter = undefined;
+      waiter(undefined);
+    }
+  }
+
+  take(): Promise<string | undefined> {
+    if (this.items.length > 0) return Promise.resolve(this.items.shift());
+    if (this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+    });
+  }
+}
+
+/**
+ * The host side of headless mode: the SDK's hooks (registered in `initialize`) as callback
+ * hooks, permission asks (`can_use_tool` with `--permission-prompt-tool stdio`, a refusal naming
+ * the rule to add otherwise), and the control requests the host sends.
+ */
+class HostBridge {
+  private session: Session | undefined;
+
+  constructor(
+    private readonly control: ControlChannel,
+    private readonly initialize: Record<string, unknown> | undefined,
+    private readonly flags: CliFlags,
+    private readonly io: CliIO,
+  ) {}
+
+  attach(session: Session): void {
+    this.session = session;
+  }
+
+  /** `initialize.hooks` → one callback hook per `hookCallbackIds` entry, asking the host. */
+  hookConfigs(): Array<{ config: HooksConfig; source: { file: string } }> {
+    const hooks = this.initialize?.hooks;
+    if (!isRecord(hooks)) return [];
+    const config: HooksConfig = {};
+    for (const [event, groups] of Object.entries(hooks)) {
+      if (!Array.isArray(groups)) continue;
+      config[event as HookEventName] = groups.filter(isRecord).map((group) => ({
+        ...(typeof group.matcher === 'string' ? { matcher: group.matcher } : {}),
+        hooks: (Array.isArray(group.hookCallbackIds) ? group.hookCallbackIds : [])
+          .filter((id): id is string => typeof id === 'string')
+          .map((id) => ({
+            type: 'callback' as const,
+            id,
+            ...(typeof group.timeout === 'number' && group.timeout > 0 ? { timeout: group.timeout } : {}),
+            callback: (input: Record<string, unknown>, signal: AbortSignal) =>
+              this.control.request({ subtype: 'hook_callback', callback_id: id, input: this.hookInput(event, input), tool_use_id: input.tool_use_id ?? null }, { signal }),
+          })),
+      }));
+    }
+    return [{ config, source: { file: 'Agent SDK hooks (initialize)' } }];
+  }
+
+  /** The hook input as Claude Code gives it to SDK callbacks. */
+  private hookInput(event: string, input: Record<string, unknown>): Record<string, unknown> {
+    return { hook_event_name: event, ...input, permission_mode: this.session?.getPermissionMode() ?? input.permission_mode };
+  }
+
+  approvalHandler(): ApprovalHandler {
+    const viaHost = this.flags.permissionPromptTool === 'stdio' && this.flags.inputFormat === 'stream-json';
+    const timeoutMs = Number(this.io.env.TESSERA_PERMISSION_PROMPT_TIMEOUT_MS) || DEFAULT_PERMISSION_TIMEOUT_MS;
+    return {
+      requestApproval: async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
+        if (!viaHost) return { behavior: 'deny', message: refusalMessage(request, this.flags.permissionPromptTool) };
+        try {
+          const answer = await this.control.request(
+            {
+              subtype: 'can_use_tool',
+              tool_name: request.toolName,
+              input: isRecord(request.input) ? request.input : {},
+              tool_use_id: request.toolCallId,
+              permission_suggestions: request.suggestedRule ? [suggestion(request.suggestedRule)] : [],
+            },
+            { timeoutMs, signal: request.signal },
+          );
+          if (answer.behavior === 'allow') {
+            return { behavior: 'allow', ...(isRecord(answer.updatedInput) ? { updatedInput: answer.updatedInput } : {}), ...(Array.isArray(answer.updatedPermissions) && answer.updatedPermissions.length > 0 ? { remember: true } : {}) };
+          }
+          const message = typeof answer.message === 'string' && answer.message !== '' ? answer.message : `The host denied ${request.toolName}.`;
+          if (answer.interrupt === true) setImmediate(() => this.session?.abort());
+          return { behavior: 'deny', message, ...(answer.interrupt === true ? { interrupt: true } : {}) };
+        } catch (error) {
+          const why = error instanceof ControlRequestError && error.reason === 'timeout' ? `the host did not answer the permission request within ${Math.round(timeoutMs / 1000)} s` : describeError(error);
+          return { behavior: 'deny', message: `${request.toolName} was not approved: ${why}.` };
+        }
+      },
+    };
+  }
+
+  /** `--system-prompt[-file]` / `--append-system-prompt[-file]`, or what `initialize` carries. */
+  systemPromptOptions(settings: CliSettings): { systemPrompt?: string; appendSystemPrompt?: string } {
+    const init = this.initialize;
+    const fromInit = Array.isArray(init?.systemPrompt) ? (init.systemPrompt as unknown[]).filter((part): part is string => typeof part === 'string').join('\n') : typeof init?.systemPrompt === 'string' ? init.systemPrompt : undefined;
+    const system = this.flags.systemPrompt ?? readFlagFile(this.flags.systemPromptFile, settings.cwd) ?? fromInit;
+    const append = this.flags.appendSystemPrompt ?? readFlagFile(this.flags.appendSystemPromptFile, settings.cwd) ?? (typeof init?.appendSystemPrompt === 'string' ? init.appendSystemPrompt : undefined);
+    if (system !== undefined) return { systemPrompt: append === undefined ? system : `${system}\n\n${append}` };
+    return append === undefined ? {} : { appendSystemPrompt: append };
+  }
+
+  answerInitialize(requestId: string, interactive: InteractiveSession): void {
+    this.control.respond(requestId, {
+      commands: interactive.listCommands().map((command) => ({ name: command.name, description: command.description ?? '', argumentHint: '' })),
+      agents: [],
+      output_style: 'default',
+      available_output_styles: ['default'],
+      models: [],
+      account: {},
+      claude_code_version: TESSERA_VERSION,
+    });
+  }
+
+  /** A `control_request` from the host. Always answered: success, or an error saying why. */
+  handleRequest(message: Record<string, unknown>, interactive: InteractiveSession, session: Session, queue: UserQueue): void {
+    const requestId = typeof message.request_id === 'string' ? message.request_id : undefined;
+    const request = isRecord(message.request) ? message.request : undefined;
+    if (requestId === undefined || request === undefined) return;
+    try {
+      switch (request.subtype) {
+        case 'initialize':
+          this.answerInitialize(requestId, interactive);
+          return;
+        case 'interrupt': {
+          const cancelled = request.cancel_queued === true ? queue.clear() : [];
+          interactive.abort();
+          this.control.respond(requestId, request.cancel_queued === true ? { cancelled, still_queued: [] } : {});
+          return;
+        }
+        case 'set_permission_mode': {
+          const mode = request.mode === 'manual' ? 'default' : request.mode;
+          if (typeof mode !== 'string' || !PERMISSION_MODES.includes(mode as PermissionMode)) {
+            this.control.respondError(requestId, `Invalid permission mode ${JSON.stringify(request.mode)}; use one of ${PERMISSION_MODES.join(', ')}.`, 'invalid_request');
+            return;
+          }
+          session.setPermissionMode(mode as PermissionMode);
+          this.control.respond(requestId, { mode });
+          return;
+        }
+        case 'set_model':
+          session.setModel(typeof request.model === 'string' ? resolveModelAlias(request.model) : undefined);
+          this.control.respond(requestId, {});
+          return;
+        case 'get_context_usage': {
+          const state = interactive.getContextState();
+          this.control.respond(requestId, {
+            categories: [{ name: 'Messages', tokens: state.usedTokens, color: 'purple' }],
+            totalTokens: state.usedTokens,
+            maxTokens: state.maxTokens,
+            rawMaxTokens: state.maxTokens,
+            percentage: state.usedPercentage,
+            model: session.getModel() ?? '',
+            memoryFiles: [],
+            mcpTools: [],
+          });
+          return;
+        }
+        case 'mcp_status':
+          this.control.respond(requestId, { mcpServers: [] });
+          return;
+        case 'set_max_thinking_tokens':
+        case 'apply_flag_settings':
+        case 'stop_task':
+          this.control.respond(requestId, {});
+          return;
+        default:
+          this.control.respondError(requestId, `Unsupported control request subtype: ${String(request.subtype)}`, 'unsupported_request');
+      }
+    } catch (error) {
+      this.control.respondError(requestId, describeError(error));
+    }
+  }
+}
+
+function readFlagFile(path: string | undefined, cwd: string): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(resolve(cwd, path), 'utf8');
+  } catch (error) {
+    throw new CliUsageError(`Error: cannot read ${path}: ${describeError(error)}`);
+  }
+}
+
+/** A suggested rule as the SDK's `PermissionUpdate`. */
+function suggestion(rule: string): Record<string, unknown> {
+  const match = /^([^(]+)(?:\((.*)\))?$/.exec(rule);
+  return {
+    type: 'addRules',
+    rules: [{ toolName: match?.[1] ?? rule, ...(match?.[2] === undefined ? {} : { ruleContent: match[2] }) }],
+    behavior: 'allow',
+    destination: 'session',
+  };
+}
+
+/** Print mode has no one to ask: the call is refused, and the message says how to allow it. */
+export function refusalMessage(request: ApprovalRequest, promptTool: string | undefined): string {
+  const rule = request.suggestedRule ?? request.toolName;
+  const why = promptTool === 'stdio' ? 'the host cannot be asked without --input-format stream-json' : 'print mode has no one to ask';
+  return `Permission to use ${request.toolName} was denied: this call needs approval and ${why}. To allow it, add "${rule}" to permissions.allow in .claude/settings.json or .tessera/settings.json, or pass --allowedTools "${rule}".`;
+}

@@ -1,0 +1,167 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { resolve } from 'node:path';
+import { describeError } from '@tessera/contracts';
+import { loadContext } from '@tessera/formats';
+import { createKernel, type KernelDescription } from '@tessera/kernel';
+import { defaultFlags } from '../args.js';
+import type { CliIO, Subcommand } from '../io.js';
+import { cliPreset } from '../preset.js';
+import { chooseProvider } from '../provider-selection.js';
+import { formatDiagnostic, loadCliSettings } from '../settings.js';
+import { TESSERA_VERSION } from '../version.js';
+
+const USAGE = `Usage: tessera doctor [--json] [--no-network] [--provider <profile>] [--cwd <dir>]
+
+Checks the setup: Tessera's version, the settings layers and their problems, which provider
+would be used (and whether its server answers), the context files (AGENTS.md, CLAUDE.md, …),
+MCP servers, and the composed plugins with what each provides and taps.
+`;
+
+interface DoctorReport {
+  version: string;
+  node: string;
+  cwd: string;
+  settings: Array<{ file: string; scope: string; exists: boolean; failed: boolean }>;
+  problems: string[];
+  provider: { source?: string; type?: string; model?: string; baseURL?: string; reachable?: boolean | 'skipped'; detail?: string; error?: string };
+  contextFiles: Array<{ path: string; scope: string; chars: number; truncated: boolean }>;
+  mcpServers: string[];
+  plugins: KernelDescription['plugins'];
+}
+
+/** `tessera doctor`: a report of what the CLI would run with; exit 1 when something is broken. */
+export const runDoctorCommand: Subcommand = async (argv, io) => {
+  let json = false;
+  let network = true;
+  let providerFlag: string | undefined;
+  let cwd = io.cwd;
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index]!;
+    if (arg === '-h' || arg === '--help') {
+      io.stdout(USAGE);
+      return 0;
+    }
+    if (arg === '--json') json = true;
+    else if (arg === '--no-network') network = false;
+    else if (arg === '--provider' && argv[index + 1] !== undefined) providerFlag = argv[++index];
+    else if (arg === '--cwd' && argv[index + 1] !== undefined) cwd = resolve(io.cwd, argv[++index]!);
+    else {
+      io.stderr(`error: unknown option '${arg}'\n${USAGE}`);
+      return 2;
+    }
+  }
+  const report = await diagnose(io, cwd, providerFlag, network);
+  if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  else io.stdout(render(report));
+  const broken = report.problems.some((problem) => problem.startsWith('Settings error')) || report.provider.error !== undefined || report.provider.reachable === false;
+  return broken ? 1 : 0;
+};
+
+async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined, network: boolean): Promise<DoctorReport> {
+  const report: DoctorReport = {
+    version: TESSERA_VERSION,
+    node: process.version,
+    cwd,
+    settings: [],
+    problems: [],
+    provider: {},
+    contextFiles: [],
+    mcpServers: [],
+    plugins: [],
+  };
+  const flags = { ...defaultFlags(), ...(providerFlag === undefined ? {} : { provider: providerFlag }) };
+  let settings;
+  try {
+    settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
+  } catch (error) {
+    report.problems.push(`Settings error: ${describeError(error)}`);
+    return report;
+  }
+  report.settings = settings.loaded.layers.map((layer) => ({ file: layer.file, scope: layer.scope, exists: layer.exists, failed: layer.failed }));
+  report.problems.push(...settings.loaded.diagnostics.map(formatDiagnostic));
+
+  const choice = chooseProvider(providerFlag, settings.providerSettings, io.env);
+  if (choice.kind === 'none') report.provider.error = choice.message;
+  else if (choice.kind === 'demo') report.provider = { source: choice.source, type: 'demo', model: 'tessera-demo-model', reachable: 'skipped', detail: 'the built-in demo model needs no server' };
+  else {
+    const baseURL = choice.profile.baseURL ?? (choice.profile.type === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1');
+    report.provider = { source: choice.source, type: choice.profile.type, ...(choice.profile.model === undefined ? {} : { model: choice.profile.model }), baseURL };
+    if (!network) report.provider.reachable = 'skipped';
+    else {
+      const reached = await reach(baseURL);
+      report.provider.reachable = reached.ok;
+      report.provider.detail = reached.detail;
+    }
+  }
+
+  const context = loadContext({ cwd, home: io.home });
+  report.contextFiles = context.files.map((file) => ({ path: file.path, scope: file.scope, chars: file.content.length, truncated: file.truncated }));
+  report.problems.push(...context.diagnostics.map(formatDiagnostic));
+
+  try {
+    const kernel = await createKernel({
+      plugins: cliPreset({
+        cwd,
+        home: io.home,
+        provider: choice.kind === 'profile' ? { kind: 'profile', name: choice.name, profile: choice.profile } : { kind: 'demo' },
+        permissions: settings.permissions,
+        hookFiles: settings.hookFiles,
+        sessionLog: false,
+      }),
+    });
+    report.plugins = kernel.describe().plugins;
+    await kernel.shutdown();
+  } catch (error) {
+    report.problems.push(`Composition error: ${describeError(error)}`);
+  }
+  return report;
+}
+
+/** Any HTTP answer from the provider's base URL counts as reachable (an auth error included). */
+function reach(baseURL: string): Promise<{ ok: boolean; detail: string }> {
+  return new Promise((resolvePromise) => {
+    let url: URL;
+    try {
+      url = new URL(baseURL);
+    } catch {
+      resolvePromise({ ok: false, detail: `"${baseURL}" is not a URL` });
+      return;
+    }
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, { method: 'GET', timeout: 5000 }, (response) => {
+      response.resume();
+      resolvePromise({ ok: true, detail: `HTTP ${response.statusCode} from ${url.origin}` });
+    });
+    request.on('timeout', () => request.destroy(new Error('no answer within 5 s')));
+    request.on('error', (error) => resolvePromise({ ok: false, detail: `${url.origin}: ${describeError(error)}` }));
+    request.end();
+  });
+}
+
+function render(report: DoctorReport): string {
+  const lines: string[] = [];
+  lines.push(`Tessera ${report.version} on Node ${report.node}`, `cwd: ${report.cwd}`, '', 'Settings layers (lowest precedence first):');
+  for (const layer of report.settings) lines.push(`  ${layer.exists ? (layer.failed ? '✗' : '✓') : '·'} ${layer.scope.padEnd(7)} ${layer.file}${layer.exists ? '' : ' (not present)'}`);
+  lines.push('', 'Provider:');
+  if (report.provider.error) lines.push(`  ✗ ${report.provider.error.split('\n').join('\n    ')}`);
+  else {
+    const { source, type, model, baseURL, reachable, detail } = report.provider;
+    lines.push(`  ${reachable === false ? '✗' : '✓'} ${type}${model ? ` (${model})` : ''} from ${source}${baseURL ? ` — ${baseURL}` : ''}`);
+    if (detail) lines.push(`    ${reachable === 'skipped' ? 'not checked' : reachable ? 'reachable' : 'unreachable'}: ${detail}`);
+  }
+  lines.push('', 'Context files:');
+  if (report.contextFiles.length === 0) lines.push('  none (AGENTS.md, CLAUDE.md, .tessera/TESSERA.md …)');
+  for (const file of report.contextFiles) lines.push(`  ${file.scope.padEnd(7)} ${file.path} (${file.chars} chars${file.truncated ? ', truncated' : ''})`);
+  lines.push('', 'MCP servers:', report.mcpServers.length === 0 ? '  none configured' : report.mcpServers.map((name) => `  ${name}`).join('\n'));
+  lines.push('', `Plugins (${report.plugins.length}):`);
+  for (const plugin of report.plugins) {
+    const parts = [plugin.provides.length > 0 ? `provides ${plugin.provides.join(', ')}` : '', plugin.contributes.length > 0 ? `contributes ${plugin.contributes.join(', ')}` : '', plugin.taps.length > 0 ? `taps ${[...new Set(plugin.taps.map((tap) => tap.hook))].join(', ')}` : '']
+      .filter(Boolean)
+      .join('; ');
+    lines.push(`  ${plugin.name}${parts ? ` — ${parts}` : ''}`);
+  }
+  lines.push('', report.problems.length === 0 ? 'No problems found.' : `Problems (${report.problems.length}):`);
+  for (const problem of report.problems) lines.push(`  ${problem}`);
+  return `${lines.join('\n')}\n`;
+}

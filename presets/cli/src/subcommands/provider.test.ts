@@ -1,0 +1,166 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '@tessera/plugin-config';
+import type { CliIO } from '../io.js';
+import { runProviderCommand } from './provider.js';
+
+let home: string;
+let cwd: string;
+
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), 'tessera-provider-home-'));
+  cwd = mkdtempSync(join(tmpdir(), 'tessera-provider-cwd-'));
+});
+
+afterEach(() => {
+  rmSync(home, { recursive: true, force: true });
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+async function run(env: Record<string, string>, ...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env, home };
+  const code = await runProviderCommand(argv, io);
+  return { code, stdout, stderr };
+}
+
+const globalFile = () => join(home, '.tessera', 'settings.json');
+const projectFile = () => join(cwd, '.tessera', 'settings.json');
+const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+
+function write(file: string, content: object): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`);
+}
+
+describe('provider add', () => {
+  it('adds the profile to the global settings with the key as an $ENV reference, and --use makes it current', async () => {
+    const { code, stdout } = await run(
+      { WORK_KEY: 'sk-ant-real' },
+      'add', 'work', '--type', 'anthropic', '--model', 'claude-sonnet-4-5', '--api-key-env', 'WORK_KEY', '--use',
+    );
+    expect(code).toBe(0);
+    expect(stdout).toContain('Added provider work (anthropic) to ~/.tessera/settings.json');
+    expect(read(globalFile())).toEqual({ providers: { work: { type: 'anthropic', model: 'claude-sonnet-4-5', apiKey: '$ENV:WORK_KEY' } }, currentProvider: 'work' });
+    // The config plugin resolves what was written to the active profile.
+    const loaded = loadConfig({ cwd, home, env: { WORK_KEY: 'sk-ant-real' } });
+    expect(loaded.provider?.key).toBe('work');
+    expect(loaded.provider?.profile.apiKey).toBe('sk-ant-real');
+  });
+
+  it('writes --project to .tessera/settings.json and keeps a base URL', async () => {
+    const { code } = await run({}, 'add', 'lmstudio', '--type', 'openai', '--base-url', 'http://localhost:1234/v1', '--project');
+    expect(code).toBe(0);
+    expect(read(projectFile())).toEqual({ providers: { lmstudio: { type: 'openai', baseURL: 'http://localhost:1234/v1' } } });
+  });
+
+  it('refuses a clear-text --api-key without echoing it, and writes nothing', async () => {
+    for (const argv of [['--api-key', 'sk-ant-secret'], ['--api-key=sk-ant-secret']]) {
+      const { code, stderr } = await run({}, 'add', 'work', '--type', 'anthropic', ...argv);
+      expect(code).toBe(2);
+      expect(stderr).toContain('pass --api-key-env NAME');
+      expect(stderr).not.toContain('sk-ant-secret');
+    }
+    const pasted = await run({}, 'add', 'work', '--type', 'anthropic', '--api-key-env', 'sk-ant-secret');
+    expect(pasted.code).toBe(2);
+    expect(pasted.stderr).toContain('takes the NAME of an environment variable');
+    expect(pasted.stderr).not.toContain('sk-ant-secret');
+    expect(() => readFileSync(globalFile())).toThrow();
+  });
+
+  it('validates the type, the name and the base URL', async () => {
+    const noType = await run({}, 'add', 'work');
+    expect(noType.code).toBe(2);
+    expect(noType.stderr).toContain('missing --type');
+    const badType = await run({}, 'add', 'work', '--type', 'gemini');
+    expect(badType.code).toBe(2);
+    expect(badType.stderr).toContain('--type must be one of anthropic, openai');
+    const badName = await run({}, 'add', 'a.b', '--type', 'openai');
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('invalid provider name "a.b"');
+    const badUrl = await run({}, 'add', 'local', '--type', 'openai', '--base-url', 'localhost:1234');
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toContain('--base-url must be an http(s) URL');
+  });
+
+  it('refuses to replace a profile without --force', async () => {
+    await run({}, 'add', 'work', '--type', 'anthropic');
+    const again = await run({}, 'add', 'work', '--type', 'openai');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('provider work already exists');
+    expect(again.stderr).toContain('--force');
+    expect(await run({}, 'add', 'work', '--type', 'openai', '--force')).toMatchObject({ code: 0 });
+    expect(read(globalFile())).toEqual({ providers: { work: { type: 'openai' } } });
+  });
+
+  it('warns when a project profile of that name overrides what was written', async () => {
+    write(projectFile(), { providers: { work: { type: 'anthropic', model: 'claude-haiku-4-5' } } });
+    const { code, stderr } = await run({}, 'add', 'work', '--type', 'anthropic', '--model', 'claude-opus-4-1');
+    expect(code).toBe(0);
+    expect(stderr).toContain(`${projectFile()} also sets providers.work and takes precedence`);
+  });
+
+  it('warns when the key variable is not set', async () => {
+    const { stderr } = await run({}, 'add', 'work', '--type', 'anthropic', '--api-key-env', 'WORK_KEY');
+    expect(stderr).toContain('warning: WORK_KEY is not set');
+  });
+});
+
+describe('provider list', () => {
+  it('shows the profiles, the current one, and keys only as references with whether they are set', async () => {
+    write(globalFile(), {
+      currentProvider: 'work',
+      providers: {
+        work: { type: 'anthropic', model: 'claude-sonnet-4-5', apiKey: '$ENV:WORK_KEY' },
+        local: { type: 'openai', baseURL: 'http://localhost:1234/v1' },
+        leaked: { type: 'openai', apiKey: 'sk-clear-text' },
+      },
+    });
+    const { code, stdout } = await run({ WORK_KEY: 'sk-ant-real' }, 'list');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^\*\s+work\s+anthropic\s+claude-sonnet-4-5\s+-\s+\$ENV:WORK_KEY \(set\)/m);
+    expect(stdout).toMatch(/^\s+local\s+openai\s+-\s+http:\/\/localhost:1234\/v1\s+default OPENAI_API_KEY \(not set\)/m);
+    expect(stdout).toContain('literal key in file');
+    expect(stdout).not.toContain('sk-ant-real');
+    expect(stdout).not.toContain('sk-clear-text');
+
+    const listed = JSON.parse((await run({}, 'list', '--json')).stdout) as { current: string; profiles: Array<{ name: string; apiKey: unknown }> };
+    expect(listed.current).toBe('work');
+    expect(listed.profiles.find((profile) => profile.name === 'work')?.apiKey).toEqual({ kind: 'env', variable: 'WORK_KEY', set: false, default: false });
+  });
+
+  it('says how to add one when there are none, and names a legacy provider block in use', async () => {
+    expect((await run({}, 'list')).stdout).toContain('No provider profiles');
+    write(globalFile(), { provider: { name: 'anthropic', model: 'claude-sonnet-4-5' } });
+    expect((await run({}, 'list')).stdout).toContain('the legacy "provider" block (type anthropic)');
+  });
+});
+
+describe('provider use', () => {
+  it('sets currentProvider in the global file, for a profile defined in any layer', async () => {
+    write(projectFile(), { providers: { local: { type: 'openai' } } });
+    const { code, stdout } = await run({}, 'use', 'local');
+    expect(code).toBe(0);
+    expect(stdout).toContain('Current provider: local');
+    expect(read(globalFile())).toEqual({ currentProvider: 'local' });
+  });
+
+  it('fails for an unknown profile, listing the known ones', async () => {
+    write(globalFile(), { providers: { work: { type: 'anthropic' } } });
+    const { code, stderr } = await run({}, 'use', 'nope');
+    expect(code).toBe(1);
+    expect(stderr).toContain('no provider profile "nope" (profiles: work)');
+    expect(read(globalFile())).toEqual({ providers: { work: { type: 'anthropic' } } });
+  });
+
+  it('warns when a project file still picks another provider', async () => {
+    write(globalFile(), { providers: { work: { type: 'anthropic' }, local: { type: 'openai' } } });
+    write(projectFile(), { currentProvider: 'local' });
+    const { code, stderr } = await run({}, 'use', 'work');
+    expect(code).toBe(0);
+    expect(stderr).toContain(`${projectFile()} also sets currentProvider and takes precedence`);
+  });
+});
