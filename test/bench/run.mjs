@@ -3,7 +3,7 @@
 //
 //   node test/bench/run.mjs [--only <bench>] [--quick]
 //
-// Benches: agent-loop, cold-start, and every test/bench/suites/<name>.mjs. A suite writes
+// Benches: agent-loop, cold-start, cli, and every test/bench/suites/<name>.mjs. A suite writes
 // test/bench/results/<name>.json with `targets: [{ name, met, value, limit }]`.
 //
 // Installs the peer frameworks (test/bench/peers) when needed, runs each
@@ -21,7 +21,7 @@ const SUITES_DIR = join(BENCH_DIR, 'suites');
 const SUITES = existsSync(SUITES_DIR)
   ? readdirSync(SUITES_DIR).filter((file) => file.endsWith('.mjs')).map((file) => file.slice(0, -4)).sort()
   : [];
-const BENCHES = ['agent-loop', 'cold-start', ...SUITES];
+const BENCHES = ['agent-loop', 'cold-start', 'cli', ...SUITES];
 const benchFile = (name) => (SUITES.includes(name) ? join(SUITES_DIR, `${name}.mjs`) : join(BENCH_DIR, `${name}.mjs`));
 
 function fail(message) {

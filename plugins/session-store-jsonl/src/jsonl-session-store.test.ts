@@ -1,6 +1,6 @@
-import { appendFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { appendFile, copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Diagnostics, SessionStore, type DiagnosticReport, type ISessionRecord, type Message } from '@tessera/contracts';
 import { createKernel, definePlugin } from '@tessera/kernel';
 import { InMemorySessionStore } from '@tessera/kernel/testing';
@@ -95,6 +95,78 @@ describe('JsonlSessionStore', () => {
     expect((await new JsonlSessionStore(opts()).list()).map((item) => item.id)).toEqual(['sess-2']);
     await expect(store.load('../../etc/passwd')).rejects.toMatchObject({ code: 'invalid_session_id' });
     await expect(store.save(record([], { id: '' }))).rejects.toMatchObject({ code: 'invalid_session_record' });
+  });
+});
+
+describe('JsonlSessionStore: finding a session by id', () => {
+  /** The file names under the one project directory. */
+  async function fileNames(): Promise<string[]> {
+    return (await fileInfo()).map((info) => basename(info.path)).sort();
+  }
+  const texts = (saved: ISessionRecord | undefined) =>
+    saved?.messages.map((message) => (typeof message.content === 'string' ? message.content : (message.content[0] as { text: string }).text));
+
+  for (const [short, long] of [
+    ['abc', 'x_abc'],
+    ['c', 'a_b_c'],
+  ] as const) {
+    it(`keeps ${short} and ${long} apart: load, list and delete of one never touch the other`, async () => {
+      const store = new JsonlSessionStore(opts());
+      await store.save(record([user(`to ${long}`), reply('b')], { id: long }));
+      await store.save(record([user(`to ${short}`), reply('b')], { id: short }));
+      await store.close();
+
+      // A fresh store must find the files by name alone.
+      const fresh = new JsonlSessionStore(opts());
+      expect(texts(await fresh.load(short))).toEqual([`to ${short}`, 'b']);
+      expect(texts(await fresh.load(long))).toEqual([`to ${long}`, 'b']);
+      expect((await fresh.list()).map((saved) => saved.id).sort()).toEqual([short, long].sort());
+      await fresh.close();
+
+      const deleting = new JsonlSessionStore(opts());
+      await deleting.delete(short);
+      expect(await fileNames()).toEqual([expect.stringMatching(new RegExp(`Z_${long}\\.jsonl$`))]);
+      expect(await deleting.load(short)).toBeUndefined();
+      expect(texts(await deleting.load(long))).toEqual([`to ${long}`, 'b']);
+      await deleting.close();
+
+      // Saving the short id again makes its own file; the long one is not appended to.
+      const again = new JsonlSessionStore(opts());
+      const before = await readFile((await fileInfo())[0]!.path, 'utf8');
+      await again.save(record([user(`new ${short}`), reply('c')], { id: short }));
+      await again.close();
+      expect(await readFile((await fileInfo()).find((info) => info.id === long)!.path, 'utf8')).toBe(before);
+      expect(texts(await new JsonlSessionStore(opts()).load(short))).toEqual([`new ${short}`, 'c']);
+      await new JsonlSessionStore(opts()).delete(long);
+      expect((await fileInfo()).map((info) => info.id)).toEqual([short]);
+    });
+  }
+
+  it('SessionTree operations on an id never open the file of an id ending in it', async () => {
+    const store = new JsonlSessionStore(opts());
+    await store.save(record([user('long'), reply('b')], { id: 'x_abc' }));
+    await store.close();
+    const fresh = new JsonlSessionStore(opts());
+    await expect(fresh.withSession('abc', (manager) => manager.getSessionId())).rejects.toMatchObject({ code: 'session_not_found' });
+    expect(await fresh.withSession('x_abc', (manager) => manager.getSessionId())).toBe('x_abc');
+    await fresh.close();
+  });
+
+  it('uses a file only when its header names the same session', async () => {
+    const store = new JsonlSessionStore(opts());
+    await store.save(record([user('real'), reply('b')], { id: 'real' }));
+    await store.close();
+    const [info] = await fileInfo();
+    // A copy named for session "copy" whose header still says "real".
+    await copyFile(info!.path, join(dirname(info!.path), basename(info!.path).replace('_real.jsonl', '_copy.jsonl')));
+    const warnings: string[] = [];
+    const fresh = new JsonlSessionStore({ ...opts(), onWarning: (message: string) => void warnings.push(message) });
+    expect(await fresh.load('copy')).toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining('named for session copy, but its header says session real')]);
+    await fresh.delete('copy');
+    expect(await fileNames()).toHaveLength(2);
+    expect(texts(await fresh.load('real'))).toEqual(['real', 'b']);
+    await fresh.close();
   });
 });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { assertValidSessionId, TesseraError, type ISessionRecord, type SessionRecordChange, type SessionStore } from '@tessera/contracts';
+import { recoverDamagedLines } from './damaged-lines.js';
 import type { SessionEntry, SessionHeader } from './entries.js';
 import { SessionEntryNotFoundError, SessionExistsError, SessionNotFoundError } from './errors.js';
 import { FileSessionStorage } from './file-session-storage.js';
@@ -8,6 +9,7 @@ import { restoreLeaf } from './leaf-marker.js';
 import { migrateToCurrentVersion } from './migrations.js';
 import { defaultAgentDir, sessionDirFor, sessionIdFromFileName } from './paths.js';
 import { recordFromSession } from './record-mapping.js';
+import { readHeader } from './session-listing.js';
 import { readSessionFile, splitFileEntries } from './session-loader.js';
 import { SessionManager, type SessionManagerOptions } from './session-manager.js';
 import type { SessionStorage } from './session-storage.js';
@@ -84,7 +86,7 @@ export class JsonlSessionStore implements SessionStore {
       const tracked = this.#open.get(id);
       this.#open.delete(id);
       await tracked?.manager.close();
-      for (const file of this.#findFiles(id)) await this.#storage.unlink(file);
+      for (const { file } of await this.#filesOf(id)) await this.#storage.unlink(file);
     });
   }
 
@@ -120,15 +122,19 @@ export class JsonlSessionStore implements SessionStore {
   snapshots(): Promise<SessionSnapshot[]> {
     return this.#serial(async () => {
       const snapshots: SessionSnapshot[] = [...this.#open.values()].map(({ manager }) => ({ header: manager.getHeader(), entries: manager.getEntries() }));
-      for (const file of this.#findFiles()) {
+      for (const file of this.#sessionFiles()) {
         const id = sessionIdFromFileName(file);
         if (id !== undefined && this.#open.has(id)) continue;
         try {
           const load = await readSessionFile(this.#storage, file);
+          if (load.status === 'invalid') this.#warn(`${file}: left out of the session list: ${load.reason}`, { file });
           if (load.status !== 'ok') continue;
           migrateToCurrentVersion(load.fileEntries, file);
           const { header, entries } = splitFileEntries(load.fileEntries);
-          if (!this.#open.has(header.id)) snapshots.push({ header, entries });
+          if (this.#open.has(header.id)) continue;
+          // Read only: damaged lines are reported and what they cut off reattached in memory; the file stays as it is.
+          for (const warning of recoverDamagedLines(file, entries, load)) this.#warn(warning.message, warning.details);
+          snapshots.push({ header, entries });
         } catch (error) {
           // One unreadable file (say, from a newer release) must not hide the others.
           this.#warn(`${file}: left out of the session list: ${(error as Error).message}`, { file });
@@ -148,7 +154,7 @@ export class JsonlSessionStore implements SessionStore {
       if (source.manager.getEntry(entryId) === undefined) throw new SessionEntryNotFoundError(entryId, id);
       const newId = options.newSessionId ?? randomUUID();
       assertValidSessionId(newId);
-      if (this.#open.has(newId) || this.#findFiles(newId).length > 0) throw new SessionExistsError(newId);
+      if (this.#open.has(newId) || (await this.#filesOf(newId)).length > 0) throw new SessionExistsError(newId);
       const manager = await source.manager.forkBranch(entryId, { id: newId, ...(options.name === undefined ? {} : { name: options.name }) });
       const tracked = new TrackedSession(manager, this.#options.redact);
       tracked.refresh();
@@ -175,20 +181,40 @@ export class JsonlSessionStore implements SessionStore {
     return tracked;
   }
 
-  /** Session files under `<agentDir>/sessions`, only those of session `id` when given. */
-  #findFiles(id?: string): string[] {
+  /** Every `*.jsonl` file under `<agentDir>/sessions/<project>/`. */
+  #sessionFiles(): string[] {
     const root = join(this.#agentDir, 'sessions');
-    const suffix = id === undefined ? '.jsonl' : `_${id}.jsonl`;
     const files: string[] = [];
     for (const dir of this.#storage.listDirsSync(root)) {
-      for (const name of this.#storage.listFilesSync(join(root, dir), '*.jsonl')) if (name.endsWith(suffix)) files.push(join(root, dir, name));
+      for (const name of this.#storage.listFilesSync(join(root, dir), '*.jsonl')) files.push(join(root, dir, name));
     }
     return files;
   }
 
+  /**
+   * The files of session `id`: the id in the name (after the fixed-shape time prefix) is `id`
+   * exactly, so `abc` never matches `x_abc`, and the header does not name another session.
+   * `confirmed` files have a header with that id (those come first); the others have no
+   * readable header, so only their name says whose they are: `delete` removes them, `load`
+   * never opens them (opening would start a new session with another id there).
+   */
+  async #filesOf(id: string): Promise<Array<{ file: string; confirmed: boolean }>> {
+    const found: Array<{ file: string; confirmed: boolean }> = [];
+    for (const file of this.#sessionFiles()) {
+      if (sessionIdFromFileName(file) !== id) continue;
+      const headerId = (await readHeader(this.#storage, file))?.header.id;
+      if (headerId !== undefined && headerId !== id) {
+        this.#warn(`${file}: named for session ${id}, but its header says session ${headerId}; it is not used as ${id}.`, { file });
+        continue;
+      }
+      found.push({ file, confirmed: headerId === id });
+    }
+    return found.sort((a, b) => Number(b.confirmed) - Number(a.confirmed));
+  }
+
   /** Opens session `id` from its file and tracks it; also returns the record read from it. */
   async #openTracked(id: string): Promise<{ tracked: TrackedSession; loaded: ISessionRecord } | undefined> {
-    const file = this.#findFiles(id)[0];
+    const file = (await this.#filesOf(id)).find(({ confirmed }) => confirmed)?.file;
     if (!file) return undefined;
     const manager = await SessionManager.open(file, this.#options);
     restoreLeaf(manager);

@@ -79,6 +79,25 @@ describe('JsonlParser.pushBytes', () => {
   });
 });
 
+describe('JsonlParser problems', () => {
+  it("keeps a damaged line's id and parentId when it still shows exactly one pair of them", () => {
+    const lines = [
+      // Tessera writes the links after the entry's fields, pi before them.
+      '{"type":"message","message":{"role":"user","content" "x"},"id":"e1","parentId":"e0","timestamp":"t"}',
+      '{"type":"message","id":"e2","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"',
+      // Quoted inside a string, the keys are escaped: not a link.
+      '{"type":"message","message":{"role":"user","content":"{\\"id\\":\\"q\\",\\"parentId\\":null}"} broken',
+      // Two pairs: ambiguous.
+      '{"type":"x","id":"a","parentId":"b","data":{"id":"c","parentId":"d"}',
+      '{"id":"e5","parentId":"e4"}',
+      'not json',
+    ];
+    const { problems } = parseJsonlLenient(`${lines.join('\n')}\n`);
+    expect(problems.map((problem) => problem.link)).toEqual([{ id: 'e1', parentId: 'e0' }, { id: 'e2', parentId: null }, undefined, undefined, { id: 'e5', parentId: 'e4' }, undefined]);
+    expect(problems.map((problem) => problem.line)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
 describe('readSessionFile', () => {
   let dir: string;
   beforeEach(async () => {

@@ -4,6 +4,29 @@ import { isAscii } from 'node:buffer';
 export interface JsonlProblem {
   line: number;
   reason: string;
+  /**
+   * The entry's `id` and `parentId`, when the damaged line still shows them unambiguously
+   * (one `"id":…,"parentId":…` pair as written keys), so what hung under it can be
+   * reconnected to the entry it hung from.
+   */
+  link?: { id: string; parentId: string | null };
+}
+
+/**
+ * An `"id"` key followed by a `"parentId"` key, as session entries are written (pi puts them
+ * first, Tessera after the entry's own fields). Inside a JSON string the quotes would be
+ * escaped, so text that merely mentions ids does not match.
+ */
+const LINK_PATTERN = /"id":"([^"\\]+)","parentId":(?:null|"([^"\\]+)")/g;
+
+/** The one `id`/`parentId` pair of a damaged line, or undefined when there is none or more than one. */
+function salvageLink(raw: string): JsonlProblem['link'] {
+  let link: JsonlProblem['link'];
+  for (const match of raw.matchAll(LINK_PATTERN)) {
+    if (link !== undefined) return undefined;
+    link = { id: match[1] as string, parentId: match[2] ?? null };
+  }
+  return link;
 }
 
 export interface JsonlParseResult {
@@ -126,16 +149,21 @@ export class JsonlParser {
       value = JSON.parse(raw);
     } catch (error) {
       if (last) this.#result.tornTail = true;
-      this.#result.problems.push({ line: this.#lineNumber, reason: last ? 'incomplete last line (torn write), dropped' : `not JSON (${(error as Error).message})` });
+      this.#problem(last ? 'incomplete last line (torn write), dropped' : `not JSON (${(error as Error).message})`, raw);
       return;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
-      this.#result.problems.push({ line: this.#lineNumber, reason: 'not an object with a string "type"' });
+      this.#problem('not an object with a string "type"', raw);
       return;
     }
     if (mayMark && this.marker !== undefined && raw.includes(this.marker)) this.#result.marked.push(this.#result.values.length);
     this.#result.values.push(value as Record<string, unknown>);
     this.#result.lines.push(this.#lineNumber);
+  }
+
+  #problem(reason: string, raw: string): void {
+    const link = salvageLink(raw);
+    this.#result.problems.push(link === undefined ? { line: this.#lineNumber, reason } : { line: this.#lineNumber, reason, link });
   }
 }
 

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { isValidSessionId } from '@tessera/contracts';
 
 /** `~/.tessera/agent`: the root of sessions, blobs and terminal breadcrumbs. */
 export function defaultAgentDir(): string {
@@ -21,8 +22,19 @@ export function sessionFileName(sessionId: string, time: Date = new Date()): str
   return `${time.toISOString().replace(/[:.]/g, '-')}_${sessionId}.jsonl`;
 }
 
-/** The session id embedded in a file name written by `sessionFileName`, if any. */
+/**
+ * `<ISO time>_<id>.jsonl` as `sessionFileName` writes it. The time prefix has a fixed shape
+ * (`2025-01-02T03-04-05-678Z`, six-digit signed years included) and no `_`, so everything
+ * between its `_` and `.jsonl` is the id, underscores and all.
+ */
+const SESSION_FILE_NAME = /^(?:\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z_(.+)\.jsonl$/;
+
+/**
+ * The session id of a file name (or path) written by `sessionFileName`; undefined for any
+ * other name. The whole id is returned, never a suffix of it: `…Z_x_abc.jsonl` is session
+ * `x_abc`, not `abc`.
+ */
 export function sessionIdFromFileName(name: string): string | undefined {
-  const match = /_([A-Za-z0-9][A-Za-z0-9._-]*)\.jsonl$/.exec(name);
-  return match?.[1];
+  const id = SESSION_FILE_NAME.exec(basename(name))?.[1];
+  return isValidSessionId(id) ? id : undefined;
 }

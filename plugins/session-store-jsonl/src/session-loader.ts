@@ -14,6 +14,9 @@ export type SessionFileLoad =
       status: 'ok';
       /** Header first, then entries in file order (not yet migrated). */
       fileEntries: FileEntry[];
+      /** 1-based line number of each of `fileEntries` (the header's first). */
+      lines: number[];
+      /** Lines that were skipped (damaged, or a torn last line), in file order. */
       problems: JsonlProblem[];
       tornTail: boolean;
       endsWithoutNewline: boolean;
@@ -86,6 +89,7 @@ export async function readSessionFile(storage: SessionStorage, path: string): Pr
   return {
     status: 'ok',
     fileEntries: result.values as unknown as FileEntry[],
+    lines: result.lines,
     problems: result.problems,
     tornTail: result.tornTail,
     endsWithoutNewline: result.endsWithoutNewline,

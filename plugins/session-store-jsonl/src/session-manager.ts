@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { assertValidSessionId } from '@tessera/contracts';
 import { FileBlobStore, MemoryBlobStore, type BlobStore } from './blob-store.js';
 import { buildSessionContext, type SessionContext } from './context.js';
+import { recoverDamagedLines } from './damaged-lines.js';
 import { CURRENT_SESSION_VERSION, type AgentMessage, type SessionEntry, type SessionHeader } from './entries.js';
 import { InvalidSessionFileError } from './errors.js';
 import { FileSessionStorage } from './file-session-storage.js';
@@ -163,6 +164,7 @@ export class SessionManager extends AppendMethods {
     }
     migrateToCurrentVersion(load.fileEntries, sourcePath);
     const { entries } = splitFileEntries(load.fileEntries);
+    for (const warning of recoverDamagedLines(sourcePath, entries, load)) env.warn(warning.message, warning.details);
     const manager = new SessionManager(targetCwd, options.sessionDir ?? sessionDirFor(targetCwd, env.agentDir), true, env);
     manager.newSession({ parentSession: sourcePath });
     manager.#adopt(entries, load.blobLines.map((index) => index - 1), sourcePath);
@@ -246,7 +248,8 @@ export class SessionManager extends AppendMethods {
     }
     const migrated = migrateToCurrentVersion(load.fileEntries, path);
     const { header, entries } = splitFileEntries(load.fileEntries);
-    for (const problem of load.problems) this.#env.warn(`${path}:${problem.line}: ${problem.reason}`, { file: path, line: problem.line });
+    // Damaged lines are skipped and what hung from them reattached, in memory only: loading never rewrites a v3 file.
+    for (const warning of recoverDamagedLines(path, entries, load)) this.#env.warn(warning.message, warning.details);
     this.#header = header;
     this.#cwd = header.cwd;
     this.#adopt(entries, load.blobLines.map((index) => index - 1), path);

@@ -3,4 +3,7 @@
 // `npm ci` on; the program itself is the built `dist/main.js`.
 import { main } from '../dist/main.js';
 
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+// A CLI run is over when main returns: exit once stdout and stderr have drained, rather than
+// wait for timers or workers a plugin may keep (a background shell the model left running).
+process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));

@@ -31,7 +31,6 @@ import {
   PartialMessageStream,
   toAnthropicUsage,
   toolResultMessage,
-  userMessage,
   type AnthropicUsage,
   type ModelUsageEntry,
   type PermissionDenial,
@@ -482,7 +481,9 @@ class TurnRunner {
       const result = await this.interactive.submit(prompt);
       response = result?.response ?? '';
     } catch (error) {
-      totals.errors.push(describeError(error));
+      const message = describeError(error);
+      // The session already reported it as an `error` event when it ended the turn.
+      if (!totals.errors.includes(message)) totals.errors.push(message);
     } finally {
       unsubscribe();
       stopMessages();

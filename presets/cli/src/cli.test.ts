@@ -1,0 +1,428 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FakeAnthropicServer } from '@tessera/test-servers';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { main } from './main.js';
+
+// The CLI end to end: in-process through `main(argv, io)` for the output formats, and as real
+// processes (the committed bin over the built dist) for sessions across processes, exit codes
+// and the control protocol. The built-in demo model plays a real multi-tool task.
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'tessera.js');
+const TASK_TOOLS = ['--allowedTools', 'Bash(pwd)', 'Glob', 'Read', 'Write'];
+
+let home: string;
+let workspace: string;
+
+function makeWorkspace(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-cli-ws-'));
+  writeFileSync(join(dir, 'standup.md'), '# Standup\nShipped the kernel.\n');
+  writeFileSync(join(dir, 'ideas.md'), '# Ideas\nA marketplace.\n');
+  return dir;
+}
+
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), 'tessera-cli-home-'));
+  workspace = makeWorkspace();
+});
+
+async function runMain(argv: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    cwd: workspace,
+    home,
+    env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ...env },
+    stdinIsTTY: true,
+  });
+  return { code, stdout, stderr };
+}
+
+function runBin(argv: string[], options: { env?: Record<string, string>; input?: string } = {}) {
+  const result = spawnSync(process.execPath, [BIN, ...argv], {
+    cwd: workspace,
+    env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ...options.env },
+    input: options.input ?? '',
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const lines = (text: string): Array<Record<string, any>> =>
+  text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, any>);
+
+// Claude Code's stream-json shapes (the Agent SDK's SDKMessage), as far as the CLI writes them.
+const usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), cache_read_input_tokens: z.number(), cache_creation_input_tokens: z.number() });
+const base = { uuid: z.string().uuid(), session_id: z.string().min(1) };
+const schemas = {
+  init: z.object({
+    type: z.literal('system'),
+    subtype: z.literal('init'),
+    ...base,
+    cwd: z.string(),
+    tools: z.array(z.string()),
+    mcp_servers: z.array(z.object({ name: z.string(), status: z.string() })),
+    model: z.string(),
+    permissionMode: z.string(),
+    slash_commands: z.array(z.string()),
+    apiKeySource: z.string(),
+    claude_code_version: z.string(),
+    output_style: z.string(),
+  }),
+  assistant: z.object({
+    type: z.literal('assistant'),
+    ...base,
+    parent_tool_use_id: z.null(),
+    message: z.object({
+      id: z.string(),
+      type: z.literal('message'),
+      role: z.literal('assistant'),
+      model: z.string(),
+      content: z.array(z.discriminatedUnion('type', [z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) })])),
+      stop_reason: z.string().nullable(),
+      usage,
+    }),
+  }),
+  user: z.object({
+    type: z.literal('user'),
+    ...base,
+    parent_tool_use_id: z.null(),
+    message: z.object({ role: z.literal('user'), content: z.array(z.object({ type: z.literal('tool_result'), tool_use_id: z.string(), content: z.unknown(), is_error: z.boolean() })) }),
+  }),
+  stream_event: z.object({ type: z.literal('stream_event'), ...base, parent_tool_use_id: z.null(), event: z.object({ type: z.string() }).loose() }),
+  result: z.object({
+    type: z.literal('result'),
+    subtype: z.enum(['success', 'error_max_turns', 'error_during_execution']),
+    ...base,
+    is_error: z.boolean(),
+    duration_ms: z.number(),
+    duration_api_ms: z.number(),
+    num_turns: z.number(),
+    result: z.string().optional(),
+    stop_reason: z.string().nullable(),
+    total_cost_usd: z.number(),
+    usage,
+    modelUsage: z.record(z.string(), z.object({ inputTokens: z.number(), outputTokens: z.number(), costUSD: z.number() }).loose()),
+    permission_denials: z.array(z.object({ tool_name: z.string(), tool_use_id: z.string(), tool_input: z.unknown() })),
+    errors: z.array(z.string()).optional(),
+  }),
+};
+
+function check(message: Record<string, any>): void {
+  const schema = message.type === 'system' && message.subtype === 'init' ? schemas.init : schemas[message.type as 'assistant' | 'user' | 'stream_event' | 'result'];
+  expect(schema, `unexpected message type ${message.type}`).toBeDefined();
+  schema.parse(message);
+}
+
+/** Ids, times and paths replaced so two runs print the same text. */
+function normalise(text: string): string {
+  return text
+    .replaceAll(workspace, '<workspace>')
+    .replace(/"(uuid|session_id)":"[^"]+"/g, '"$1":"<$1>"')
+    .replace(/"msg_[0-9a-f]+"/g, '"<message-id>"')
+    .replace(/"(duration_ms|duration_api_ms)":\d+/g, '"$1":0')
+    .replace(/"(claude_code_version|tessera_version)":"[^"]+"/g, '"$1":"<version>"');
+}
+
+describe('print mode output formats (demo model, multi-tool run)', () => {
+  it('text: the final answer on stdout, nothing else', async () => {
+    const { code, stdout, stderr } = await runMain(['-p', 'Summarise the notes', '--provider', 'demo', ...TASK_TOOLS]);
+    expect(code).toBe(0);
+    expect(stdout).toBe('Done: SUMMARY.md now lists every note I read, with its word count.\n');
+    expect(stderr).toBe('');
+    expect(readFileSync(join(workspace, 'SUMMARY.md'), 'utf8')).toBe('# Summary\n\n- Ideas (2 words)\n- Standup (3 words)\n');
+  });
+
+  it('stream-json: init, assistant and user messages, then one result; schema-checked and golden', async () => {
+    const { code, stdout } = await runMain(['-p', 'Summarise the notes', '--provider', 'demo', '--output-format', 'stream-json', '--verbose', ...TASK_TOOLS]);
+    expect(code).toBe(0);
+    const messages = lines(stdout);
+    messages.forEach(check);
+    expect(messages.map((message) => message.type)).toEqual(['system', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'result']);
+    const sessionIds = new Set(messages.map((message) => message.session_id));
+    expect(sessionIds.size).toBe(1);
+    expect(messages.at(-1)).toMatchObject({ subtype: 'success', is_error: false, num_turns: 5, permission_denials: [] });
+    await expect(normalise(stdout)).toMatchFileSnapshot('./__golden__/stream-json.jsonl');
+  });
+
+  it('stream-json with --include-partial-messages: stream_event lines rebuild each reply', async () => {
+    const { code, stdout } = await runMain(['-p', 'Summarise the notes', '--provider', 'demo', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...TASK_TOOLS]);
+    expect(code).toBe(0);
+    const messages = lines(stdout);
+    messages.forEach(check);
+    const events = messages.filter((message) => message.type === 'stream_event').map((message) => message.event.type);
+    expect(events.filter((type) => type === 'message_start')).toHaveLength(5);
+    expect(events.filter((type) => type === 'message_stop')).toHaveLength(5);
+    // Each stream's events come before the assistant message they build.
+    const firstAssistant = messages.findIndex((message) => message.type === 'assistant');
+    const firstStream = messages.slice(0, firstAssistant).map((message) => message.event?.type).filter(Boolean).join(' ');
+    // The text block (one delta per streamed word), then the tool call's block, then the end.
+    expect(firstStream).toMatch(/^message_start content_block_start( content_block_delta)+ content_block_stop content_block_start content_block_delta content_block_stop message_delta message_stop$/);
+    const text = messages
+      .slice(0, firstAssistant)
+      .filter((message) => message.event?.delta?.type === 'text_delta')
+      .map((message) => message.event.delta.text)
+      .join('');
+    expect(text).toBe(messages[firstAssistant]!.message.content[0].text);
+  });
+
+  it('json: one result object; with --verbose, the array of every message', async () => {
+    const plain = await runMain(['-p', 'Summarise the notes', '--provider', 'demo', '--output-format', 'json', ...TASK_TOOLS]);
+    expect(plain.code).toBe(0);
+    const result = JSON.parse(plain.stdout);
+    check(result);
+    expect(result).toMatchObject({ type: 'result', subtype: 'success', result: 'Done: SUMMARY.md now lists every note I read, with its word count.' });
+    await expect(normalise(plain.stdout)).toMatchFileSnapshot('./__golden__/json.json');
+
+    workspace = makeWorkspace();
+    const verbose = await runMain(['-p', 'Summarise the notes', '--provider', 'demo', '--output-format', 'json', '--verbose', ...TASK_TOOLS]);
+    const all = JSON.parse(verbose.stdout) as Array<Record<string, any>>;
+    all.forEach(check);
+    expect(all[0]).toMatchObject({ type: 'system', subtype: 'init' });
+    expect(all.at(-1)).toMatchObject({ type: 'result', subtype: 'success' });
+  });
+
+  it('a permission ask is refused with a message naming the rule, and reported in permission_denials', async () => {
+    const { code, stdout } = await runMain(['-p', 'Summarise the notes', '--provider', 'demo', '--output-format', 'json']);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    expect(result.permission_denials).toEqual([{ tool_name: 'Bash', tool_use_id: expect.any(String), tool_input: expect.objectContaining({ command: 'pwd' }) }]);
+    expect(result.result).toContain('--allowedTools "Bash(pwd)"');
+  });
+});
+
+describe('usage errors and exit codes', () => {
+  it('an unknown flag exits 1 with a suggestion', async () => {
+    const { code, stderr } = await runMain(['-p', 'hi', '--outputformat', 'json']);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/unknown option '--outputformat' \(Did you mean --output-format\?\)/);
+  });
+
+  it('stream-json output without --verbose is refused as Claude Code refuses it', async () => {
+    const { code, stderr } = await runMain(['-p', 'hi', '--output-format', 'stream-json', '--provider', 'demo']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('--output-format=stream-json requires --verbose');
+  });
+
+  it('no provider: says exactly what to set', async () => {
+    const { code, stderr } = await runMain(['-p', 'hi']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('ANTHROPIC_API_KEY');
+    expect(stderr).toContain('tessera provider add');
+  });
+
+  it('a broken --settings file: a located error, exit 1, nothing written', async () => {
+    const file = join(workspace, 'broken.json');
+    writeFileSync(file, '{\n  "model": "x",\n  oops\n}\n');
+    const { code, stderr } = runBin(['-p', 'hi', '--provider', 'demo', '--settings', file]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`${file.replaceAll('/', '\\/')}:3:\\d+`));
+    expect(existsSync(join(home, '.tessera'))).toBe(false);
+  });
+
+  it('--max-turns: error_max_turns result and exit 1', () => {
+    const { code, stdout } = runBin(['-p', 'Summarise', '--provider', 'demo', '--max-turns', '2', '--output-format', 'json', ...TASK_TOOLS]);
+    expect(code).toBe(1);
+    expect(JSON.parse(stdout)).toMatchObject({ subtype: 'error_max_turns', is_error: true, num_turns: 2, errors: ['Reached maximum number of turns (2)'] });
+  });
+
+  describe('a provider error', () => {
+    let server: FakeAnthropicServer;
+    beforeEach(async () => {
+      server = new FakeAnthropicServer();
+      await server.listen();
+    });
+    afterEach(() => server.close());
+
+    it('ends in an error_during_execution result naming it, exit 1', async () => {
+      server.fail(400, { message: 'max_tokens is too large' });
+      const run = spawn(process.execPath, [BIN, '-p', 'hi', '--output-format', 'json'], {
+        cwd: workspace,
+        env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.baseURL },
+      });
+      let stdout = '';
+      run.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      run.stdin.end();
+      const code = await new Promise<number | null>((resolve) => run.on('close', resolve));
+      expect(code).toBe(1);
+      expect(JSON.parse(stdout)).toMatchObject({ subtype: 'error_during_execution', is_error: true, errors: [expect.stringContaining('max_tokens is too large')] });
+    });
+  });
+});
+
+describe('sessions across processes', () => {
+  it('-c continues, -r <id> resumes, --fork-session leaves the original file byte-identical', () => {
+    const first = runBin(['-p', 'Summarise', '--provider', 'demo', '--output-format', 'json', ...TASK_TOOLS]);
+    expect(first.code).toBe(0);
+    const id = JSON.parse(first.stdout).session_id as string;
+
+    const continued = runBin(['-c', '-p', 'again', '--provider', 'demo', '--output-format', 'json', ...TASK_TOOLS]);
+    expect(JSON.parse(continued.stdout).session_id).toBe(id);
+
+    const resumed = runBin(['-r', id, '-p', 'once more', '--provider', 'demo', '--output-format', 'json', ...TASK_TOOLS]);
+    expect(JSON.parse(resumed.stdout).session_id).toBe(id);
+
+    const sessionsDir = join(home, '.tessera', 'agent', 'sessions');
+    const files = readdirSync(sessionsDir, { recursive: true }).map(String).filter((name) => name.endsWith(`_${id}.jsonl`));
+    expect(files).toHaveLength(1);
+    const before = readFileSync(join(sessionsDir, files[0]!));
+    expect(before.toString().split('\n').filter((line) => line.includes('"role":"user"')).length).toBeGreaterThanOrEqual(3);
+
+    const forked = runBin(['-r', id, '--fork-session', '-p', 'fork it', '--provider', 'demo', '--output-format', 'json', ...TASK_TOOLS]);
+    const forkId = JSON.parse(forked.stdout).session_id as string;
+    expect(forkId).not.toBe(id);
+    expect(readFileSync(join(sessionsDir, files[0]!)).equals(before)).toBe(true);
+
+    const missing = runBin(['-r', 'no-such-session', '-p', 'x', '--provider', 'demo']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No conversation found with session ID or name: no-such-session');
+  });
+
+  it('--no-session-persistence writes no session file', () => {
+    const run = runBin(['-p', 'Summarise', '--provider', 'demo', '--no-session-persistence', '--output-format', 'json', ...TASK_TOOLS]);
+    expect(run.code).toBe(0);
+    expect(existsSync(join(home, '.tessera', 'agent', 'sessions'))).toBe(false);
+  });
+});
+
+describe('stream-json input and the control protocol', () => {
+  /** A scripted host: writes lines, answers the CLI's control requests with `answer`. */
+  function host(argv: string[], answer: (request: Record<string, any>) => Record<string, any> | undefined, env: Record<string, string> = {}) {
+    const child = spawn(process.execPath, [BIN, '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--provider', 'demo', ...argv], {
+      cwd: workspace,
+      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ...env },
+    });
+    const seen: Array<Record<string, any>> = [];
+    const waiters: Array<{ test: (message: Record<string, any>) => boolean; resolve: (message: Record<string, any>) => void }> = [];
+    let buffer = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      let newline = buffer.indexOf('\n');
+      while (newline !== -1) {
+        const message = JSON.parse(buffer.slice(0, newline)) as Record<string, any>;
+        buffer = buffer.slice(newline + 1);
+        newline = buffer.indexOf('\n');
+        seen.push(message);
+        if (message.type === 'control_request') {
+          const response = answer(message.request);
+          if (response) child.stdin.write(`${JSON.stringify({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response } })}\n`);
+        }
+        for (const waiter of [...waiters]) {
+          if (waiter.test(message)) {
+            waiters.splice(waiters.indexOf(waiter), 1);
+            waiter.resolve(message);
+          }
+        }
+      }
+    });
+    return {
+      seen,
+      stderr: () => stderr,
+      send: (message: Record<string, unknown>) => child.stdin.write(`${JSON.stringify(message)}\n`),
+      sendRaw: (text: string) => child.stdin.write(text),
+      end: () => child.stdin.end(),
+      waitFor: (test: (message: Record<string, any>) => boolean) =>
+        new Promise<Record<string, any>>((resolve) => {
+          const found = seen.find(test);
+          if (found) resolve(found);
+          else waiters.push({ test, resolve });
+        }),
+      exit: new Promise<number | null>((resolve) => child.on('close', resolve)),
+    };
+  }
+  const user = (text: string) => ({ type: 'user', message: { role: 'user', content: [{ type: 'text', text }] }, parent_tool_use_id: null, session_id: '' });
+
+  it('initialize with hooks, can_use_tool asks, hook_callback fires; malformed lines get an error and the session goes on', async () => {
+    const asked: Array<Record<string, any>> = [];
+    const hooked: Array<Record<string, any>> = [];
+    const cli = host(['--permission-prompt-tool=stdio'], (request) => {
+      if (request.subtype === 'can_use_tool') {
+        asked.push(request);
+        return { behavior: 'allow', toolUseID: request.tool_use_id };
+      }
+      if (request.subtype === 'hook_callback') {
+        hooked.push(request);
+        return {};
+      }
+      return undefined;
+    });
+    cli.send({ type: 'control_request', request_id: 'init_1', request: { subtype: 'initialize', hooks: { PreToolUse: [{ matcher: 'Write', hookCallbackIds: ['hook_0'] }] } } });
+    cli.sendRaw('this is not json\n');
+    cli.send(user('Summarise the notes'));
+    const initialized = await cli.waitFor((message) => message.type === 'control_response' && message.response.request_id === 'init_1');
+    expect(initialized.response).toMatchObject({ subtype: 'success', response: { commands: expect.any(Array), output_style: 'default' } });
+    const result = await cli.waitFor((message) => message.type === 'result');
+    expect(result).toMatchObject({ subtype: 'success' });
+    expect(cli.seen.find((message) => message.type === 'system' && message.subtype === 'error')?.error).toMatch(/stdin line 2 is not valid JSON/);
+    // Bash(pwd), Glob and Read each needed approval in default mode; Write was asked too.
+    expect(asked.map((request) => request.tool_name)).toEqual(expect.arrayContaining(['Bash', 'Write']));
+    expect(asked[0]).toMatchObject({ input: expect.any(Object), tool_use_id: expect.any(String), permission_suggestions: expect.any(Array) });
+    expect(hooked).toEqual([expect.objectContaining({ callback_id: 'hook_0', input: expect.objectContaining({ hook_event_name: 'PreToolUse', tool_name: 'Write', tool_input: expect.any(Object) }) })]);
+    expect(readFileSync(join(workspace, 'SUMMARY.md'), 'utf8')).toContain('Standup');
+
+    // A second turn on the same process, then EOF ends it cleanly.
+    cli.send({ type: 'control_request', request_id: 'mode_1', request: { subtype: 'set_permission_mode', mode: 'acceptEdits' } });
+    cli.send({ type: 'control_request', request_id: 'bad_1', request: { subtype: 'no_such_thing' } });
+    cli.send(user('again'));
+    cli.end();
+    expect(await cli.exit).toBe(0);
+    expect(cli.seen.filter((message) => message.type === 'result')).toHaveLength(2);
+    expect(cli.seen.find((message) => message.type === 'control_response' && message.response.request_id === 'mode_1')?.response).toMatchObject({ subtype: 'success', response: { mode: 'acceptEdits' } });
+    expect(cli.seen.find((message) => message.type === 'control_response' && message.response.request_id === 'bad_1')?.response).toMatchObject({ subtype: 'error', error: expect.stringContaining('no_such_thing') });
+  }, 60_000);
+
+  it('a deny answer reaches the model as the tool result; a host that never answers is cancelled and refused', async () => {
+    const cli = host(
+      ['--permission-prompt-tool=stdio'],
+      (request) => (request.subtype === 'can_use_tool' && request.tool_name === 'Bash' ? { behavior: 'deny', message: 'no shell today' } : undefined),
+      { TESSERA_PERMISSION_PROMPT_TIMEOUT_MS: '500' },
+    );
+    cli.send(user('Summarise the notes'));
+    const result = await cli.waitFor((message) => message.type === 'result');
+    const toolResult = cli.seen.find((message) => message.type === 'user')!;
+    expect(JSON.stringify(toolResult.message.content)).toContain('no shell today');
+    expect(result.permission_denials).toEqual([expect.objectContaining({ tool_name: 'Bash' })]);
+    cli.end();
+    await cli.exit;
+
+    // Nobody answers can_use_tool: after the timeout the request is withdrawn and the call refused.
+    workspace = makeWorkspace();
+    const silent = host(['--permission-prompt-tool=stdio'], () => undefined, { TESSERA_PERMISSION_PROMPT_TIMEOUT_MS: '300' });
+    silent.send(user('Summarise the notes'));
+    const ended = await silent.waitFor((message) => message.type === 'result');
+    const ask = silent.seen.find((message) => message.type === 'control_request')!;
+    expect(silent.seen).toContainEqual({ type: 'control_cancel_request', request_id: ask.request_id });
+    expect(ended.permission_denials).toHaveLength(1);
+    expect(JSON.stringify(silent.seen.find((message) => message.type === 'user'))).toContain('did not answer the permission request');
+    silent.end();
+    expect(await silent.exit).toBe(0);
+  }, 60_000);
+
+  it('interrupt stops a running turn; the process stays usable for the next message', async () => {
+    mkdirSync(join(workspace, 'many'));
+    const cli = host(['--allowedTools', 'Bash(pwd)', 'Glob', 'Read', 'Write'], () => undefined, { TESSERA_DEMO_DELAY_MS: '40' });
+    cli.send(user('Summarise the notes'));
+    await cli.waitFor((message) => message.type === 'assistant');
+    cli.send({ type: 'control_request', request_id: 'int_1', request: { subtype: 'interrupt' } });
+    const answered = await cli.waitFor((message) => message.type === 'control_response' && message.response.request_id === 'int_1');
+    expect(answered.response.subtype).toBe('success');
+    const first = await cli.waitFor((message) => message.type === 'result');
+    expect(first).toMatchObject({ subtype: 'error_during_execution', is_error: true });
+    cli.send(user('again'));
+    await cli.waitFor((message) => message.type === 'result' && message !== first);
+    cli.end();
+    expect(await cli.exit).toBe(0);
+  }, 60_000);
+});
