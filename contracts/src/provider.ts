@@ -19,6 +19,18 @@ export interface ServerToolUse {
 }
 
 /** One model round: everything the provider needs for a single call. */
+/** A retry the provider is about to make after a failed attempt. */
+export interface ProviderRetry {
+  /** 1-based number of the retry about to happen. */
+  attempt: number;
+  maxRetries: number;
+  delayMs: number;
+  /** The failure's code (`overloaded`, `rate_limit`…) and HTTP status when there was one. */
+  code: string;
+  status?: number;
+  message: string;
+}
+
 export interface ProviderRequest {
   messages: readonly Message[];
   system?: string;
@@ -39,6 +51,8 @@ export interface ProviderRequest {
   onThinkingDelta?: (delta: string) => void;
   onProviderNativeRawPayload?: (payload: ProviderRawPayload) => void;
   onServerToolUse?: (use: ServerToolUse) => void;
+  /** Called before each retry of a failed attempt (Claude Code's `system/api_retry`). */
+  onRetry?: (retry: ProviderRetry) => void;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { IContextWindowState } from './context-window.js';
 import type { AssistantMessage } from './message.js';
+import type { ProviderRetry } from './provider.js';
 import type { IPromptFileReferenceRecord, ISkillActivationEvent } from './interactive.js';
 
 /** What a running tool reports about itself (`ToolContext.reportProgress`). */
@@ -43,6 +44,7 @@ export type SessionEvent =
       data?: unknown;
       durationMs: number;
     }
+  | { type: 'provider_retry'; round: number; retry: ProviderRetry }
   | { type: 'context_update'; state: IContextWindowState }
   | { type: 'compact'; trigger: 'manual' | 'auto'; summary: string; before: IContextWindowState | undefined; after: IContextWindowState | undefined }
   | { type: 'turn_end'; text: string; rounds: number }

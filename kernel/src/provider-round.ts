@@ -3,6 +3,7 @@ import {
   type AssistantMessage,
   type BeforeProviderRequestContext,
   type ProviderRawPayload,
+  type ProviderRetry,
   type ServerToolUse,
 } from '@tessera/contracts';
 import { ProviderTimeoutError } from './errors.js';
@@ -101,6 +102,10 @@ export class ProviderRound {
    * with `ProviderTimeoutError` after an idle timeout, or with the provider's error — in
    * both cases `partialMessage()` still holds what had streamed.
    */
+  private readonly onRetry = (retry: ProviderRetry): void => {
+    if (this.session.subscribers > 0) this.session.emit({ type: 'provider_retry', round: this.round, retry });
+  };
+
   async stream(): Promise<AssistantMessage> {
     const { session } = this;
     const { hooks, options } = session;
@@ -160,6 +165,7 @@ export class ProviderRound {
         onThinkingDelta: this.onThinkingDelta,
         onProviderNativeRawPayload: this.onRawPayload,
         onServerToolUse: this.onServerToolUse,
+        ...(session.subscribers > 0 ? { onRetry: this.onRetry } : {}),
       });
     } catch (error) {
       if (!signal.aborted || !isAbortError(error)) {

@@ -1,4 +1,4 @@
-import type { AssistantMessage, ProviderError } from '@tessera/contracts';
+import type { AssistantMessage, ProviderError, ProviderRetry } from '@tessera/contracts';
 import type { Sleep } from './sleep.js';
 
 /** How a provider retries transient failures that happen before anything reached the caller. */
@@ -56,6 +56,8 @@ export interface StreamWithRetriesOptions<R extends StreamAttemptReader> {
   toError(thrown: unknown, requestId: string | undefined): ProviderError;
   /** Called before each attempt (e.g. to report the native request payload). */
   beforeAttempt?(): void;
+  /** Called before each retry's wait. */
+  onRetry?(retry: ProviderRetry): void;
 }
 
 /**
@@ -81,8 +83,14 @@ export async function streamWithRetries<R extends StreamAttemptReader>(options: 
         (error.details as Record<string, unknown>).attempts = attempt;
         throw error;
       }
+      const delayMs = retryDelay(policy, attempt, error.retryAfterMs);
       try {
-        await options.sleep(retryDelay(policy, attempt, error.retryAfterMs), signal);
+        options.onRetry?.({ attempt, maxRetries: policy.maxRetries, delayMs, code: error.code, ...(error.status === undefined ? {} : { status: error.status }), message: error.message });
+      } catch {
+        // A failing observer does not change the retry.
+      }
+      try {
+        await options.sleep(delayMs, signal);
       } catch {
         return reader.toMessage('interrupted');
       }

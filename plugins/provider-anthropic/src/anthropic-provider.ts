@@ -149,6 +149,7 @@ export class AnthropicProvider implements Provider {
       policy: this.retry,
       sleep: this.sleep,
       signal: request.signal,
+      ...(request.onRetry ? { onRetry: request.onRetry } : {}),
       newReader: () => new AnthropicStreamReader(request),
       beforeAttempt: () =>
         request.onProviderNativeRawPayload?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'request', payload: params }),

@@ -126,6 +126,7 @@ export class OpenAIProvider implements Provider {
       policy: this.retry,
       sleep: this.sleep,
       signal: request.signal,
+      ...(request.onRetry ? { onRetry: request.onRetry } : {}),
       newReader: () => new OpenAIStreamReader(request, this.name),
       beforeAttempt: () =>
         request.onProviderNativeRawPayload?.({ provider: this.name, apiSurface: 'chat.completions', payloadKind: 'request', payload: params }),

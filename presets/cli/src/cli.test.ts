@@ -260,6 +260,73 @@ describe('usage errors and exit codes', () => {
   });
 });
 
+describe('against the loopback Anthropic API', () => {
+  let server: FakeAnthropicServer;
+  beforeEach(async () => {
+    server = new FakeAnthropicServer();
+    await server.listen();
+  });
+  afterEach(() => server.close());
+
+  async function runAgainst(argv: string[], input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const run = spawn(process.execPath, [BIN, ...argv], {
+      cwd: workspace,
+      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.baseURL },
+    });
+    let stdout = '';
+    let stderr = '';
+    run.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    run.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    run.stdin.end(input);
+    const code = await new Promise<number | null>((resolve) => run.on('close', resolve));
+    return { code, stdout, stderr };
+  }
+
+  it('a retried overload is reported as system/api_retry, then the turn succeeds', async () => {
+    server.fail(529, { headers: { 'retry-after-ms': '5' } }).reply({ text: ['Hello ', 'there.'], usage: { input_tokens: 12, output_tokens: 3 } });
+    const { code, stdout } = await runAgainst(['-p', 'hi', '--output-format', 'stream-json', '--verbose', '--model', 'sonnet']);
+    expect(code).toBe(0);
+    const messages = lines(stdout);
+    expect(messages.find((message) => message.subtype === 'api_retry')).toMatchObject({ type: 'system', attempt: 1, max_retries: 2, error_status: 529, error: 'overloaded', retry_delay_ms: 5 });
+    const result = messages.at(-1)!;
+    expect(result).toMatchObject({ subtype: 'success', result: 'Hello there.', usage: { input_tokens: 12, output_tokens: 3 } });
+    // sonnet → claude-sonnet-4-6 at $3 / $15 per million tokens.
+    expect(result.total_cost_usd).toBeCloseTo((12 * 3 + 3 * 15) / 1_000_000, 12);
+    expect(server.requests.at(-1)!.body).toMatchObject({ model: 'claude-sonnet-4-6' });
+  });
+
+  it('--fallback-model: an overloaded model hands the same request to the fallback', async () => {
+    for (let index = 0; index < 3; index += 1) server.fail(529, { headers: { 'retry-after-ms': '1' } });
+    server.reply({ text: ['From the fallback.'] });
+    const { code, stdout, stderr } = await runAgainst(['-p', 'hi', '--output-format', 'json', '--model', 'opus', '--fallback-model', 'haiku']);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ subtype: 'success', result: 'From the fallback.' });
+    expect(server.requests.map((request) => (request.body as { model: string }).model)).toEqual(['claude-opus-4-6', 'claude-opus-4-6', 'claude-opus-4-6', 'claude-haiku-4-5']);
+    expect(stderr).toContain('claude-opus-4-6 is overloaded; switching to claude-haiku-4-5');
+  });
+
+  it('piped stdin joins the prompt; --system-prompt and --append-system-prompt reach the request', async () => {
+    server.reply({ text: ['ok'] });
+    const { code } = await runAgainst(['-p', 'Explain this log:', '--system-prompt', 'You are terse.', '--append-system-prompt', 'Answer in one line.', '--tools', 'Read', 'Grep'], 'ERROR: disk full\n');
+    expect(code).toBe(0);
+    const body = server.requests[0]!.body as { system: unknown; messages: Array<{ content: unknown }>; tools: Array<{ name: string }> };
+    const text = (value: unknown): string => (typeof value === 'string' ? value : (value as Array<{ text?: string }>).map((block) => block.text ?? '').join(''));
+    expect(text(body.system)).toContain('You are terse.\n\nAnswer in one line.');
+    expect(text(body.messages[0]!.content)).toContain('Explain this log:\n\nERROR: disk full');
+    expect(body.tools.map((tool) => tool.name).sort()).toEqual(['Grep', 'Read']);
+  });
+
+  it('--disallowedTools with a bare name removes the tool; --permission-mode plan refuses edits', async () => {
+    server.reply({ text: ['Writing.'], toolCalls: [{ id: 'toolu_1', name: 'Write', input: { file_path: join(workspace, 'x.txt'), content: 'x' } }] }, { text: ['Could not.'] });
+    const { code, stdout } = await runAgainst(['-p', 'write x', '--output-format', 'json', '--disallowedTools', 'Bash', '--permission-mode', 'plan']);
+    expect(code).toBe(0);
+    expect((server.requests[0]!.body as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name)).not.toContain('Bash');
+    expect(existsSync(join(workspace, 'x.txt'))).toBe(false);
+    expect(JSON.parse(stdout).permission_denials).toEqual([expect.objectContaining({ tool_name: 'Write' })]);
+    expect(JSON.stringify(server.requests[1]!.body)).toContain('not available in plan mode');
+  });
+});
+
 describe('sessions across processes', () => {
   it('-c continues, -r <id> resumes, --fork-session leaves the original file byte-identical', () => {
     const first = runBin(['-p', 'Summarise', '--provider', 'demo', '--output-format', 'json', ...TASK_TOOLS]);

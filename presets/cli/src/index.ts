@@ -1,6 +1,8 @@
 export { main } from './main.js';
 export type { CliIO, Subcommand } from './io.js';
 export { cliPreset, approvalHandlerPlugin } from './preset.js';
+export { loadCliPreset } from './load-cli-preset.js';
+export { composeCliPreset } from './preset-composition.js';
 export type { CliPermissionRules, CliPresetOptions } from './preset.js';
 export { parseArgs, splitToolList, CliUsageError, USAGE } from './args.js';
 export type { CliFlags, InputFormat, OutputFormat } from './args.js';

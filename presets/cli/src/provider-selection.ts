@@ -18,11 +18,11 @@ export const DEMO_PROVIDER = 'demo';
 
 /** Claude Code's model aliases, mapped to the ids the Anthropic API takes. */
 export const MODEL_ALIASES: Readonly<Record<string, string>> = {
-  sonnet: 'claude-sonnet-4-5',
-  opus: 'claude-opus-4-1',
+  sonnet: 'claude-sonnet-4-6',
+  opus: 'claude-opus-4-6',
   haiku: 'claude-haiku-4-5',
-  'sonnet[1m]': 'claude-sonnet-4-5',
-  opusplan: 'claude-opus-4-1',
+  'sonnet[1m]': 'claude-sonnet-4-6',
+  opusplan: 'claude-opus-4-6',
 };
 
 export function resolveModelAlias(model: string | undefined): string | undefined {

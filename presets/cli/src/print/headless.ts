@@ -17,7 +17,7 @@ import { createKernel, definePlugin, InteractiveSession, Stage, type Kernel, typ
 import type { CliFlags } from '../args.js';
 import { CliUsageError } from '../args.js';
 import type { CliIO } from '../io.js';
-import { cliPreset } from '../preset.js';
+import { loadCliPreset } from '../load-cli-preset.js';
 import { DEMO_MODEL_ID } from '../demo-model.js';
 import { loadCliSettings, type CliSettings } from '../settings.js';
 import { chooseProvider, resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
@@ -28,6 +28,7 @@ import {
   assistantMessage,
   costUsd,
   emptyUsage,
+  hasPrice,
   PartialMessageStream,
   toAnthropicUsage,
   toolResultMessage,
@@ -115,22 +116,26 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   let kernel: Kernel;
   try {
     kernel = await createKernel({
-      plugins: [
-        cliPreset({
-          cwd,
-          home: io.home,
-          ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
-          provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags) },
-          permissions: settings.permissions,
-          hookFiles: settings.hookFiles,
-          hookConfigs: host.hookConfigs(),
-          approvalHandler: host.approvalHandler(),
-          ...(settings.tools === undefined ? {} : { tools: settings.tools }),
-          sessionPersistence: flags.sessionPersistence,
-          sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
-          plugins: [out.historyTap()],
-        }),
-      ],
+      plugins: await loadCliPreset({
+        cwd,
+        home: io.home,
+        ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
+        provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags) },
+        permissions: settings.permissions,
+        hookFiles: settings.hookFiles,
+        hookConfigs: host.hookConfigs(),
+        approvalHandler: host.approvalHandler(),
+        ...(settings.tools === undefined ? {} : { tools: settings.tools }),
+        sessionPersistence: flags.sessionPersistence,
+        ...(flags.fallbackModel === undefined
+          ? {}
+          : {
+              fallbackModels: flags.fallbackModel.split(',').map((model) => resolveModelAlias(model.trim())!),
+              onFallback: (from: string | undefined, to: string) => io.stderr(`${from ?? 'The model'} is overloaded; switching to ${to}.\n`),
+            }),
+        sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
+        plugins: [out.historyTap()],
+      }),
     });
   } catch (error) {
     io.stderr(`Could not start: ${describeError(error)}\n`);
@@ -443,7 +448,9 @@ class TurnRunner {
           partial?.finish(event.message);
           const usage = toAnthropicUsage(event.message.usage);
           addUsage(totals.usage, usage);
-          this.addModelUsage(event.message.model ?? this.model, usage);
+          // Priced by the model that answered; a gateway's own name falls back to the one asked for.
+          const answered = event.message.model ?? this.model;
+          this.addModelUsage(answered, usage, hasPrice(answered) ? answered : (session.getModel() ?? answered));
           totals.lastStop = event.message.stopReason ?? null;
           out.line(assistantMessage(event.message, session.sessionId, messageId, this.model));
           messageId = `msg_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
@@ -457,6 +464,20 @@ class TurnRunner {
           if (event.data !== undefined) toolData.set(event.toolCallId, event.data);
           if (event.denied) totals.denials.push({ tool_name: event.toolName, tool_use_id: event.toolCallId, tool_input: event.input ?? inputs.get(event.toolCallId) ?? {} });
           progress(event.success ? ' ✓\n' : event.denied ? ' ✗ denied\n' : ` ✗ ${event.errorCode ?? 'failed'}\n`);
+          break;
+        case 'provider_retry':
+          out.line({
+            type: 'system',
+            subtype: 'api_retry',
+            attempt: event.retry.attempt,
+            max_retries: event.retry.maxRetries,
+            retry_delay_ms: Math.round(event.retry.delayMs),
+            error_status: event.retry.status ?? null,
+            error: event.retry.code,
+            message: event.retry.message,
+            session_id: session.sessionId,
+            uuid: randomUUID(),
+          });
           break;
         case 'compact':
           out.line({ type: 'system', subtype: 'compact_boundary', session_id: session.sessionId, uuid: randomUUID(), compact_metadata: { trigger: event.trigger, pre_tokens: event.before?.usedTokens ?? 0 } });
@@ -520,7 +541,7 @@ class TurnRunner {
     return !result.is_error;
   }
 
-  private addModelUsage(model: string, usage: AnthropicUsage): void {
+  private addModelUsage(model: string, usage: AnthropicUsage, pricedAs = model): void {
     const entry = this.models.get(model) ?? {
       inputTokens: 0,
       outputTokens: 0,
@@ -535,7 +556,7 @@ class TurnRunner {
     entry.outputTokens += usage.output_tokens;
     entry.cacheReadInputTokens += usage.cache_read_input_tokens;
     entry.cacheCreationInputTokens += usage.cache_creation_input_tokens;
-    entry.costUSD += costUsd(model, usage);
+    entry.costUSD += costUsd(pricedAs, usage);
     this.models.set(model, entry);
   }
 }

@@ -73,13 +73,19 @@ export function addUsage(total: AnthropicUsage, usage: AnthropicUsage): void {
 
 /** USD per million tokens: input, output, cache read, cache write. Public list prices. */
 const PRICES: ReadonlyArray<[RegExp, [number, number, number, number]]> = [
-  [/claude-(opus-4-[01]|opus-4$|3-opus)/, [15, 75, 1.5, 18.75]],
+  [/claude-(opus-4-[01]|opus-4$|opus-4-2|3-opus)/, [15, 75, 1.5, 18.75]],
+  [/claude-opus-4-[5-9]/, [5, 25, 0.5, 6.25]],
   [/claude-(sonnet-4|3-7-sonnet|3-5-sonnet)/, [3, 15, 0.3, 3.75]],
   [/claude-haiku-4/, [1, 5, 0.1, 1.25]],
   [/claude-3-5-haiku/, [0.8, 4, 0.08, 1]],
   [/^gpt-4o-mini/, [0.15, 0.6, 0.075, 0]],
   [/^gpt-4o/, [2.5, 10, 1.25, 0]],
 ];
+
+/** Whether the price of `model` is known. */
+export function hasPrice(model: string): boolean {
+  return PRICES.some(([pattern]) => pattern.test(model));
+}
 
 /** Cost of `usage` on `model` in USD; 0 when the model's price is not known. */
 export function costUsd(model: string, usage: AnthropicUsage): number {

@@ -1,0 +1,129 @@
+import { join } from 'node:path';
+import { ApprovalHandler, type HooksConfig, type HooksSource, type ProviderProfile } from '@tessera/contracts';
+import { definePlugin, replacePlugins, type Plugin, type PluginInput } from '@tessera/kernel';
+import { inMemorySessionStore } from '@tessera/kernel/testing';
+import { backgroundRuntime } from '@tessera/plugin-background';
+import { editCheckpoints } from '@tessera/plugin-checkpoints';
+import { builtinCommands } from '@tessera/plugin-commands';
+import { compaction } from '@tessera/plugin-compaction';
+import { configPlugin } from '@tessera/plugin-config';
+import { contextWindow } from '@tessera/plugin-context-window';
+import { hooksPlugin } from '@tessera/plugin-hooks';
+import { projectMemory, userLocalStorage } from '@tessera/plugin-memory';
+import { permissionsPlugin } from '@tessera/plugin-permissions';
+import { promptHistory } from '@tessera/plugin-prompt-history';
+import { promptFileReferences } from '@tessera/plugin-prompt-references';
+import { scriptedProvider } from '@tessera/plugin-provider-scripted';
+import { sessionLogger } from '@tessera/plugin-session-logger';
+import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
+import { skills } from '@tessera/plugin-skills';
+import { subagents } from '@tessera/plugin-subagents';
+import { systemPrompt } from '@tessera/plugin-system-prompt';
+import { builtinTools, type BuiltinToolName } from '@tessera/plugin-tools';
+import { DEMO_MODEL_ID, demoModel } from './demo-model.js';
+import { fallbackModels } from './fallback-model.js';
+import { onlyTools } from './only-tools.js';
+
+/** Permission rules as settings and flags give them. */
+export interface CliPermissionRules {
+  allow?: readonly string[];
+  ask?: readonly string[];
+  deny?: readonly string[];
+  additionalDirectories?: readonly string[];
+}
+
+export interface CliPresetOptions {
+  /** The project directory: settings, context files, checkpoints and `/x` rules are relative to it. */
+  cwd: string;
+  /** The user's home (`~/.tessera`, `~/.claude`); default `os.homedir()`. */
+  home?: string;
+  /** `--settings`: one more settings layer for the config plugin. */
+  settingsFile?: string;
+  /** The model: a settings or environment profile, or the built-in demo model. */
+  provider: { kind: 'profile'; name?: string; profile: ProviderProfile } | { kind: 'demo'; delayMs?: number };
+  /** Merged rules (settings plus `--allowedTools` / `--disallowedTools`). */
+  permissions?: CliPermissionRules;
+  /** Settings files whose `hooks` run (Claude Code's command / http / prompt / agent hooks). */
+  hookFiles?: readonly string[];
+  /** Hooks given in code: the Agent SDK's callbacks registered over the control protocol. */
+  hookConfigs?: ReadonlyArray<{ config: HooksConfig; source: HooksSource }>;
+  /** Who answers permission asks (print mode: a refusal naming the rule; stream-json: the host). */
+  approvalHandler?: ApprovalHandler;
+  /** `--tools`: only these tools are offered (MCP tools stay); undefined: all. */
+  tools?: readonly string[];
+  /** `--fallback-model`: models to switch to, in order, when the model is overloaded. */
+  fallbackModels?: readonly string[];
+  /** Told when a call switches to a fallback model. */
+  onFallback?: (from: string | undefined, to: string) => void;
+  /** `false` (`--no-session-persistence`): sessions live in memory only. */
+  sessionPersistence?: boolean;
+  /** `false` leaves out the per-session event log under `~/.tessera/logs`. */
+  sessionLog?: boolean;
+  /** Plugins that take the place of preset members providing the same token (e.g. a test store). */
+  replace?: readonly Plugin[];
+  /** Plugins added after the preset's. */
+  plugins?: readonly PluginInput[];
+}
+
+const BUILTIN_TOOL_NAMES: readonly BuiltinToolName[] = ['Bash', 'BashOutput', 'KillShell', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch'];
+
+/**
+ * The `tessera` CLI's composition, given the plugins that provide the model for a `profile`
+ * choice (`cliPreset` passes them from static imports, `loadCliPreset` loads only the provider
+ * packages the profile needs). Pure: it reads no file and builds nothing.
+ */
+export function composeCliPreset(options: CliPresetOptions, profilePlugins: readonly Plugin[]): PluginInput[] {
+  const home = options.home;
+  const agentDir = home === undefined ? undefined : join(home, '.tessera', 'agent');
+  const rules = options.permissions ?? {};
+  const exclude = options.tools === undefined ? [] : BUILTIN_TOOL_NAMES.filter((name) => !options.tools!.includes(name));
+  const members: Plugin[] = [
+    configPlugin({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...(options.settingsFile === undefined ? {} : { settingsFile: options.settingsFile }) }),
+    ...(options.provider.kind === 'demo' ? [demoProvider(options.provider.delayMs)] : profilePlugins),
+    options.sessionPersistence === false ? inMemorySessionStore() : jsonlSessionStore(agentDir === undefined ? {} : { agentDir }),
+    permissionsPlugin({
+      rules: {
+        allow: [...(rules.allow ?? [])],
+        ask: [...(rules.ask ?? [])],
+        deny: [...(rules.deny ?? [])],
+        additionalDirectories: [...(rules.additionalDirectories ?? [])],
+      },
+      settingsRoot: options.cwd,
+      ...(home === undefined ? {} : { homeDir: home }),
+    }),
+    hooksPlugin({ files: [...(options.hookFiles ?? [])], configs: [...(options.hookConfigs ?? [])], projectDir: options.cwd }),
+    ...builtinTools({ additionalDirectories: [...(rules.additionalDirectories ?? [])], exclude }),
+    backgroundRuntime(),
+    subagents({ cwd: options.cwd, ...(home === undefined ? {} : { home }) }),
+    contextWindow(),
+    compaction(),
+    promptHistory(agentDir === undefined ? {} : { path: join(agentDir, 'history.db') }),
+    promptFileReferences(),
+    systemPrompt(home === undefined ? {} : { home }),
+    editCheckpoints(),
+    ...builtinCommands(),
+    skills(home === undefined ? {} : { home }),
+    projectMemory(),
+    userLocalStorage(),
+  ];
+  if (options.sessionLog !== false) members.push(sessionLogger(home === undefined ? {} : { dir: join(home, '.tessera', 'logs') }));
+  if (options.approvalHandler) members.push(approvalHandlerPlugin(options.approvalHandler));
+  if (options.tools !== undefined) members.push(onlyTools(options.tools));
+  if (options.fallbackModels && options.fallbackModels.length > 0) members.push(fallbackModels(options.fallbackModels, options.onFallback));
+  return [...replacePlugins(members, options.replace ?? []), ...(options.plugins ?? [])];
+}
+
+function demoProvider(delayMs = 0): Plugin {
+  return scriptedProvider({ turns: demoModel(delayMs), name: 'demo', model: DEMO_MODEL_ID, recordRequests: false });
+}
+
+/** Binds the CLI's approver as the `ApprovalHandler` every approval chain ends with. */
+export function approvalHandlerPlugin(handler: ApprovalHandler): Plugin {
+  return definePlugin({
+    name: 'cli-approvals',
+    provides: [ApprovalHandler],
+    register({ bind }) {
+      bind(ApprovalHandler).toConstantValue(handler);
+    },
+  });
+}

@@ -1,0 +1,73 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createKernel } from '@tessera/kernel';
+import { describe, expect, it } from 'vitest';
+import { parseArgs, splitToolList } from './args.js';
+import { cliPreset } from './preset.js';
+
+describe('cliPreset', () => {
+  it('boots, and every token a member provides resolves', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tessera-preset-home-'));
+    const cwd = mkdtempSync(join(tmpdir(), 'tessera-preset-cwd-'));
+    const kernel = await createKernel({
+      plugins: cliPreset({ cwd, home, provider: { kind: 'profile', profile: { type: 'anthropic', apiKey: 'sk-test', baseURL: 'http://127.0.0.1:9' } }, sessionLog: false }),
+    });
+    const description = kernel.describe();
+    const provided = [...new Set(description.plugins.flatMap((plugin) => plugin.provides))];
+    expect(provided).toEqual(expect.arrayContaining(['Provider', 'SessionStore', 'SessionTree', 'PermissionPolicy', 'SystemPromptBuilder', 'EditCheckpoints', 'BackgroundTasks', 'SubagentLauncher']));
+    // Tokens are `Symbol.for('tessera/<Name>')`: resolve each provided one by its name.
+    const unresolved: string[] = [];
+    for (const name of provided) {
+      try {
+        if (kernel.get(Symbol.for(`tessera/${name}`)) === undefined) unresolved.push(name);
+      } catch (error) {
+        unresolved.push(`${name}: ${String(error)}`);
+      }
+    }
+    expect(unresolved).toEqual([]);
+    await kernel.shutdown();
+  });
+});
+
+describe('parseArgs', () => {
+  it('takes every Claude Code print flag, in both --flag value and --flag=value forms', () => {
+    const flags = parseArgs([
+      '-p', '--output-format=stream-json', '--verbose', '--input-format', 'stream-json', '--include-partial-messages', '--replay-user-messages',
+      '-c', '--fork-session', '--session-id', 'b6f0c4f2-1111-4c4c-8888-000000000001', '--model=opus', '--fallback-model', 'haiku,sonnet',
+      '--permission-mode', 'plan', '--allowedTools', 'Read', 'Bash(git diff *),Write', '--disallowedTools=WebFetch', '--tools', 'Read', 'Grep',
+      '--system-prompt', 'S', '--append-system-prompt-file', 'a.txt', '--max-turns=3', '--mcp-config', '{"mcpServers":{}}', '--strict-mcp-config',
+      '--settings', 's.json', '--setting-sources=', '--add-dir', '../lib', '../docs', '--cwd', 'sub', '--provider', 'demo', '--no-session-persistence',
+      '--permission-prompt-tool=stdio', '--dangerously-skip-permissions', 'the prompt',
+    ]);
+    expect(flags).toMatchObject({
+      print: true, outputFormat: 'stream-json', verbose: true, inputFormat: 'stream-json', includePartialMessages: true, replayUserMessages: true,
+      continue: true, forkSession: true, sessionId: 'b6f0c4f2-1111-4c4c-8888-000000000001', model: 'opus', fallbackModel: 'haiku,sonnet',
+      permissionMode: 'plan', allowedTools: ['Read', 'Bash(git diff *)', 'Write'], disallowedTools: ['WebFetch'], tools: ['Read', 'Grep'],
+      systemPrompt: 'S', appendSystemPromptFile: 'a.txt', maxTurns: 3, mcpConfig: ['{"mcpServers":{}}'], strictMcpConfig: true, settings: 's.json',
+      settingSources: [], addDir: ['../lib', '../docs'], cwd: 'sub', provider: 'demo', sessionPersistence: false, permissionPromptTool: 'stdio',
+      dangerouslySkipPermissions: true, positionals: ['the prompt'],
+    });
+  });
+
+  it('-r takes an id when one follows, else means the latest session', () => {
+    expect(parseArgs(['-r', 'abc-123', '-p', 'x']).resume).toBe('abc-123');
+    expect(parseArgs(['-r', '-p', 'x']).resume).toBe(true);
+    expect(parseArgs(['-p', 'x', '--resume']).resume).toBe(true);
+    expect(parseArgs(['-r', 'fix the tests']).resume).toBe(true);
+  });
+
+  it('rejects unknown flags and bad values with the offending text', () => {
+    expect(() => parseArgs(['--output-format', 'yaml'])).toThrow(/argument 'yaml' is invalid. Allowed choices are text, json, stream-json/);
+    expect(() => parseArgs(['--max-turns', 'many'])).toThrow(/expects a whole number/);
+    expect(() => parseArgs(['--model'])).toThrow(/argument missing/);
+    expect(() => parseArgs(['--allowedTool', 'Read'])).toThrow(/Did you mean --allowedTools/);
+    const ignored: string[] = [];
+    expect(parseArgs(['--brand-new-flag=1', '--input-format', 'stream-json'], { ignoreUnknown: true, onUnknown: (flag) => ignored.push(flag) }).inputFormat).toBe('stream-json');
+    expect(ignored).toEqual(['--brand-new-flag']);
+  });
+
+  it('splits tool lists on commas and spaces outside parentheses', () => {
+    expect(splitToolList('Read, Bash(git log:*),Bash(npm run test *) Write')).toEqual(['Read', 'Bash(git log:*)', 'Bash(npm run test *)', 'Write']);
+  });
+});
