@@ -110,3 +110,12 @@ export function toolUses(message: Message): ToolUseBlock[] {
   for (const block of message.content) if (block.type === 'tool_use') calls.push(block);
   return calls;
 }
+
+/**
+ * Orders strings by UTF-16 code units, as `Array.prototype.sort` does by default. For ids,
+ * ISO timestamps and command names; unlike `localeCompare` it does not load ICU collation,
+ * which costs milliseconds on its first call.
+ */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,4 +1,4 @@
-import { describeError, type ICommand, type ICommandHostContext, type ICommandInfo, type ICommandModule, type ICommandResult, type ISystemCommand } from '@tessera/contracts';
+import { compareText, describeError, type ICommand, type ICommandHostContext, type ICommandInfo, type ICommandModule, type ICommandResult, type ISystemCommand } from '@tessera/contracts';
 
 /** A command as `listCommands()` reports it (the contracts' `ICommandInfo`). */
 export type ICommandListing = ICommandInfo;
@@ -43,7 +43,7 @@ export class SystemCommandExecutor {
         modelInvocable: command.modelInvocable === true,
         source: module,
       }))
-      .sort((a, b) => a.name.localeCompare(b.name));
+      .sort((a, b) => compareText(a.name, b.name));
   }
 
   /** Palette entries from the modules' command sources (skills, plugin commands…). */

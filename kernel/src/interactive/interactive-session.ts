@@ -37,6 +37,7 @@ import {
   type SessionEndReason,
   type SessionEvent,
   type SessionServices,
+  compareText,
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import type { Kernel, KernelSessionOptions } from '../kernel.js';
@@ -792,7 +793,7 @@ export class InteractiveSession {
 async function listStored(store: SessionStore | undefined): Promise<ISessionRecord[]> {
   if (!store) return [];
   const records = await store.list();
-  return [...records].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+  return [...records].sort((a, b) => compareText(b.updatedAt, a.updatedAt));
 }
 
 function firstPromptOf(record: ISessionRecord): string {

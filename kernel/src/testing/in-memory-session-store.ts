@@ -1,4 +1,4 @@
-import { TesseraError, type ISessionRecord, type SessionStore } from '@tessera/contracts';
+import { compareText, TesseraError, type ISessionRecord, type SessionStore } from '@tessera/contracts';
 
 /**
  * A SessionStore kept in a Map. `save` keeps its own copy of the record's arrays (messages are
@@ -27,7 +27,7 @@ export class InMemorySessionStore implements SessionStore {
   list(): ISessionRecord[] {
     return [...this.records.values()]
       .map((record) => structuredClone(record))
-      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+      .sort((a, b) => compareText(b.updatedAt, a.updatedAt));
   }
 
   delete(id: string): void {

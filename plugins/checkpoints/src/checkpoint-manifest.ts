@@ -1,3 +1,4 @@
+import { compareText } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, readdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -194,7 +195,7 @@ export async function checkpointIds(directory: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return entries.filter(isCheckpointId).sort((left, right) => sequenceOf(left) - sequenceOf(right) || left.localeCompare(right));
+  return entries.filter(isCheckpointId).sort((left, right) => sequenceOf(left) - sequenceOf(right) || compareText(left, right));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { assertValidSessionId, TesseraError, type ISessionRecord, type SessionRecordChange, type SessionStore } from '@tessera/contracts';
+import { compareText, assertValidSessionId, TesseraError, type ISessionRecord, type SessionRecordChange, type SessionStore } from '@tessera/contracts';
 import { recoverDamagedLines } from './damaged-lines.js';
 import type { SessionEntry, SessionHeader } from './entries.js';
 import { SessionEntryNotFoundError, SessionExistsError, SessionNotFoundError } from './errors.js';
@@ -76,7 +76,7 @@ export class JsonlSessionStore implements SessionStore {
         const record = tracked ? recordFromSession(tracked.manager).record : (await this.#openTracked(info.id))?.loaded;
         if (record) records.push(record);
       }
-      return records.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+      return records.sort((a, b) => compareText(b.updatedAt, a.updatedAt));
     });
   }
 

@@ -1,5 +1,5 @@
 import type { IHistoryEntry, ISessionRecord, Message, SessionTree, SessionTreeInfo, SessionTreeNode } from '@tessera/contracts';
-import { assertValidSessionId, TesseraError } from '@tessera/contracts';
+import { compareText, assertValidSessionId, TesseraError } from '@tessera/contracts';
 import { SessionEntryNotFoundError } from './errors.js';
 import type { JsonlSessionStore, SessionSnapshot } from './jsonl-session-store.js';
 import { persistLeaf } from './leaf-marker.js';
@@ -24,7 +24,7 @@ export class JsonlSessionTree implements SessionTree {
 
   async list(options: { cwd?: string } = {}): Promise<SessionTreeInfo[]> {
     const infos = (await this.store.snapshots()).filter(({ header }) => options.cwd === undefined || header.cwd === options.cwd).map(sessionInfo);
-    return infos.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    return infos.sort((a, b) => compareText(b.updatedAt, a.updatedAt));
   }
 
   async load(sessionId: string): Promise<ISessionRecord | undefined> {

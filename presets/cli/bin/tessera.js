@@ -1,13 +1,77 @@
 #!/usr/bin/env node
 // The `tessera` command. A plain launcher (committed, not built) so the bin link exists from
-// `npm ci` on; the program itself is the bundled `dist-bundle/main.js` (`npm run build`,
-// scripts/bundle-cli.mjs), or the unbundled `dist/main.js` when only `tsc -b` has run.
-import { existsSync } from 'node:fs';
+// `npm ci` on. The program is the CommonJS bundle in `dist-bundle/` (`npm run build`,
+// scripts/bundle-cli.mjs), compiled from a V8 code cache kept between runs; when only `tsc -b`
+// has run, the unbundled `dist/main.js`. docs/adr/0002-cli-bundle-and-code-cache.md says why.
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
 
-const bundled = new URL('../dist-bundle/main.js', import.meta.url);
-const { main } = await import(existsSync(bundled) ? bundled.href : '../dist/main.js');
+const bundleDir = fileURLToPath(new URL('../dist-bundle/', import.meta.url));
+const entry = join(bundleDir, 'tessera.cjs');
 
+/** The folder for compiled code: `TESSERA_COMPILE_CACHE` (`0` turns caching off), else the user's cache folder. */
+function cacheRoot() {
+  const setting = process.env.TESSERA_COMPILE_CACHE;
+  if (setting === '0') return undefined;
+  return setting || join(process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir() || tmpdir(), '.cache'), 'tessera', 'compile-cache');
+}
+
+/**
+ * Loads the bundle's files through Node's CommonJS loader, but compiles each with the V8 code
+ * cache kept for it (the same thing Node 22's compile cache does, which Node 20 lacks). Returns
+ * a function that saves the caches a run was missing, after the run, so the functions it
+ * compiled lazily are in them too.
+ */
+function loadBundle() {
+  const require = createRequire(entry);
+  const Module = require('node:module');
+  const root = cacheRoot();
+  const fresh = [];
+  const compile = Module.prototype._compile;
+  Module.prototype._compile = function compileCached(content, filename) {
+    if (root === undefined || !filename.startsWith(bundleDir)) return compile.call(this, content, filename);
+    const { size, mtimeMs } = statSync(filename);
+    // V8 refuses data from another V8 version or other flags; the name ties it to this exact file.
+    const cache = join(root, `${filename.slice(bundleDir.length).replaceAll(sep, '_')}-${process.versions.v8}-${size}-${Math.trunc(mtimeMs)}.bin`);
+    let cachedData;
+    try {
+      cachedData = readFileSync(cache);
+    } catch {
+      cachedData = undefined;
+    }
+    const script = new vm.Script(Module.wrap(content), {
+      filename,
+      ...(cachedData ? { cachedData } : {}),
+      importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    });
+    if (cachedData === undefined || script.cachedDataRejected === true) fresh.push({ script, cache });
+    const run = script.runInThisContext({ displayErrors: true });
+    const local = createRequire(filename);
+    return run.call(this.exports, this.exports, local, this, filename, dirname(filename));
+  };
+  const { main } = require(entry);
+  const save = () => {
+    for (const { script, cache } of fresh) {
+      try {
+        mkdirSync(dirname(cache), { recursive: true });
+        const temporary = `${cache}.${process.pid}.tmp`;
+        writeFileSync(temporary, script.createCachedData());
+        renameSync(temporary, cache);
+      } catch {
+        // A cache that cannot be written only costs the next run its compile time.
+      }
+    }
+  };
+  return { main, save };
+}
+
+const { main, save } = existsSync(entry) ? loadBundle() : { main: (await import('../dist/main.js')).main, save: undefined };
 const code = await main(process.argv.slice(2));
+save?.();
 // A CLI run is over when main returns: exit once stdout and stderr have drained, rather than
 // wait for timers or workers a plugin may keep (a background shell the model left running).
 process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));

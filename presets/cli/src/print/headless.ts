@@ -12,6 +12,7 @@ import {
   type Message,
   type PermissionMode,
   type SessionEvent,
+  compareText,
 } from '@tessera/contracts';
 import { createKernel, definePlugin, InteractiveSession, Stage, type Kernel, type Plugin, type Session } from '@tessera/kernel';
 import type { CliFlags } from '../args.js';
@@ -300,7 +301,7 @@ async function resolveResume(kernel: Kernel, flags: CliFlags, cwd: string): Prom
   const wanted = flags.resume;
   const sessions = await InteractiveSession.listResumableSessions(kernel);
   if (sessions.some((stored) => stored.id === wanted)) return wanted;
-  const named = sessions.filter((stored) => stored.name === wanted).sort((a, b) => (a.cwd === cwd ? -1 : 0) - (b.cwd === cwd ? -1 : 0) || b.updatedAt.localeCompare(a.updatedAt));
+  const named = sessions.filter((stored) => stored.name === wanted).sort((a, b) => (a.cwd === cwd ? -1 : 0) - (b.cwd === cwd ? -1 : 0) || compareText(b.updatedAt, a.updatedAt));
   if (named[0]) return named[0].id;
   throw new CliUsageError(`No conversation found with session ID or name: ${wanted}. List them with: tessera sessions list --all`);
 }

@@ -1,6 +1,6 @@
 import { copyFileSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { InvalidSessionIdError, isValidSessionId } from '@tessera/contracts';
+import { compareText, InvalidSessionIdError, isValidSessionId } from '@tessera/contracts';
 import {
   FileSessionStorage,
   LEAF_MARKER_TYPE,
@@ -35,7 +35,7 @@ export const runSessionsCommand: Subcommand = commandGroup('sessions', 'Stored s
         const stored = await readStored(file, io);
         if (stored && (all || stored.header.cwd === io.cwd)) sessions.push(factsOf(stored));
       }
-      sessions.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+      sessions.sort((a, b) => compareText(b.updatedAt, a.updatedAt));
       if (args.values.json === true) {
         io.stdout(json(sessions));
         return 0;
