@@ -66,6 +66,9 @@ interface TurnTotals {
  * formats on stdout. Everything else goes to stderr.
  */
 export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
+  // `TESSERA_TIMING=1`: where a run's time goes, as `+ms phase` lines on stderr.
+  const mark = io.env.TESSERA_TIMING === '1' ? (phase: string) => io.stderr(`[timing] +${Math.round(performance.now())} ms ${phase}\n`) : () => undefined;
+  mark('headless');
   checkFlagCombinations(flags);
   const cwd = resolve(io.cwd, flags.cwd ?? '.');
   const streamInput = flags.inputFormat === 'stream-json';
@@ -116,6 +119,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   const host = new HostBridge(control, initialize?.request, flags, io);
   let kernel: Kernel;
   try {
+    mark('settings and provider chosen');
     kernel = await createKernel({
       plugins: await loadCliPreset({
         cwd,
@@ -166,7 +170,9 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
       ...host.systemPromptOptions(settings),
       sessionOptions: { ...(flags.maxTurns === undefined ? {} : { maxTurns: flags.maxTurns }) },
     });
+    mark('kernel composed');
     await interactive.whenReady();
+    mark('session ready');
   } catch (error) {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -184,6 +190,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   try {
     if (!lines) {
       const ok = await run.turn(prompt!);
+      mark('turn done');
       if (!ok && exitCode === 0) exitCode = 1;
     } else {
       const queue = new UserQueue();
@@ -240,7 +247,9 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await interactive.shutdown({ reason: exitCode === 0 ? 'other' : 'prompt_input_exit' }).catch((error: unknown) => io.stderr(`Could not save the session: ${describeError(error)}\n`));
+    mark('session shut down');
     await kernel.shutdown().catch(() => undefined);
+    mark('kernel shut down');
     out.finish();
   }
   return exitCode !== 0 ? exitCode : run.lastFailed && !lines ? 1 : 0;
