@@ -109,7 +109,7 @@ describe('reattaching what hung from a damaged line', () => {
   const header = JSON.stringify({ type: 'session', version: 3, id: 'tree', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/proj' });
   const entry = (id: string, parentId: string | null, role: 'user' | 'assistant', text: string) =>
     JSON.stringify({ type: 'message', id, parentId, timestamp: '2025-01-01T00:00:01.000Z', message: role === 'user' ? { role, content: text } : { role, content: [{ type: 'text', text }], stopReason: 'stop' } });
-  const texts = (manager: SessionManager) => manager.buildSessionContext().messages.map((message) => JSON.stringify((message as { content: unknown }).content).match(/[a-z ]+/g)?.find((word) => word !== 'text' && word !== 'type'));
+  const texts = (manager: SessionManager) => manager.buildSessionContext().messages.map((message) => JSON.stringify((message as unknown as { content: unknown }).content).match(/[a-z ]+/g)?.find((word) => word !== 'text' && word !== 'type'));
   async function open(lines: string[]): Promise<{ manager: SessionManager; file: string; bytes: string }> {
     const file = join(dir, 'tree.jsonl');
     const bytes = `${[header, ...lines].join('\n')}\n`;
