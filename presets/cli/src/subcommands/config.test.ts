@@ -1,30 +1,17 @@
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CliIO } from '../io.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { runSubcommand, tempDirs } from './subcommand.test-helper.js';
 import { runConfigCommand } from './config.js';
 
 let home: string;
 let cwd: string;
 
 beforeEach(() => {
-  home = mkdtempSync(join(tmpdir(), 'tessera-config-home-'));
-  cwd = mkdtempSync(join(tmpdir(), 'tessera-config-cwd-'));
+  ({ home, cwd } = tempDirs('config', 'home', 'cwd'));
 });
 
-afterEach(() => {
-  rmSync(home, { recursive: true, force: true });
-  rmSync(cwd, { recursive: true, force: true });
-});
-
-async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env: {}, home };
-  const code = await runConfigCommand(argv, io);
-  return { code, stdout, stderr };
-}
+const run = (...argv: string[]) => runSubcommand(runConfigCommand, argv, { cwd, home });
 
 const projectFile = () => join(cwd, '.tessera', 'settings.json');
 const localFile = () => join(cwd, '.tessera', 'settings.local.json');

@@ -1,31 +1,18 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { HistoryStorage } from '@tessera/plugin-prompt-history';
-import type { CliIO } from '../io.js';
+import { runSubcommand, tempDirs } from './subcommand.test-helper.js';
 import { runHistoryCommand } from './history.js';
 
 let home: string;
 let cwd: string;
 
 beforeEach(() => {
-  home = mkdtempSync(join(tmpdir(), 'tessera-history-home-'));
-  cwd = mkdtempSync(join(tmpdir(), 'tessera-history-cwd-'));
+  ({ home, cwd } = tempDirs('history', 'home', 'cwd'));
 });
 
-afterEach(() => {
-  rmSync(home, { recursive: true, force: true });
-  rmSync(cwd, { recursive: true, force: true });
-});
-
-async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env: {}, home };
-  const code = await runHistoryCommand(argv, io);
-  return { code, stdout, stderr };
-}
+const run = (...argv: string[]) => runSubcommand(runHistoryCommand, argv, { cwd, home });
 
 const databasePath = () => join(home, '.tessera', 'agent', 'history.db');
 

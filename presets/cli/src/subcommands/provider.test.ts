@@ -1,31 +1,18 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@tessera/plugin-config';
-import type { CliIO } from '../io.js';
+import { runSubcommand, tempDirs } from './subcommand.test-helper.js';
 import { runProviderCommand } from './provider.js';
 
 let home: string;
 let cwd: string;
 
 beforeEach(() => {
-  home = mkdtempSync(join(tmpdir(), 'tessera-provider-home-'));
-  cwd = mkdtempSync(join(tmpdir(), 'tessera-provider-cwd-'));
+  ({ home, cwd } = tempDirs('provider', 'home', 'cwd'));
 });
 
-afterEach(() => {
-  rmSync(home, { recursive: true, force: true });
-  rmSync(cwd, { recursive: true, force: true });
-});
-
-async function run(env: Record<string, string>, ...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env, home };
-  const code = await runProviderCommand(argv, io);
-  return { code, stdout, stderr };
-}
+const run = (env: Record<string, string>, ...argv: string[]) => runSubcommand(runProviderCommand, argv, { cwd, home, env });
 
 const globalFile = () => join(home, '.tessera', 'settings.json');
 const projectFile = () => join(cwd, '.tessera', 'settings.json');

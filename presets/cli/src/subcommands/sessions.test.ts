@@ -1,10 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { ISessionRecord, Message } from '@tessera/contracts';
 import { JsonlSessionStore, sessionDirFor } from '@tessera/plugin-session-store-jsonl';
-import type { CliIO } from '../io.js';
+import { runSubcommand, tempDirs } from './subcommand.test-helper.js';
 import { runSessionsCommand } from './sessions.js';
 
 let home: string;
@@ -12,22 +11,10 @@ let cwd: string;
 let other: string;
 
 beforeEach(() => {
-  home = mkdtempSync(join(tmpdir(), 'tessera-sessions-home-'));
-  cwd = mkdtempSync(join(tmpdir(), 'tessera-sessions-cwd-'));
-  other = mkdtempSync(join(tmpdir(), 'tessera-sessions-other-'));
+  ({ home, cwd, other } = tempDirs('sessions', 'home', 'cwd', 'other'));
 });
 
-afterEach(() => {
-  for (const dir of [home, cwd, other]) rmSync(dir, { recursive: true, force: true });
-});
-
-async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env: {}, home };
-  const code = await runSessionsCommand(argv, io);
-  return { code, stdout, stderr };
-}
+const run = (...argv: string[]) => runSubcommand(runSessionsCommand, argv, { cwd, home });
 
 const agentDir = () => join(home, '.tessera', 'agent');
 
