@@ -235,29 +235,6 @@ describe('usage errors and exit codes', () => {
     expect(code).toBe(1);
     expect(JSON.parse(stdout)).toMatchObject({ subtype: 'error_max_turns', is_error: true, num_turns: 2, errors: ['Reached maximum number of turns (2)'] });
   });
-
-  describe('a provider error', () => {
-    let server: FakeAnthropicServer;
-    beforeEach(async () => {
-      server = new FakeAnthropicServer();
-      await server.listen();
-    });
-    afterEach(() => server.close());
-
-    it('ends in an error_during_execution result naming it, exit 1', async () => {
-      server.fail(400, { message: 'max_tokens is too large' });
-      const run = spawn(process.execPath, [BIN, '-p', 'hi', '--output-format', 'json'], {
-        cwd: workspace,
-        env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.baseURL },
-      });
-      let stdout = '';
-      run.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      run.stdin.end();
-      const code = await new Promise<number | null>((resolve) => run.on('close', resolve));
-      expect(code).toBe(1);
-      expect(JSON.parse(stdout)).toMatchObject({ subtype: 'error_during_execution', is_error: true, errors: [expect.stringContaining('max_tokens is too large')] });
-    });
-  });
 });
 
 describe('against the loopback Anthropic API', () => {
@@ -281,6 +258,13 @@ describe('against the loopback Anthropic API', () => {
     const code = await new Promise<number | null>((resolve) => run.on('close', resolve));
     return { code, stdout, stderr };
   }
+
+  it('a provider error ends in an error_during_execution result naming it, exit 1', async () => {
+    server.fail(400, { message: 'max_tokens is too large' });
+    const { code, stdout } = await runAgainst(['-p', 'hi', '--output-format', 'json']);
+    expect(code).toBe(1);
+    expect(JSON.parse(stdout)).toMatchObject({ subtype: 'error_during_execution', is_error: true, errors: [expect.stringContaining('max_tokens is too large')] });
+  });
 
   it('a retried overload is reported as system/api_retry, then the turn succeeds', async () => {
     server.fail(529, { headers: { 'retry-after-ms': '5' } }).reply({ text: ['Hello ', 'there.'], usage: { input_tokens: 12, output_tokens: 3 } });
