@@ -311,6 +311,59 @@ describe('against the loopback Anthropic API', () => {
   });
 });
 
+describe('start-up discipline and doctor', () => {
+  it('the print path loads only what the run needs: one provider SDK, no subcommand', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'tessera-cli-cache-'));
+    const server = new FakeAnthropicServer();
+    await server.listen();
+    try {
+      server.reply({ text: ['ok'] });
+      const run = spawn(process.execPath, [BIN, '-p', 'hi'], {
+        cwd: workspace,
+        env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.baseURL, TESSERA_COMPILE_CACHE: cache },
+      });
+      run.stdin.end();
+      expect(await new Promise<number | null>((resolve) => run.on('close', resolve))).toBe(0);
+    } finally {
+      await server.close();
+    }
+    // The bin writes one code cache per bundle file it compiled: that is the list of what loaded.
+    const bundleDir = join(dirname(BIN), '..', 'dist-bundle');
+    const loaded = readdirSync(cache).map((name) => name.replace(/-[0-9.]+-node\.\d+-\d+-\d+\.bin$/, ''));
+    expect(loaded).toContain('tessera.cjs');
+    const sources = loaded.map((name) => readFileSync(join(bundleDir, name), 'utf8'));
+    expect(sources.some((source) => source.includes('https://api.anthropic.com'))).toBe(true);
+    expect(sources.some((source) => source.includes('https://api.openai.com'))).toBe(false);
+    expect(loaded.filter((name) => /^(doctor|sessions|history|config|provider)-[\w-]{8}\.cjs$/.test(name))).toEqual([]);
+  });
+
+  it('doctor reports settings layers, the provider and its reachability, context files and plugins', async () => {
+    writeFileSync(join(workspace, 'AGENTS.md'), '# Agents\nBe brief.\n');
+    mkdirSync(join(workspace, '.claude'));
+    writeFileSync(join(workspace, '.claude', 'settings.json'), '{ "model": 3 }');
+    const server = new FakeAnthropicServer();
+    await server.listen();
+    try {
+      const { code, stdout } = await runMain(['doctor', '--json'], { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.baseURL });
+      const report = JSON.parse(stdout);
+      expect(report.provider).toMatchObject({ type: 'anthropic', source: 'ANTHROPIC_API_KEY', reachable: true });
+      expect(report.contextFiles).toEqual([expect.objectContaining({ path: join(workspace, 'AGENTS.md') })]);
+      expect(report.settings.map((layer: { file: string }) => layer.file)).toContain(join(workspace, '.claude', 'settings.json'));
+      expect(report.problems.join('\n')).toContain(`${join(workspace, '.claude', 'settings.json')}`);
+      expect(report.plugins.map((plugin: { name: string }) => plugin.name)).toEqual(expect.arrayContaining(['permissions', 'claude-hooks', 'provider-from-profile']));
+      // A wrong type for a known key is a located settings error: doctor says so with exit 1.
+      expect(code).toBe(1);
+    } finally {
+      await server.close();
+    }
+    const unreachable = await runMain(['doctor'], { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' });
+    expect(unreachable.stdout).toContain('unreachable');
+    expect(unreachable.code).toBe(1);
+    const help = await runMain(['doctor', '--help']);
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: tessera doctor') });
+  });
+});
+
 describe('sessions across processes', () => {
   it('-c continues, -r <id> resumes, --fork-session leaves the original file byte-identical', () => {
     const first = runBin(['-p', 'Summarise', '--provider', 'demo', '--output-format', 'json', ...TASK_TOOLS]);
