@@ -30,7 +30,9 @@ process.stderr.write(
     : 'model: the built-in DEMO model (scripted, no API key found; set ANTHROPIC_API_KEY to use Claude on the same task)\n',
 );
 process.stderr.write(`$ tessera -p "${task.slice(0, 60)}…" --verbose --allowedTools "Bash(pwd)" Glob Read Write\n\n`);
-const run = spawnSync(process.execPath, args, { stdio: 'inherit', env });
+// --verbose streams the text and the tool calls on stderr; stdout carries only the final answer
+// (what `tessera -p … > answer.txt` would keep), already seen in the stream, so it is not repeated.
+const run = spawnSync(process.execPath, args, { stdio: ['inherit', 'pipe', 'inherit'], env, encoding: 'utf8' });
 if (run.status === 0) {
   try {
     process.stderr.write(`\n--- ${join(workspace, 'SUMMARY.md')} ---\n${readFileSync(join(workspace, 'SUMMARY.md'), 'utf8')}`);
