@@ -230,6 +230,11 @@ describe('git in the environment section', () => {
     write('new.txt', 'x');
     const dirty = await builder({ git: { timeoutMs: 5_000 } }).build({ cwd, services: noSessionServices });
     expect(dirty.prompt).toContain('- Git status: 1 changed, 1 untracked');
+
+    // A folder inside the repository finds it above itself.
+    write('deep/er/file.txt', 'x');
+    const nested = await builder({ git: {} }).build({ cwd: join(cwd, 'deep', 'er'), services: noSessionServices });
+    expect(nested.prompt).toContain('- Git branch: feat/prompt');
   });
 
   it('leaves git out when cwd is not a repository', async () => {

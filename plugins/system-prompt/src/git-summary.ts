@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export interface GitSummary {
   /** The branch, `detached HEAD` when none is checked out. */
@@ -14,6 +16,8 @@ export interface GitSummary {
  * `timeoutMs`. Read-only: `GIT_OPTIONAL_LOCKS=0` keeps git from refreshing the index.
  */
 export function readGitSummary(cwd: string, timeoutMs: number): Promise<GitSummary | undefined> {
+  // Outside a repository there is nothing to report: a few stat calls spare a git process.
+  if (!insideRepository(cwd)) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     execFile(
       'git',
@@ -45,4 +49,18 @@ export function describeGitState(summary: GitSummary): string {
   if (summary.changed > 0) parts.push(`${summary.changed} changed`);
   if (summary.untracked > 0) parts.push(`${summary.untracked} untracked`);
   return parts.length === 0 ? 'clean' : parts.join(', ');
+}
+
+/** Whether `cwd` or a folder above it holds `.git` (or git is pointed elsewhere by `GIT_DIR`). */
+function insideRepository(cwd: string): boolean {
+  if (process.env.GIT_DIR) return true;
+  for (let folder = cwd; ; folder = dirname(folder)) {
+    try {
+      statSync(join(folder, '.git'));
+      return true;
+    } catch {
+      // not here; look above
+    }
+    if (dirname(folder) === folder) return false;
+  }
 }

@@ -3,7 +3,8 @@
 // `npm ci` on. The program is the CommonJS bundle in `dist-bundle/` (`npm run build`,
 // scripts/bundle-cli.mjs), compiled from a V8 code cache kept between runs; when only `tsc -b`
 // has run, the unbundled `dist/main.js`. docs/adr/0002-cli-bundle-and-code-cache.md says why.
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
@@ -17,7 +18,26 @@ const entry = join(bundleDir, 'tessera.cjs');
 function cacheRoot() {
   const setting = process.env.TESSERA_COMPILE_CACHE;
   if (setting === '0') return undefined;
-  return setting || join(process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir() || tmpdir(), '.cache'), 'tessera', 'compile-cache');
+  const base = setting || join(process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir() || tmpdir(), '.cache'), 'tessera', 'compile-cache');
+  // One folder per installed copy, so two installs never drop each other's caches.
+  return join(base, createHash('sha256').update(bundleDir).digest('hex').slice(0, 16));
+}
+
+/** Drops caches of bundle files that changed or are gone (an earlier build); keeps the others. */
+function prune(root) {
+  let names;
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  const current = new Set();
+  for (const file of readdirSync(bundleDir)) {
+    if (!file.endsWith('.cjs')) continue;
+    const { size, mtimeMs } = statSync(join(bundleDir, file));
+    current.add(`${file}-${process.versions.v8}-${size}-${Math.trunc(mtimeMs)}.bin`);
+  }
+  for (const name of names) if (name.endsWith('.bin') && !current.has(name)) rmSync(join(root, name), { force: true });
 }
 
 /**
@@ -36,7 +56,8 @@ function loadBundle() {
     if (root === undefined || !filename.startsWith(bundleDir)) return compile.call(this, content, filename);
     const { size, mtimeMs } = statSync(filename);
     // V8 refuses data from another V8 version or other flags; the name ties it to this exact file.
-    const cache = join(root, `${filename.slice(bundleDir.length).replaceAll(sep, '_')}-${process.versions.v8}-${size}-${Math.trunc(mtimeMs)}.bin`);
+    const name = filename.slice(bundleDir.length).replaceAll(sep, '_');
+    const cache = join(root, `${name}-${process.versions.v8}-${size}-${Math.trunc(mtimeMs)}.bin`);
     let cachedData;
     try {
       cachedData = readFileSync(cache);
@@ -55,6 +76,7 @@ function loadBundle() {
   };
   const { main } = require(entry);
   const save = () => {
+    if (fresh.length > 0) prune(root);
     for (const { script, cache } of fresh) {
       try {
         mkdirSync(dirname(cache), { recursive: true });

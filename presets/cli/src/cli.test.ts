@@ -329,7 +329,10 @@ describe('start-up discipline and doctor', () => {
     }
     // The bin writes one code cache per bundle file it compiled: that is the list of what loaded.
     const bundleDir = join(dirname(BIN), '..', 'dist-bundle');
-    const loaded = readdirSync(cache).map((name) => name.replace(/-[0-9.]+-node\.\d+-\d+-\d+\.bin$/, ''));
+    const loaded = readdirSync(cache, { recursive: true })
+      .map((name) => String(name).split('/').at(-1)!)
+      .filter((name) => name.endsWith('.bin'))
+      .map((name) => name.replace(/-[0-9.]+-node\.\d+-\d+-\d+\.bin$/, ''));
     expect(loaded).toContain('tessera.cjs');
     const sources = loaded.map((name) => readFileSync(join(bundleDir, name), 'utf8'));
     expect(sources.some((source) => source.includes('https://api.anthropic.com'))).toBe(true);
