@@ -67,7 +67,7 @@ interface TurnTotals {
  */
 export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   // `TESSERA_TIMING=1`: where a run's time goes, as `+ms phase` lines on stderr.
-  const mark = io.env.TESSERA_TIMING === '1' ? (phase: string) => io.stderr(`[timing] +${Math.round(performance.now())} ms ${phase}\n`) : () => undefined;
+  const mark = io.env.TESSERA_TIMING === '1' ? (phase: string) => io.stderr(`[timing] +${Math.round(performance.now())} ms, rss ${Math.round(process.memoryUsage.rss() / 2 ** 20)} MB: ${phase}\n`) : () => undefined;
   mark('headless');
   checkFlagCombinations(flags);
   const cwd = resolve(io.cwd, flags.cwd ?? '.');
