@@ -395,6 +395,26 @@ describe('sessions across processes', () => {
     expect(missing.stderr).toContain('No conversation found with session ID or name: no-such-session');
   });
 
+  it('SIGINT ends the running turn with an error result, saves the session and exits 130', async () => {
+    const child = spawn(process.execPath, [BIN, '-p', 'Summarise', '--provider', 'demo', '--output-format', 'stream-json', '--verbose', ...TASK_TOOLS], {
+      cwd: workspace,
+      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', TESSERA_DEMO_DELAY_MS: '150' },
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('"type":"assistant"')) child.kill('SIGINT');
+    });
+    child.stdin.end();
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(130);
+    const messages = lines(stdout);
+    expect(messages.at(-1)).toMatchObject({ type: 'result', subtype: 'error_during_execution', is_error: true });
+    const id = messages[0]!.session_id as string;
+    const sessionsDir = join(home, '.tessera', 'agent', 'sessions');
+    expect(readdirSync(sessionsDir, { recursive: true }).map(String).some((name) => name.endsWith(`_${id}.jsonl`))).toBe(true);
+  });
+
   it('--no-session-persistence writes no session file', () => {
     const run = runBin(['-p', 'Summarise', '--provider', 'demo', '--no-session-persistence', '--output-format', 'json', ...TASK_TOOLS]);
     expect(run.code).toBe(0);
