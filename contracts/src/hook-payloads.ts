@@ -126,7 +126,13 @@ export interface PreToolUseContext {
  *   approved it (the permission guard then asks no one; deny rules still deny).
  */
 export type PreToolUseDecision =
-  | { decision: 'deny'; reason: string; source?: 'permission' | 'hook' | (string & {}) }
+  | {
+      decision: 'deny';
+      reason: string;
+      source?: 'permission' | 'hook' | (string & {});
+      /** The reason is the whole tool result the model sees (an approver's own message), with no "Permission denied:" prefix. */
+      verbatim?: boolean;
+    }
   | { decision: 'respond'; result: ToolResult }
   | PreToolUseContinue;
 

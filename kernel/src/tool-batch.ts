@@ -17,6 +17,7 @@ function failure(output: string, errorCode: string, metadata?: Record<string, un
 
 function decisionResult(decision: Exclude<PreToolUseDecision, { decision: 'continue' }>): ToolResult {
   if (decision.decision === 'respond') return decision.result;
+  if (decision.verbatim === true) return failure(decision.reason, 'denied', { denied: true });
   if (decision.source === undefined || decision.source === 'permission') return failure(`Permission denied: ${decision.reason}`, 'denied', { denied: true });
   return failure(`Blocked by ${decision.source}: ${decision.reason}`, 'blocked', { denied: true });
 }

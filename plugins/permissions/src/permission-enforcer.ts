@@ -116,7 +116,8 @@ export class PermissionEnforcer {
         // The approver may run the call with a changed input (the Agent SDK's `updatedInput`).
         return answer.updatedInput === undefined ? undefined : { decision: 'continue', input: answer.updatedInput, approvedBy: outcome.via };
       }
-      if (typeof answer === 'object' && answer.message) return { decision: 'deny', reason: answer.message, source: 'permission' };
+      // An approver's own message is what the model is told, word for word (Claude Code's canUseTool deny).
+      if (typeof answer === 'object' && answer.message) return { decision: 'deny', reason: answer.message, source: 'permission', verbatim: true };
       const why = 'reason' in outcome ? outcome.reason : 'the user declined';
       return { decision: 'deny', reason: `${toolName} was not approved: ${why}`, source: 'permission' };
     } catch (error) {

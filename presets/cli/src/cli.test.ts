@@ -401,9 +401,13 @@ describe('sessions across processes', () => {
       env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', TESSERA_DEMO_DELAY_MS: '150' },
     });
     let stdout = '';
+    let interrupted = false;
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
-      if (stdout.includes('"type":"assistant"')) child.kill('SIGINT');
+      if (!interrupted && stdout.includes('"type":"assistant"')) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
     });
     child.stdin.end();
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
