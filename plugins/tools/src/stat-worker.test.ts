@@ -176,4 +176,15 @@ describe('StatWorker and process exit', () => {
     expect(child.signal).toBeNull();
     expect(child.status).toBe(0);
   });
+
+  it.skipIf(!existsSync(dist))('never keeps a process alive when it was started and never asked (a Glob that stated on its own thread)', () => {
+    const script = `
+      const { StatWorker } = await import(${JSON.stringify(dist)});
+      console.log((await StatWorker.started()) ? 'online' : 'none');
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(child.stdout.trim()).toBe('online');
+    expect(child.signal).toBeNull();
+    expect(child.status).toBe(0);
+  });
 });

@@ -66,9 +66,12 @@ export class StatWorker {
 
   private constructor() {
     this.worker = new Worker(WORKER_SOURCE, { eval: true, name: 'tessera-glob-stat', workerData: { progress: this.progress.buffer } });
-    this.worker.unref();
+    // Held only while it starts (a caller may be waiting for it) and while it answers; unref'd
+    // once online. Unref'ing it at once did not hold: the 'message' listener added below refs the
+    // port again, and an idle worker then kept the process alive for its minute.
     this.worker.once('online', () => {
       this.online = true;
+      if (this.waiting.size === 0) this.worker.unref();
       this.armIdleTimer();
     });
     this.worker.on('message', (message: { id: number; times: Float64Array }) => {
