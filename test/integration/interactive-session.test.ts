@@ -85,6 +85,24 @@ describe('InteractiveSession: prompt queue', () => {
   });
 });
 
+describe('InteractiveSession: abort before the run starts', () => {
+  it('an abort right after submit, while the prompt is still being prepared, ends it without asking the model', async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: 'should not be asked' }, { text: 'second prompt' }] });
+    kernel = await createKernel({ plugins: testPreset({ provider }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.whenReady();
+    const interrupted: IExecutionResult[] = [];
+    session.on('interrupted', (result) => interrupted.push(result));
+    const running = session.submit('go');
+    session.abort();
+    await running;
+    expect(interrupted).toHaveLength(1);
+    expect(provider.callCount).toBe(0);
+    expect((await session.submit('again'))!.response).toBe('should not be asked');
+    await session.shutdown();
+  });
+});
+
 describe('InteractiveSession: events and tool states', () => {
   it('a two-tool turn with a thinking model: events in order, a timeline with tool entries and a summary', async () => {
     const echo = defineTool({ name: 'Echo', description: 'echo', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) });

@@ -208,8 +208,14 @@ export class InteractiveSession {
   /** Clears the queue and aborts the running prompt; `interrupted` fires once the abort completed. */
   abort(): void {
     this.cancelQueue();
+    // Also before the session's run has started (the prompt is still being prepared): the turn's
+    // own signal is already aborted when `run` starts, so the run ends at once.
+    this.turnAbort?.abort();
     this.session?.abort();
   }
+
+  /** Aborts the prompt being executed, from its first step on. */
+  private turnAbort: AbortController | undefined;
 
   /** Drops the queued prompt (its `submit` resolves with `undefined`); returns its text. */
   cancelQueue(): string | null {
@@ -237,13 +243,16 @@ export class InteractiveSession {
 
   private async execute(input: string, displayInput: string | undefined, rawInput: string | undefined): Promise<IExecutionResult | undefined> {
     this.executing = true;
-    const run = this.runPrompt(input, displayInput, rawInput);
+    const turnAbort = new AbortController();
+    this.turnAbort = turnAbort;
+    const run = this.runPrompt(input, displayInput, rawInput, turnAbort.signal);
     this.current = run;
     try {
       return await run;
     } finally {
       this.current = undefined;
       this.executing = false;
+      if (this.turnAbort === turnAbort) this.turnAbort = undefined;
       const next = this.pending;
       this.pending = undefined;
       if (next && !this.closed) this.execute(next.input, next.displayInput, next.rawInput).then(next.resolve, next.reject);
@@ -251,7 +260,7 @@ export class InteractiveSession {
     }
   }
 
-  private async runPrompt(input: string, displayInput: string | undefined, rawInput: string | undefined): Promise<IExecutionResult | undefined> {
+  private async runPrompt(input: string, displayInput: string | undefined, rawInput: string | undefined, signal: AbortSignal): Promise<IExecutionResult | undefined> {
     const session = await this.ready;
     this.streamingText = '';
     this.turnTools = [];
@@ -268,7 +277,7 @@ export class InteractiveSession {
         await checkpoints.beginTurn({ sessionId: session.sessionId, cwd: session.cwd }, displayInput ?? input);
         checkpointOpen = true;
       }
-      const response = await session.run(input);
+      const response = await session.run(input, { signal });
       // The summary entries were added on `turn_end`, before the session saved.
       const result = this.turnResult ?? this.finishTurn(session, response);
       this.events.emit('complete', result);

@@ -4,9 +4,9 @@
 // scripts/bundle-cli.mjs), compiled from a V8 code cache kept between runs; when only `tsc -b`
 // has run, the unbundled `dist/main.js`. docs/adr/0002-cli-bundle-and-code-cache.md says why.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir, tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
@@ -18,9 +18,26 @@ const entry = join(bundleDir, 'tessera.cjs');
 function cacheRoot() {
   const setting = process.env.TESSERA_COMPILE_CACHE;
   if (setting === '0') return undefined;
-  const base = setting || join(process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir() || tmpdir(), '.cache'), 'tessera', 'compile-cache');
+  const home = process.env.HOME || homedir();
+  if (!setting && !process.env.XDG_CACHE_HOME && !home) return undefined;
+  const base = setting || join(process.env.XDG_CACHE_HOME || join(home, '.cache'), 'tessera', 'compile-cache');
   // One folder per installed copy, so two installs never drop each other's caches.
   return join(base, createHash('sha256').update(bundleDir).digest('hex').slice(0, 16));
+}
+
+/**
+ * Cached code runs as this program, and V8 checks only the source's length, not its text: a
+ * cache is used only from a folder and file this user owns that nobody else can write, and
+ * that are not links.
+ */
+function private_(path, kind) {
+  try {
+    const stat = lstatSync(path);
+    const ownUser = typeof process.getuid !== 'function' || stat.uid === process.getuid();
+    return ownUser && (kind === 'dir' ? stat.isDirectory() : stat.isFile()) && (stat.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Drops caches of bundle files that changed or are gone (an earlier build); keeps the others. */
@@ -60,7 +77,7 @@ function loadBundle() {
     const cache = join(root, `${name}-${process.versions.v8}-${size}-${Math.trunc(mtimeMs)}.bin`);
     let cachedData;
     try {
-      cachedData = readFileSync(cache);
+      if (private_(root, 'dir') && private_(cache, 'file')) cachedData = readFileSync(cache);
     } catch {
       cachedData = undefined;
     }
@@ -79,9 +96,13 @@ function loadBundle() {
     if (fresh.length > 0) prune(root);
     for (const { script, cache } of fresh) {
       try {
-        mkdirSync(dirname(cache), { recursive: true });
+        mkdirSync(dirname(cache), { recursive: true, mode: 0o700 });
+        // A folder of ours from an older version may be readable by others: tighten it.
+        const folder = lstatSync(dirname(cache));
+        if (folder.isDirectory() && (typeof process.getuid !== 'function' || folder.uid === process.getuid())) chmodSync(dirname(cache), 0o700);
+        if (!private_(dirname(cache), 'dir')) return;
         const temporary = `${cache}.${process.pid}.tmp`;
-        writeFileSync(temporary, script.createCachedData());
+        writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
         renameSync(temporary, cache);
       } catch {
         // A cache that cannot be written only costs the next run its compile time.

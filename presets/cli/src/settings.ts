@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Diagnostic, PermissionMode } from '@tessera/contracts';
-import { loadConfig, type LoadedConfig } from '@tessera/plugin-config';
+import { loadConfig, mergeSettings, resolveProvider, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config';
 import { CliUsageError, type CliFlags } from './args.js';
 import type { CliPermissionRules } from './preset.js';
 import type { ProviderSettings } from './provider-selection.js';
@@ -47,11 +47,26 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
   const loaded = loadConfig({ cwd, home, env, ...(settingsFile === undefined ? {} : { settingsFile }) });
   const flagProblems = loaded.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' && settingsFile !== undefined && diagnostic.file === settingsFile);
   if (flagProblems.length > 0) throw new CliUsageError(flagProblems.map(formatDiagnostic).join('\n'));
-  const warnings = loaded.diagnostics.filter((diagnostic) => diagnostic.severity !== 'info').map(formatDiagnostic);
+  // Provider profiles can name a server and the environment variable whose value is sent to it
+  // as the key: they are read only from the user's own files and --settings, never from a
+  // repository's (which `tessera -p` in a fresh clone would otherwise obey without asking).
+  const trusted = loaded.layers.filter((layer) => TRUSTED_SCOPES.has(layer.scope) && layer.settings !== undefined);
+  const trustedSettings = mergeSettings(trusted.map((layer) => layer.settings!));
+  const trustedProvider = resolveProvider(trustedSettings, trusted, env);
+  const warnings = [...loaded.diagnostics.filter((diagnostic) => !PROVIDER_PATH.test(diagnostic.path ?? '')), ...trustedProvider.diagnostics]
+    .filter((diagnostic) => diagnostic.severity !== 'info')
+    .map(formatDiagnostic);
+  for (const layer of loaded.layers) {
+    if (TRUSTED_SCOPES.has(layer.scope) || layer.settings === undefined) continue;
+    const keys = PROVIDER_KEYS.filter((key) => (layer.settings as Record<string, unknown>)[key] !== undefined);
+    if (keys.length > 0) {
+      warnings.push(`Settings warning: ${layer.file}: ${keys.join(', ')} ignored: provider profiles are read only from your user settings (~/.tessera/settings.json, ~/.claude/settings.json) or --settings, so a project cannot pick the server your keys are sent to.`);
+    }
+  }
 
   const permissions = loaded.config.permissions ?? {};
   const toolList = (list: readonly string[] | undefined) => [...(list ?? [])];
-  const mode = flags.dangerouslySkipPermissions ? 'bypassPermissions' : flags.permissionMode === 'manual' ? 'default' : (flags.permissionMode ?? permissions.defaultMode);
+  const mode = flags.dangerouslySkipPermissions ? 'bypassPermissions' : flags.permissionMode === 'manual' ? 'default' : (flags.permissionMode ?? settingsMode(loaded.layers, warnings));
   const tools = flags.tools === undefined ? undefined : flags.tools.includes('default') ? undefined : flags.tools.filter((name) => name !== '');
   return {
     cwd,
@@ -67,10 +82,39 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
     hookFiles: loaded.layers.filter((layer) => layer.exists && !layer.failed && layer.settings?.hooks !== undefined).map((layer) => layer.file),
     ...(tools === undefined ? {} : { tools }),
     providerSettings: {
-      ...(typeof loaded.config.currentProvider === 'string' ? { currentProvider: loaded.config.currentProvider } : {}),
-      ...(loaded.config.providers ? { providers: loaded.config.providers as ProviderSettings['providers'] } : {}),
-      ...(loaded.provider ? { resolved: loaded.provider } : {}),
+      ...(typeof trustedSettings.currentProvider === 'string' ? { currentProvider: trustedSettings.currentProvider } : {}),
+      ...(trustedSettings.providers ? { providers: trustedSettings.providers as ProviderSettings['providers'] } : {}),
+      ...(trustedProvider.provider ? { resolved: trustedProvider.provider } : {}),
     },
     warnings,
   };
+}
+
+const TRUSTED_SCOPES: ReadonlySet<SettingsLayer['scope']> = new Set(['user', 'cli']);
+const PROVIDER_KEYS = ['providers', 'currentProvider', 'provider'] as const;
+const PROVIDER_PATH = /^(providers|currentProvider|provider)\b/;
+const MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
+
+/**
+ * `permissions.defaultMode` of the highest layer that sets it: `manual` is `default`; an unknown
+ * mode is ignored with a warning; `bypassPermissions` is taken only from the user's own files or
+ * --settings (a repository cannot switch approvals off for whoever runs it).
+ */
+function settingsMode(layers: readonly SettingsLayer[], warnings: string[]): PermissionMode | undefined {
+  for (let index = layers.length - 1; index >= 0; index -= 1) {
+    const layer = layers[index]!;
+    const raw = (layer.settings?.permissions as { defaultMode?: unknown } | undefined)?.defaultMode;
+    if (raw === undefined) continue;
+    const mode = raw === 'manual' ? 'default' : raw;
+    if (typeof mode !== 'string' || !MODES.includes(mode as PermissionMode)) {
+      warnings.push(`Settings warning: ${layer.file} (permissions.defaultMode): ${JSON.stringify(raw)} is not a mode Tessera has (${MODES.join(', ')}); it is ignored.`);
+      continue;
+    }
+    if (mode === 'bypassPermissions' && !TRUSTED_SCOPES.has(layer.scope)) {
+      warnings.push(`Settings warning: ${layer.file} (permissions.defaultMode): bypassPermissions is taken only from your user settings or --settings; pass --permission-mode bypassPermissions to use it here.`);
+      continue;
+    }
+    return mode as PermissionMode;
+  }
+  return undefined;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   describeError,
@@ -71,6 +71,10 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   mark('headless');
   checkFlagCombinations(flags);
   const cwd = resolve(io.cwd, flags.cwd ?? '.');
+  if (!isDirectory(cwd)) {
+    io.stderr(`Error: the working directory ${cwd} does not exist or is not a directory${flags.cwd === undefined ? '' : ' (--cwd)'}.\n`);
+    return 1;
+  }
   const streamInput = flags.inputFormat === 'stream-json';
   const out = new Output(flags, io);
 
@@ -149,7 +153,11 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
 
   let interactive: InteractiveSession | undefined;
   let exitCode = 0;
+  let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
+    // A second signal while the first is being handled: leave now.
+    if (signalled) process.exit(signal === 'SIGINT' ? EXIT_SIGINT : EXIT_SIGTERM);
+    signalled = true;
     exitCode = signal === 'SIGINT' ? EXIT_SIGINT : EXIT_SIGTERM;
     interactive?.abort();
     if (signal === 'SIGTERM') lines?.end();
@@ -186,6 +194,8 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   const modelLabel = choice.kind === 'demo' ? DEMO_MODEL_ID : (session.getModel() ?? choice.profile.model ?? 'default');
   const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags));
   if (initialize) host.answerInitialize(initialize.requestId, interactive);
+  // In headless input mode `system/init` is the first line, before anything the input causes.
+  if (lines) run.sendInit();
 
   try {
     if (!lines) {
@@ -194,23 +204,31 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
       if (!ok && exitCode === 0) exitCode = 1;
     } else {
       const queue = new UserQueue();
-      let inputDone = false;
       const reader = (async () => {
         const handle = (entry: { value: Record<string, unknown> | undefined; raw: string; line: number }): void => {
           const { value } = entry;
           if (value === undefined) {
-            out.line({ type: 'system', subtype: 'error', session_id: session.sessionId, uuid: randomUUID(), error: `stdin line ${entry.line} is not valid JSON; it was skipped: ${entry.raw.slice(0, 200)}` });
+            out.line({ type: 'system', subtype: 'error', session_id: session.sessionId, uuid: randomUUID(), error: `stdin line ${entry.line} is not a JSON object; it was skipped: ${entry.raw.slice(0, 200)}` });
             return;
           }
           switch (value.type) {
             case 'user': {
-              const text = userText(value.message);
-              if (text === undefined) {
+              const content = userText(value.message);
+              if (content === undefined) {
                 out.line({ type: 'system', subtype: 'error', session_id: session.sessionId, uuid: randomUUID(), error: `stdin line ${entry.line}: a user message needs message.content (a string or content blocks); it was skipped` });
                 return;
               }
-              if (flags.replayUserMessages) out.line({ ...value, session_id: session.sessionId, isReplay: true });
-              queue.push(text);
+              if (content.skipped.length > 0) {
+                out.line({
+                  type: 'system',
+                  subtype: 'error',
+                  session_id: session.sessionId,
+                  uuid: randomUUID(),
+                  error: `stdin line ${entry.line}: ${content.skipped.join(', ')} content blocks are not supported yet and were left out${content.text.trim() === '' ? '; with no text left, the message was skipped' : ''}`,
+                });
+              }
+              if (content.text.trim() === '') return;
+              queue.push({ text: content.text, ...(flags.replayUserMessages ? { echo: { ...value, session_id: session.sessionId, isReplay: true } } : {}) });
               return;
             }
             case 'control_request':
@@ -231,15 +249,16 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
           if (entry === undefined) break;
           handle(entry);
         }
-        inputDone = true;
         control.close();
         queue.close();
       })();
       for (;;) {
-        const text = await queue.take();
-        if (text === undefined) break;
-        const ok = await run.turn(text);
-        if (!ok && inputDone && queue.size === 0 && exitCode === 0) exitCode = 0;
+        const next = await queue.take();
+        if (next === undefined) break;
+        // A replayed message is echoed when its turn starts, after the previous turn's result.
+        if (next.echo) out.line(next.echo);
+        // Each turn ends in its own result; the host reads `is_error` (exit 0 at the end, as Claude Code's SDK mode).
+        await run.turn(next.text);
       }
       await reader;
     }
@@ -283,20 +302,63 @@ function checkFlagCombinations(flags: CliFlags): void {
   }
 }
 
+/** With a prompt argument, piped stdin is waited for this long before the run goes on without it. */
+const STDIN_WAIT_MS = 3000;
+
 async function readPrompt(flags: CliFlags, io: CliIO): Promise<string | undefined> {
   const argument = flags.positionals.length > 0 ? flags.positionals.join(' ') : undefined;
   if (io.stdinIsTTY !== false || !io.stdin) return argument;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of io.stdin as AsyncIterable<Buffer | string>) {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    size += buffer.length;
-    if (size > STDIN_CAP_BYTES) throw new CliUsageError(`Error: stdin is larger than ${STDIN_CAP_BYTES / 1024 / 1024} MB; pass a file path in the prompt instead.`);
-    chunks.push(buffer);
+  const piped = await readStdin(io.stdin, argument === undefined ? undefined : Number(io.env.TESSERA_STDIN_WAIT_MS ?? STDIN_WAIT_MS));
+  if (piped === undefined) {
+    io.stderr(`Warning: no stdin data received in ${Math.round(Number(io.env.TESSERA_STDIN_WAIT_MS ?? STDIN_WAIT_MS) / 1000)}s, proceeding without it.\n`);
+    return argument;
   }
-  const piped = Buffer.concat(chunks).toString('utf8').trimEnd();
-  if (piped === '') return argument;
-  return argument === undefined ? piped : `${argument}\n\n${piped}`;
+  const text = piped.trimEnd();
+  if (text === '') return argument;
+  return argument === undefined ? text : `${argument}\n\n${text}`;
+}
+
+/**
+ * All of stdin, capped; `undefined` when `firstDataMs` passes with no data at all (a parent that
+ * keeps the pipe open and never writes must not hang a run that has its prompt).
+ */
+function readStdin(stream: NodeJS.ReadableStream, firstDataMs: number | undefined): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (value: string | undefined, error?: Error): void => {
+      clearTimeout(timer);
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const onData = (chunk: Buffer | string): void => {
+      clearTimeout(timer);
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += buffer.length;
+      if (size > STDIN_CAP_BYTES) {
+        (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+        finish(undefined, new CliUsageError(`Error: stdin is larger than ${STDIN_CAP_BYTES / 1024 / 1024} MB; pass a file path in the prompt instead.`));
+        return;
+      }
+      chunks.push(buffer);
+    };
+    const onEnd = (): void => finish(Buffer.concat(chunks).toString('utf8'));
+    const onError = (error: Error): void => finish(undefined, error);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    if (firstDataMs !== undefined) {
+      timer = setTimeout(() => {
+        if (chunks.length > 0) return;
+        (stream as NodeJS.ReadableStream & { pause?: () => void }).pause?.();
+        finish(undefined);
+      }, firstDataMs);
+    }
+  });
 }
 
 function withModel(choice: Extract<ProviderChoice, { kind: 'profile' }>, flags: CliFlags) {
@@ -315,16 +377,19 @@ async function resolveResume(kernel: Kernel, flags: CliFlags, cwd: string): Prom
   throw new CliUsageError(`No conversation found with session ID or name: ${wanted}. List them with: tessera sessions list --all`);
 }
 
-function userText(message: unknown): string | undefined {
+/** A stream-json user message's text; blocks of other kinds (images…) are named in `skipped`. */
+function userText(message: unknown): { text: string; skipped: string[] } | undefined {
   if (!isRecord(message)) return undefined;
   const content = message.content;
-  if (typeof content === 'string') return content;
+  if (typeof content === 'string') return { text: content, skipped: [] };
   if (!Array.isArray(content)) return undefined;
   const parts: string[] = [];
+  const skipped = new Set<string>();
   for (const block of content) {
     if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
+    else skipped.add(isRecord(block) && typeof block.type === 'string' ? block.type : 'unknown');
   }
-  return parts.join('\n');
+  return { text: parts.join('\n'), skipped: [...skipped] };
 }
 
 function initMessage(session: Session, interactive: InteractiveSession, cwd: string, model: string, choice: ProviderChoice, flags: CliFlags): () => Record<string, unknown> {
@@ -422,12 +487,15 @@ class TurnRunner {
     private readonly init: () => Record<string, unknown>,
   ) {}
 
+  sendInit(): void {
+    if (this.initSent) return;
+    this.initSent = true;
+    this.out.line(this.init());
+  }
+
   async turn(prompt: string): Promise<boolean> {
     const { session, out, flags } = this;
-    if (!this.initSent) {
-      this.initSent = true;
-      out.line(this.init());
-    }
+    this.sendInit();
     const started = Date.now();
     const totals: TurnTotals = { usage: emptyUsage(), apiMs: 0, rounds: 0, denials: [], errors: [], lastStop: null, interrupted: false };
     const toolData = new Map<string, unknown>();
@@ -577,26 +645,37 @@ function summarize(input: unknown): string {
 }
 
 /** Queued user messages of a headless session, taken one turn at a time. */
+interface QueuedMessage {
+  text: string;
+  /** `--replay-user-messages`: the line to echo when the turn starts. */
+  echo?: Record<string, unknown>;
+}
+
 class UserQueue {
-  private readonly items: string[] = [];
-  private waiter: ((value: string | undefined) => void) | undefined;
+  private readonly items: QueuedMessage[] = [];
+  private waiter: ((value: QueuedMessage | undefined) => void) | undefined;
   private closed = false;
 
   get size(): number {
     return this.items.length;
   }
 
-  push(text: string): void {
+  push(message: QueuedMessage): void {
     if (this.waiter) {
       const waiter = this.waiter;
       this.waiter = undefined;
-      waiter(text);
-    } else this.items.push(text);
+      waiter(message);
+    } else this.items.push(message);
+  }
+
+  /** What is queued, oldest first. */
+  snapshot(): string[] {
+    return this.items.map((item) => item.text);
   }
 
   /** Drops what is queued (an `interrupt` with `cancel_queued`); returns it. */
   clear(): string[] {
-    return this.items.splice(0);
+    return this.items.splice(0).map((item) => item.text);
   }
 
   close(): void {
@@ -608,7 +687,7 @@ class UserQueue {
     }
   }
 
-  take(): Promise<string | undefined> {
+  take(): Promise<QueuedMessage | undefined> {
     if (this.items.length > 0) return Promise.resolve(this.items.shift());
     if (this.closed) return Promise.resolve(undefined);
     return new Promise((resolve) => {
@@ -670,6 +749,8 @@ class HostBridge {
     return {
       requestApproval: async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
         if (!viaHost) return { behavior: 'deny', message: refusalMessage(request, this.flags.permissionPromptTool) };
+        // The enforcer joins several suggested rules with ", " (e.g. for `pwd && ls`).
+        const suggested = request.suggestedRule === undefined ? [] : splitRules(request.suggestedRule);
         try {
           const answer = await this.control.request(
             {
@@ -677,12 +758,13 @@ class HostBridge {
               tool_name: request.toolName,
               input: isRecord(request.input) ? request.input : {},
               tool_use_id: request.toolCallId,
-              permission_suggestions: request.suggestedRule ? [suggestion(request.suggestedRule)] : [],
+              permission_suggestions: suggested.map(suggestion),
             },
             { timeoutMs, signal: request.signal },
           );
           if (answer.behavior === 'allow') {
-            return { behavior: 'allow', ...(isRecord(answer.updatedInput) ? { updatedInput: answer.updatedInput } : {}), ...(Array.isArray(answer.updatedPermissions) && answer.updatedPermissions.length > 0 ? { remember: true } : {}) };
+            const remember = this.applyPermissionUpdates(answer.updatedPermissions, suggested);
+            return { behavior: 'allow', ...(isRecord(answer.updatedInput) ? { updatedInput: answer.updatedInput } : {}), ...(remember ? { remember: true } : {}) };
           }
           const message = typeof answer.message === 'string' && answer.message !== '' ? answer.message : `The host denied ${request.toolName}.`;
           if (answer.interrupt === true) setImmediate(() => this.session?.abort());
@@ -693,6 +775,31 @@ class HostBridge {
         }
       },
     };
+  }
+
+  /**
+   * The host's `updatedPermissions` on an allow. Tessera can remember only the rules it
+   * suggested, so it does when the host adds exactly those as allow rules; `setMode` changes the
+   * session's mode. Anything else (deny rules, other destinations) is reported and not applied.
+   */
+  private applyPermissionUpdates(updates: unknown, suggested: readonly string[]): boolean {
+    if (!Array.isArray(updates)) return false;
+    let remember = false;
+    for (const update of updates) {
+      if (!isRecord(update)) continue;
+      if (update.type === 'setMode' && typeof update.mode === 'string') {
+        const mode = update.mode === 'manual' ? 'default' : update.mode;
+        if (PERMISSION_MODES.includes(mode as PermissionMode)) this.session?.setPermissionMode(mode as PermissionMode);
+        continue;
+      }
+      const rules = Array.isArray(update.rules) ? update.rules.filter(isRecord).map((rule) => (typeof rule.ruleContent === 'string' ? `${String(rule.toolName)}(${rule.ruleContent})` : String(rule.toolName))) : [];
+      if (update.type === 'addRules' && update.behavior === 'allow' && rules.length > 0 && rules.every((rule) => suggested.includes(rule))) {
+        remember = true;
+        continue;
+      }
+      this.io.stderr(`warning: the host's permission update ${JSON.stringify(update)} is not supported here and was not applied\n`);
+    }
+    return remember;
   }
 
   /** `--system-prompt[-file]` / `--append-system-prompt[-file]`, or what `initialize` carries. */
@@ -730,7 +837,7 @@ class HostBridge {
         case 'interrupt': {
           const cancelled = request.cancel_queued === true ? queue.clear() : [];
           interactive.abort();
-          this.control.respond(requestId, request.cancel_queued === true ? { cancelled, still_queued: [] } : {});
+          this.control.respond(requestId, request.cancel_queued === true ? { cancelled, still_queued: [] } : { still_queued: queue.snapshot() });
           return;
         }
         case 'set_permission_mode': {
@@ -755,6 +862,7 @@ class HostBridge {
             maxTokens: state.maxTokens,
             rawMaxTokens: state.maxTokens,
             percentage: state.usedPercentage,
+            gridRows: [],
             model: session.getModel() ?? '',
             memoryFiles: [],
             mcpTools: [],
@@ -778,6 +886,14 @@ class HostBridge {
   }
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function readFlagFile(path: string | undefined, cwd: string): string | undefined {
   if (path === undefined) return undefined;
   try {
@@ -787,9 +903,27 @@ function readFlagFile(path: string | undefined, cwd: string): string | undefined
   }
 }
 
+/** `Bash(pwd), Bash(ls)` → the two rules (commas inside parentheses stay). */
+function splitRules(text: string): string[] {
+  const rules: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if (char === '(') depth += 1;
+    else if (char === ')') depth = Math.max(0, depth - 1);
+    else if (char === ',' && depth === 0) {
+      if (text.slice(start, index).trim() !== '') rules.push(text.slice(start, index).trim());
+      start = index + 1;
+    }
+  }
+  if (text.slice(start).trim() !== '') rules.push(text.slice(start).trim());
+  return rules;
+}
+
 /** A suggested rule as the SDK's `PermissionUpdate`. */
 function suggestion(rule: string): Record<string, unknown> {
-  const match = /^([^(]+)(?:\((.*)\))?$/.exec(rule);
+  const match = /^([^(]+)(?:\(([\s\S]*)\))?$/.exec(rule);
   return {
     type: 'addRules',
     rules: [{ toolName: match?.[1] ?? rule, ...(match?.[2] === undefined ? {} : { ruleContent: match[2] }) }],

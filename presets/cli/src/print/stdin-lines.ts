@@ -8,6 +8,9 @@ export interface StdinLine {
   line: number;
 }
 
+/** Longest line read (64 MiB): longer ones are reported and skipped, not buffered without end. */
+const MAX_LINE_CHARS = 64 * 1024 * 1024;
+
 /** Newline-delimited JSON from a stream, one object per call; blank lines are skipped. */
 export class StdinLines {
   private readonly decoder = new StringDecoder('utf8');
@@ -40,20 +43,46 @@ export class StdinLines {
   }
 
   private push(text: string): void {
-    this.buffer += text;
-    let newline = this.buffer.indexOf('\n');
-    while (newline !== -1) {
-      this.accept(this.buffer.slice(0, newline));
-      this.buffer = this.buffer.slice(newline + 1);
-      newline = this.buffer.indexOf('\n');
+    // Only the new text can hold the next newline: no rescanning of a long partial line.
+    let newline = text.indexOf('\n');
+    if (newline === -1) {
+      if (this.buffer.length + text.length > MAX_LINE_CHARS) this.overflow();
+      else this.buffer += text;
+      return;
     }
+    let start = 0;
+    while (newline !== -1) {
+      const piece = text.slice(start, newline);
+      if (this.dropping) this.dropping = false;
+      else if (this.buffer.length + piece.length > MAX_LINE_CHARS) this.overflow(true);
+      else this.accept(this.buffer + piece);
+      this.buffer = '';
+      start = newline + 1;
+      newline = text.indexOf('\n', start);
+    }
+    const rest = text.slice(start);
+    if (rest.length > MAX_LINE_CHARS) this.overflow();
+    else if (!this.dropping) this.buffer = rest;
+  }
+
+  /** A line longer than the cap: reported once as a bad line, the rest of it skipped. */
+  private dropping = false;
+
+  private overflow(ended = false): void {
+    if (!this.dropping) {
+      this.count += 1;
+      const line: StdinLine = { value: undefined, raw: `(a line longer than ${MAX_LINE_CHARS} characters)`, line: this.count };
+      this.deliver(line);
+    }
+    this.buffer = '';
+    this.dropping = !ended;
   }
 
   private finish(): void {
     if (this.ended) return;
     const rest = this.buffer + this.decoder.end();
     this.buffer = '';
-    if (rest.trim() !== '') this.accept(rest);
+    if (rest.trim() !== '' && !this.dropping) this.accept(rest);
     this.ended = true;
     if (this.waiter && this.ready.length === 0) {
       const waiter = this.waiter;
@@ -73,7 +102,10 @@ export class StdinLines {
     } catch {
       value = undefined;
     }
-    const line: StdinLine = { value, raw: trimmed, line: this.count };
+    this.deliver({ value, raw: trimmed, line: this.count });
+  }
+
+  private deliver(line: StdinLine): void {
     if (this.waiter) {
       const waiter = this.waiter;
       this.waiter = undefined;

@@ -86,7 +86,7 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
   else if (choice.kind === 'demo') report.provider = { source: choice.source, type: 'demo', model: 'tessera-demo-model', reachable: 'skipped', detail: 'the built-in demo model needs no server' };
   else {
     const baseURL = choice.profile.baseURL ?? (choice.profile.type === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1');
-    report.provider = { source: choice.source, type: choice.profile.type, ...(choice.profile.model === undefined ? {} : { model: choice.profile.model }), baseURL };
+    report.provider = { source: choice.source, type: choice.profile.type, ...(choice.profile.model === undefined ? {} : { model: choice.profile.model }), baseURL: withoutCredentials(baseURL) };
     if (!network) report.provider.reachable = 'skipped';
     else {
       const reached = await reach(baseURL);
@@ -118,6 +118,19 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
   return report;
 }
 
+/** A URL as it may be shown: a user name and password in it are replaced by `***`. */
+function withoutCredentials(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.username === '' && url.password === '') return text;
+    url.username = url.username === '' ? '' : '***';
+    url.password = url.password === '' ? '' : '***';
+    return url.toString();
+  } catch {
+    return text.replace(/\/\/[^/@]*@/, '//***@');
+  }
+}
+
 /** Any HTTP answer from the provider's base URL counts as reachable (an auth error included). */
 function reach(baseURL: string): Promise<{ ok: boolean; detail: string }> {
   return new Promise((resolvePromise) => {
@@ -125,7 +138,7 @@ function reach(baseURL: string): Promise<{ ok: boolean; detail: string }> {
     try {
       url = new URL(baseURL);
     } catch {
-      resolvePromise({ ok: false, detail: `"${baseURL}" is not a URL` });
+      resolvePromise({ ok: false, detail: 'the base URL is not a URL' });
       return;
     }
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;

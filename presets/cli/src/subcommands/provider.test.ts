@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@tessera/plugin-config';
@@ -38,10 +38,11 @@ describe('provider add', () => {
     expect(loaded.provider?.profile.apiKey).toBe('sk-ant-real');
   });
 
-  it('writes --project to .tessera/settings.json and keeps a base URL', async () => {
-    const { code } = await run({}, 'add', 'lmstudio', '--type', 'openai', '--base-url', 'http://localhost:1234/v1', '--project');
-    expect(code).toBe(0);
-    expect(read(projectFile())).toEqual({ providers: { lmstudio: { type: 'openai', baseURL: 'http://localhost:1234/v1' } } });
+  it('refuses --project: provider profiles are read only from user settings', async () => {
+    const { code, stderr } = await run({}, 'add', 'lmstudio', '--type', 'openai', '--base-url', 'http://localhost:1234/v1', '--project');
+    expect(code).toBe(2);
+    expect(stderr).toContain('--project');
+    expect(existsSync(projectFile())).toBe(false);
   });
 
   it('refuses a clear-text --api-key without echoing it, and writes nothing', async () => {
@@ -83,11 +84,16 @@ describe('provider add', () => {
     expect(read(globalFile())).toEqual({ providers: { work: { type: 'openai' } } });
   });
 
-  it('warns when a project profile of that name overrides what was written', async () => {
+  it('warns when ~/.claude/settings.json has a profile of that name that overrides what was written; a project profile does not count', async () => {
     write(projectFile(), { providers: { work: { type: 'anthropic', model: 'claude-haiku-4-5' } } });
-    const { code, stderr } = await run({}, 'add', 'work', '--type', 'anthropic', '--model', 'claude-opus-4-1');
+    const quiet = await run({}, 'add', 'work', '--type', 'anthropic', '--model', 'claude-opus-4-1');
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).not.toContain('takes precedence');
+    const claudeFile = join(home, '.claude', 'settings.json');
+    write(claudeFile, { providers: { work: { type: 'anthropic', model: 'claude-haiku-4-5' } } });
+    const { code, stderr } = await run({}, 'add', 'work', '--type', 'anthropic', '--model', 'claude-opus-4-1', '--force');
     expect(code).toBe(0);
-    expect(stderr).toContain(`${projectFile()} also sets providers.work and takes precedence`);
+    expect(stderr).toContain(`${claudeFile} also sets providers.work and takes precedence`);
   });
 
   it('warns when the key variable is not set', async () => {
@@ -127,12 +133,16 @@ describe('provider list', () => {
 });
 
 describe('provider use', () => {
-  it('sets currentProvider in the global file, for a profile defined in any layer', async () => {
-    write(projectFile(), { providers: { local: { type: 'openai' } } });
+  it('sets currentProvider in the global file for a user-level profile; a project profile cannot be chosen', async () => {
+    write(join(home, '.claude', 'settings.json'), { providers: { local: { type: 'openai' } } });
     const { code, stdout } = await run({}, 'use', 'local');
     expect(code).toBe(0);
     expect(stdout).toContain('Current provider: local');
     expect(read(globalFile())).toEqual({ currentProvider: 'local' });
+    write(projectFile(), { providers: { repo: { type: 'openai' } } });
+    const refused = await run({}, 'use', 'repo');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('no provider profile "repo"');
   });
 
   it('fails for an unknown profile, listing the known ones', async () => {
@@ -143,11 +153,16 @@ describe('provider use', () => {
     expect(read(globalFile())).toEqual({ providers: { work: { type: 'anthropic' } } });
   });
 
-  it('warns when a project file still picks another provider', async () => {
+  it('warns when ~/.claude/settings.json still picks another provider; a project file does not count', async () => {
     write(globalFile(), { providers: { work: { type: 'anthropic' }, local: { type: 'openai' } } });
     write(projectFile(), { currentProvider: 'local' });
+    const quiet = await run({}, 'use', 'work');
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).not.toContain('takes precedence');
+    const claudeFile = join(home, '.claude', 'settings.json');
+    write(claudeFile, { currentProvider: 'local' });
     const { code, stderr } = await run({}, 'use', 'work');
     expect(code).toBe(0);
-    expect(stderr).toContain(`${projectFile()} also sets currentProvider and takes precedence`);
+    expect(stderr).toContain(`${claudeFile} also sets currentProvider and takes precedence`);
   });
 });

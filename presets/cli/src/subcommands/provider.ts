@@ -1,3 +1,4 @@
+import { mergeSettings } from '@tessera/plugin-config';
 import type { CliIO, Subcommand } from '../io.js';
 import {
   CommandError,
@@ -34,9 +35,9 @@ const ENV_REFERENCE = /^\$ENV:([A-Za-z_][A-Za-z0-9_]*)$/;
  */
 export const runProviderCommand: Subcommand = commandGroup('provider', 'Manage provider profiles (providers.<name> in settings) and pick the current one.', {
   add: {
-    usage: 'add <name> --type anthropic|openai [--base-url URL] [--model M] [--api-key-env VAR] [--global|--project] [--use] [--force]',
+    usage: 'add <name> --type anthropic|openai [--base-url URL] [--model M] [--api-key-env VAR] [--use] [--force]',
     summary:
-      'Add a profile to ~/.tessera/settings.json (--project: .tessera/settings.json). The key is stored as the reference $ENV:VAR, never as text; ' +
+      'Add a profile to ~/.tessera/settings.json (provider profiles are read only from user settings, never from a project). The key is stored as the reference $ENV:VAR, never as text; ' +
       'without --api-key-env the provider reads ANTHROPIC_API_KEY / OPENAI_API_KEY. --use also makes it the current provider; --force replaces a profile of that name.',
     options: {
       type: { type: 'string' },
@@ -46,7 +47,6 @@ export const runProviderCommand: Subcommand = commandGroup('provider', 'Manage p
       // Declared only to refuse it (and never echo its value).
       'api-key': { type: 'string' },
       global: { type: 'boolean', short: 'g' },
-      project: { type: 'boolean' },
       use: { type: 'boolean' },
       force: { type: 'boolean' },
     },
@@ -56,7 +56,7 @@ export const runProviderCommand: Subcommand = commandGroup('provider', 'Manage p
       }
       const [name] = positionals(args, ['<name>']) as [string];
       const profile = profileFromOptions(name, args.values);
-      const file = settingsFileFor(oneOf(args, ['global', 'project'] as const) ?? 'global', io);
+      const file = settingsFileFor('global', io);
       const existing = valueAt(readSettingsForEdit(file), ['providers', name]);
       if (existing !== undefined && args.values.force !== true) {
         throw new CommandError(`provider ${name} already exists in ${file}; pass --force to replace it, or pick another name`);
@@ -69,7 +69,7 @@ export const runProviderCommand: Subcommand = commandGroup('provider', 'Manage p
       io.stdout(`${verb} ${name} (${profile.type}) ${existing === undefined ? 'to' : 'in'} ${displayPath(file, io)}\n`);
       const variable = ENV_REFERENCE.exec(String(profile.apiKey ?? ''))?.[1] ?? DEFAULT_KEY_ENV[profile.type];
       if (variable !== undefined && !io.env[variable]) warn(io, `${variable} is not set in this shell; export it before using provider ${name}`);
-      const shadowed = overriddenBy(io, file, ['providers', name]);
+      const shadowed = overriddenBy(io, file, ['providers', name], USER_SCOPES);
       if (shadowed !== undefined) warn(io, `${shadowed}; the fields it sets override the ones just written`);
       if (args.values.use === true) reportCurrent(io, file, name);
       return 0;
@@ -81,7 +81,7 @@ export const runProviderCommand: Subcommand = commandGroup('provider', 'Manage p
     options: { json: { type: 'boolean' } },
     async run(args, io) {
       positionals(args, []);
-      const view = loadSettingsView(io);
+      const view = userView(loadSettingsView(io));
       reportSettingsDiagnostics(io, view);
       const current = view.merged.currentProvider;
       const profiles = profileRows(view, io);
@@ -114,12 +114,12 @@ export const runProviderCommand: Subcommand = commandGroup('provider', 'Manage p
     },
   },
   use: {
-    usage: 'use <name> [--global|--project|--local]',
-    summary: 'Set currentProvider (in ~/.tessera/settings.json; --project / --local for this project only).',
-    options: { global: { type: 'boolean', short: 'g' }, project: { type: 'boolean' }, local: { type: 'boolean' } },
+    usage: 'use <name>',
+    summary: 'Set currentProvider in ~/.tessera/settings.json (read only from user settings, never from a project).',
+    options: { global: { type: 'boolean', short: 'g' } },
     async run(args, io) {
       const [name] = positionals(args, ['<name>']) as [string];
-      const view = loadSettingsView(io);
+      const view = userView(loadSettingsView(io));
       reportSettingsDiagnostics(io, view);
       const known = Object.keys(view.merged.providers ?? {});
       if (!known.includes(name)) {
@@ -127,7 +127,7 @@ export const runProviderCommand: Subcommand = commandGroup('provider', 'Manage p
           `no provider profile ${JSON.stringify(name)}${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}; add it with \`tessera provider add ${name} --type anthropic|openai\``,
         );
       }
-      const file = settingsFileFor(oneOf(args, ['global', 'project', 'local'] as const) ?? 'global', io);
+      const file = settingsFileFor('global', io);
       for (const warning of writeSettings(file, [{ path: ['currentProvider'], value: name }])) warn(io, warning);
       reportCurrent(io, file, name);
       return 0;
@@ -180,7 +180,7 @@ function isHttpUrl(text: string): boolean {
 
 function reportCurrent(io: CliIO, file: string, name: string): void {
   io.stdout(`Current provider: ${name} (${displayPath(file, io)})\n`);
-  const override = overriddenBy(io, file, ['currentProvider']);
+  const override = overriddenBy(io, file, ['currentProvider'], USER_SCOPES);
   if (override !== undefined) warn(io, `${override}, so the current provider there stays as it is`);
 }
 
@@ -223,4 +223,13 @@ function keyLabel(source: KeySource): string {
   if (source.kind === 'literal') return 'literal key in file (replace it with $ENV:NAME)';
   if (source.kind === 'none') return '-';
   return `${source.default ? `default ${source.variable}` : `$ENV:${source.variable}`} (${source.set ? 'set' : 'not set'})`;
+}
+
+/** The layers provider settings are read from (see docs/cli/README.md). */
+const USER_SCOPES: ReadonlySet<string> = new Set(['user', 'cli']);
+
+/** The view from user settings only: what the CLI takes provider profiles from. */
+function userView(view: SettingsView): SettingsView {
+  const layers = view.layers.filter((layer) => USER_SCOPES.has(layer.scope));
+  return { ...view, layers, merged: mergeSettings(layers.flatMap((layer) => (layer.settings ? [layer.settings] : []))) };
 }

@@ -364,14 +364,14 @@ export function writeFileAtomic(file: string, text: string): void {
  * After writing `path` to `file`: the layer that now decides its value, when it is another
  * (higher) file, as a note for the user; undefined when `file` wins.
  */
-export function overriddenBy(io: CliIO, file: string, path: readonly string[]): string | undefined {
+export function overriddenBy(io: CliIO, file: string, path: readonly string[], scopes?: ReadonlySet<string>): string | undefined {
   let view: SettingsView;
   try {
     view = loadSettingsView(io);
   } catch {
     return undefined;
   }
-  const deciding = [...view.layers].reverse().find((layer) => valueAt(layer.settings, path) !== undefined);
+  const deciding = [...view.layers].reverse().find((layer) => (scopes === undefined || scopes.has(layer.scope)) && valueAt(layer.settings, path) !== undefined);
   if (deciding === undefined || deciding.file === file) return undefined;
   return `${deciding.file} also sets ${path.join('.')} and takes precedence over ${file}`;
 }
