@@ -2,6 +2,18 @@ import { createToken } from './token.js';
 
 export type PermissionMode = 'plan' | 'default' | 'acceptEdits' | 'bypassPermissions' | 'dontAsk';
 
+/** Every permission mode, in the order Claude Code cycles them. */
+export const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
+
+/**
+ * A mode as settings, flags and hosts spell it: `manual` is Claude Code's newer name for
+ * `default`. `undefined` for anything that is not a mode Tessera has.
+ */
+export function parsePermissionMode(value: unknown): PermissionMode | undefined {
+  const mode = value === 'manual' ? 'default' : value;
+  return PERMISSION_MODES.includes(mode as PermissionMode) ? (mode as PermissionMode) : undefined;
+}
+
 /** `auto`: run without asking; `approve`: ask the approval handler; `deny`: refuse. */
 export type PermissionDecision = 'auto' | 'approve' | 'deny';
 

@@ -165,7 +165,7 @@ export class ProviderRound {
         onThinkingDelta: this.onThinkingDelta,
         onProviderNativeRawPayload: this.onRawPayload,
         onServerToolUse: this.onServerToolUse,
-        ...(session.subscribers > 0 ? { onRetry: this.onRetry } : {}),
+        onRetry: this.onRetry,
       });
     } catch (error) {
       if (!signal.aborted || !isAbortError(error)) {

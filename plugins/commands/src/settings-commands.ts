@@ -1,8 +1,6 @@
-import { Provider, type ICommandHostContext, type ICommandResult, type TStatusLineCommandSettingsPatch } from '@tessera/contracts';
+import { PERMISSION_MODES, Provider, type ICommandHostContext, type ICommandResult, type TStatusLineCommandSettingsPatch } from '@tessera/contracts';
 import { commandModulePlugin, firstWord, ok, unsupported, usage } from './define-command.js';
 import type { ISystemCommand, PermissionMode, Plugin } from './types.js';
-
-export const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
 
 const MODE_TEXT: Record<PermissionMode, string> = {
   default: 'asks before edits and commands',

@@ -266,6 +266,26 @@ describe('against the loopback Anthropic API', () => {
     expect(JSON.parse(stdout)).toMatchObject({ subtype: 'error_during_execution', is_error: true, errors: [expect.stringContaining('max_tokens is too large')] });
   });
 
+  it('--provider <profile> uses a user-settings profile, its $ENV: key resolved; an unknown profile is refused', async () => {
+    mkdirSync(join(home, '.tessera'), { recursive: true });
+    writeFileSync(join(home, '.tessera', 'settings.json'), JSON.stringify({ providers: { work: { type: 'anthropic', apiKey: '$ENV:WORK_KEY', baseURL: server.baseURL, model: 'claude-haiku-4-5' } } }));
+    server.reply({ text: ['from work'] });
+    const child = spawn(process.execPath, [BIN, '-p', 'hi', '--provider', 'work', '--output-format', 'json'], {
+      cwd: workspace,
+      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', WORK_KEY: 'sk-work' },
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stdin.end();
+    expect(await new Promise<number | null>((resolve) => child.on('close', resolve))).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ subtype: 'success', result: 'from work' });
+    expect(JSON.stringify(server.requests[0]!.headers)).toContain('sk-work');
+    expect(server.requests[0]!.body).toMatchObject({ model: 'claude-haiku-4-5' });
+    const unknown = await runMain(['-p', 'hi', '--provider', 'nope']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('No provider profile "nope" in your user settings (known: work)');
+  });
+
   it("a repository's settings cannot choose the provider (and so where keys go) or switch approvals off", async () => {
     const elsewhere = new FakeAnthropicServer();
     await elsewhere.listen();
@@ -569,7 +589,8 @@ describe('stream-json input and the control protocol', () => {
     cli.send(user('Summarise the notes'));
     const result = await cli.waitFor((message) => message.type === 'result');
     const toolResult = cli.seen.find((message) => message.type === 'user')!;
-    expect(JSON.stringify(toolResult.message.content)).toContain('no shell today');
+    // The host's message is the whole tool result, word for word (as Claude Code passes it).
+    expect(toolResult.message.content[0]).toMatchObject({ content: 'no shell today', is_error: true });
     expect(result.permission_denials).toEqual([expect.objectContaining({ tool_name: 'Bash' })]);
     cli.end();
     await cli.exit;

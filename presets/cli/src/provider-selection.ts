@@ -9,7 +9,7 @@ export type ProviderChoice =
 export interface ProviderSettings {
   currentProvider?: string;
   providers?: Record<string, Partial<ProviderProfile> & Record<string, unknown>>;
-  /** The profile `loadConfig` resolved (`$ENV:` substituted), with its key. */
+  /** The profile in use (`--provider`'s, else `currentProvider`'s), `$ENV:` substituted, with its key. */
   resolved?: { key: string; profile: ProviderProfile; files?: readonly string[] };
 }
 
@@ -44,15 +44,11 @@ export function chooseProvider(flag: string | undefined, settings: ProviderSetti
   if (flag === DEMO_PROVIDER && !settings.providers?.[DEMO_PROVIDER]) return { kind: 'demo', source: '--provider demo' };
   if (flag !== undefined) {
     if (settings.resolved?.key === flag) return { kind: 'profile', name: flag, profile: settings.resolved.profile, source: `--provider ${flag}` };
-    const raw = settings.providers?.[flag];
-    if (!raw) {
-      const known = Object.keys(settings.providers ?? {});
-      return {
-        kind: 'none',
-        message: `No provider profile "${flag}" in settings (known: ${known.length === 0 ? 'none' : known.join(', ')}). Add it with: tessera provider add ${flag} --type anthropic|openai …`,
-      };
-    }
-    return { kind: 'profile', name: flag, profile: substituteProfile(raw, env), source: `--provider ${flag}` };
+    const known = Object.keys(settings.providers ?? {});
+    return {
+      kind: 'none',
+      message: `No provider profile "${flag}" in your user settings (known: ${known.length === 0 ? 'none' : known.join(', ')}). Add it with: tessera provider add ${flag} --type anthropic|openai …`,
+    };
   }
   if (settings.resolved) return { kind: 'profile', name: settings.resolved.key, profile: settings.resolved.profile, source: `settings (currentProvider ${settings.resolved.key})` };
   const anthropicKey = env.ANTHROPIC_API_KEY || env.ANTHROPIC_AUTH_TOKEN;
@@ -79,14 +75,4 @@ export function chooseProvider(flag: string | undefined, settings: ProviderSetti
     };
   }
   return { kind: 'none', message: NO_PROVIDER };
-}
-
-function substituteProfile(raw: Partial<ProviderProfile> & Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): ProviderProfile {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    const reference = typeof value === 'string' ? /^\$ENV:(.+)$/.exec(value) : null;
-    // An unset variable stays as the reference: building the provider then names it.
-    out[key] = reference ? (env[reference[1]!] ?? value) : value;
-  }
-  return out as unknown as ProviderProfile;
 }

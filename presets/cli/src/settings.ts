@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Diagnostic, PermissionMode } from '@tessera/contracts';
+import { parsePermissionMode, PERMISSION_MODES, type Diagnostic, type PermissionMode } from '@tessera/contracts';
 import { loadConfig, mergeSettings, resolveProvider, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config';
 import { CliUsageError, type CliFlags } from './args.js';
 import type { CliPermissionRules } from './preset.js';
@@ -52,7 +52,9 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
   // repository's (which `tessera -p` in a fresh clone would otherwise obey without asking).
   const trusted = loaded.layers.filter((layer) => TRUSTED_SCOPES.has(layer.scope) && layer.settings !== undefined);
   const trustedSettings = mergeSettings(trusted.map((layer) => layer.settings!));
-  const trustedProvider = resolveProvider(trustedSettings, trusted, env);
+  // `--provider <name>` picks a profile the way `currentProvider` does, with the same checks.
+  const named = flags.provider !== undefined && trustedSettings.providers?.[flags.provider] !== undefined;
+  const trustedProvider = resolveProvider(named ? { ...trustedSettings, currentProvider: flags.provider } : trustedSettings, trusted, env);
   const warnings = [...loaded.diagnostics.filter((diagnostic) => !PROVIDER_PATH.test(diagnostic.path ?? '')), ...trustedProvider.diagnostics]
     .filter((diagnostic) => diagnostic.severity !== 'info')
     .map(formatDiagnostic);
@@ -66,7 +68,8 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
 
   const permissions = loaded.config.permissions ?? {};
   const toolList = (list: readonly string[] | undefined) => [...(list ?? [])];
-  const mode = flags.dangerouslySkipPermissions ? 'bypassPermissions' : flags.permissionMode === 'manual' ? 'default' : (flags.permissionMode ?? settingsMode(loaded.layers, warnings));
+  // `--permission-mode` was checked with the other flags.
+  const mode = flags.dangerouslySkipPermissions ? 'bypassPermissions' : (parsePermissionMode(flags.permissionMode) ?? settingsMode(loaded.layers, warnings));
   const tools = flags.tools === undefined ? undefined : flags.tools.includes('default') ? undefined : flags.tools.filter((name) => name !== '');
   return {
     cwd,
@@ -93,7 +96,6 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
 const TRUSTED_SCOPES: ReadonlySet<SettingsLayer['scope']> = new Set(['user', 'cli']);
 const PROVIDER_KEYS = ['providers', 'currentProvider', 'provider'] as const;
 const PROVIDER_PATH = /^(providers|currentProvider|provider)\b/;
-const MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
 
 /**
  * `permissions.defaultMode` of the highest layer that sets it: `manual` is `default`; an unknown
@@ -105,16 +107,16 @@ function settingsMode(layers: readonly SettingsLayer[], warnings: string[]): Per
     const layer = layers[index]!;
     const raw = (layer.settings?.permissions as { defaultMode?: unknown } | undefined)?.defaultMode;
     if (raw === undefined) continue;
-    const mode = raw === 'manual' ? 'default' : raw;
-    if (typeof mode !== 'string' || !MODES.includes(mode as PermissionMode)) {
-      warnings.push(`Settings warning: ${layer.file} (permissions.defaultMode): ${JSON.stringify(raw)} is not a mode Tessera has (${MODES.join(', ')}); it is ignored.`);
+    const mode = parsePermissionMode(raw);
+    if (mode === undefined) {
+      warnings.push(`Settings warning: ${layer.file} (permissions.defaultMode): ${JSON.stringify(raw)} is not a mode Tessera has (${PERMISSION_MODES.join(', ')}); it is ignored.`);
       continue;
     }
     if (mode === 'bypassPermissions' && !TRUSTED_SCOPES.has(layer.scope)) {
       warnings.push(`Settings warning: ${layer.file} (permissions.defaultMode): bypassPermissions is taken only from your user settings or --settings; pass --permission-mode bypassPermissions to use it here.`);
       continue;
     }
-    return mode as PermissionMode;
+    return mode;
   }
   return undefined;
 }

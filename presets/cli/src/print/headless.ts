@@ -4,19 +4,20 @@ import { resolve } from 'node:path';
 import {
   describeError,
   isValidSessionId,
+  parsePermissionMode,
+  PERMISSION_MODES,
   type ApprovalAnswer,
   type ApprovalHandler,
   type ApprovalRequest,
   type HookEventName,
   type HooksConfig,
   type Message,
-  type PermissionMode,
   type SessionEvent,
   compareText,
 } from '@tessera/contracts';
 import { createKernel, definePlugin, InteractiveSession, Stage, type Kernel, type Plugin, type Session } from '@tessera/kernel';
 import type { CliFlags } from '../args.js';
-import { CliUsageError } from '../args.js';
+import { CliUsageError, splitToolList } from '../args.js';
 import type { CliIO } from '../io.js';
 import { loadCliPreset } from '../load-cli-preset.js';
 import { DEMO_MODEL_ID } from '../demo-model.js';
@@ -44,7 +45,6 @@ import { StdinLines } from './stdin-lines.js';
 const STDIN_CAP_BYTES = 10 * 1024 * 1024;
 /** How long a `can_use_tool` ask may wait for the host before it counts as a refusal. */
 const DEFAULT_PERMISSION_TIMEOUT_MS = 5 * 60_000;
-const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'] as PermissionMode[];
 
 /** Exit codes as Claude Code's: 0 success, 1 failure; signals as the shell reports them. */
 export const EXIT_SIGINT = 130;
@@ -297,7 +297,7 @@ function checkFlagCombinations(flags: CliFlags): void {
   if (flags.appendSystemPrompt !== undefined && flags.appendSystemPromptFile !== undefined) {
     throw new CliUsageError('Error: Cannot use both --append-system-prompt and --append-system-prompt-file.');
   }
-  if (flags.permissionMode !== undefined && flags.permissionMode !== 'manual' && !PERMISSION_MODES.includes(flags.permissionMode as PermissionMode)) {
+  if (flags.permissionMode !== undefined && parsePermissionMode(flags.permissionMode) === undefined) {
     throw new CliUsageError(`error: option '--permission-mode <mode>' argument '${flags.permissionMode}' is invalid. Allowed choices are ${PERMISSION_MODES.join(', ')}.`);
   }
 }
@@ -750,7 +750,7 @@ class HostBridge {
       requestApproval: async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
         if (!viaHost) return { behavior: 'deny', message: refusalMessage(request, this.flags.permissionPromptTool) };
         // The enforcer joins several suggested rules with ", " (e.g. for `pwd && ls`).
-        const suggested = request.suggestedRule === undefined ? [] : splitRules(request.suggestedRule);
+        const suggested = request.suggestedRule === undefined ? [] : splitToolList(request.suggestedRule);
         try {
           const answer = await this.control.request(
             {
@@ -788,8 +788,8 @@ class HostBridge {
     for (const update of updates) {
       if (!isRecord(update)) continue;
       if (update.type === 'setMode' && typeof update.mode === 'string') {
-        const mode = update.mode === 'manual' ? 'default' : update.mode;
-        if (PERMISSION_MODES.includes(mode as PermissionMode)) this.session?.setPermissionMode(mode as PermissionMode);
+        const mode = parsePermissionMode(update.mode);
+        if (mode) this.session?.setPermissionMode(mode);
         continue;
       }
       const rules = Array.isArray(update.rules) ? update.rules.filter(isRecord).map((rule) => (typeof rule.ruleContent === 'string' ? `${String(rule.toolName)}(${rule.ruleContent})` : String(rule.toolName))) : [];
@@ -841,12 +841,12 @@ class HostBridge {
           return;
         }
         case 'set_permission_mode': {
-          const mode = request.mode === 'manual' ? 'default' : request.mode;
-          if (typeof mode !== 'string' || !PERMISSION_MODES.includes(mode as PermissionMode)) {
+          const mode = parsePermissionMode(request.mode);
+          if (mode === undefined) {
             this.control.respondError(requestId, `Invalid permission mode ${JSON.stringify(request.mode)}; use one of ${PERMISSION_MODES.join(', ')}.`, 'invalid_request');
             return;
           }
-          session.setPermissionMode(mode as PermissionMode);
+          session.setPermissionMode(mode);
           this.control.respond(requestId, { mode });
           return;
         }
@@ -901,24 +901,6 @@ function readFlagFile(path: string | undefined, cwd: string): string | undefined
   } catch (error) {
     throw new CliUsageError(`Error: cannot read ${path}: ${describeError(error)}`);
   }
-}
-
-/** `Bash(pwd), Bash(ls)` → the two rules (commas inside parentheses stay). */
-function splitRules(text: string): string[] {
-  const rules: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text[index];
-    if (char === '(') depth += 1;
-    else if (char === ')') depth = Math.max(0, depth - 1);
-    else if (char === ',' && depth === 0) {
-      if (text.slice(start, index).trim() !== '') rules.push(text.slice(start, index).trim());
-      start = index + 1;
-    }
-  }
-  if (text.slice(start).trim() !== '') rules.push(text.slice(start).trim());
-  return rules;
 }
 
 /** A suggested rule as the SDK's `PermissionUpdate`. */
