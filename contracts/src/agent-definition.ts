@@ -28,3 +28,16 @@ export interface AgentDefinition {
  * presets). The subagents plugin merges them after the built-ins and the files it discovers.
  */
 export const AgentDefinitionContribution = createToken<AgentDefinition>('AgentDefinitionContribution');
+
+/**
+ * Agent definitions that are found rather than composed (bundle plugins). Asked whenever the
+ * subagents plugin lists agents; a source that can change says so through `onChange`.
+ */
+export interface AgentDefinitionSource {
+  readonly name: string;
+  agents(): readonly AgentDefinition[];
+  onChange?(listener: () => void): () => void;
+}
+
+/** Contribution point: every agent definition source bound here feeds the subagents plugin. */
+export const AgentDefinitionSourceContribution = createToken<AgentDefinitionSource>('AgentDefinitionSource');

@@ -1,3 +1,4 @@
+import { createToken } from './token.js';
 /** Claude Code hook events Tessera runs (settings `hooks` key and plugin `hooks/hooks.json`). */
 export type HookEventName =
   | 'PreToolUse'
@@ -74,3 +75,17 @@ export interface HooksSource {
   /** Set for a bundle plugin's hooks.json: becomes CLAUDE_PLUGIN_ROOT. */
   pluginRoot?: string;
 }
+
+/**
+ * Hook configurations that are found rather than composed (bundle plugins' `hooks/hooks.json`).
+ * The hooks plugin merges them with its settings files; a source that can change says so through
+ * `onChange`, and the next hook run uses the new set.
+ */
+export interface HooksConfigSource {
+  readonly name: string;
+  configs(): ReadonlyArray<{ config: HooksConfig; source: HooksSource }>;
+  onChange?(listener: () => void): () => void;
+}
+
+/** Contribution point: every hook configuration source bound here feeds the hooks plugin. */
+export const HooksConfigSourceContribution = createToken<HooksConfigSource>('HooksConfigSource');

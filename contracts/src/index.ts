@@ -31,3 +31,4 @@ export * from './interactive.js';
 export * from './memory.js';
 export * from './skills.js';
 export * from './inventory.js';
+export * from './mcp.js';

@@ -1,0 +1,1 @@
+throw new Error('koffi is not installed: Tessera omits pi-tui\'s Windows-only FFI dependency.');
