@@ -6,6 +6,7 @@ export { createHooks, isTapped } from './hooks.js';
 export type { HookName, TesseraHooks } from './hooks.js';
 export { Stage } from './stage.js';
 export { Session } from './session.js';
+export { executeToolCall } from './tool-batch.js';
 export { ContainerSessionServices, type ServiceResolver } from './session-services.js';
 export type {
   CompactEvent,

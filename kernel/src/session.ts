@@ -394,6 +394,20 @@ export class Session implements ISession {
     this.resetHistory('clear');
   }
 
+  /**
+   * Keeps the first `keep` history entries and drops the rest (a conversation rewind to before
+   * a prompt). The next save rewrites the stored history; the context estimate starts over.
+   */
+  truncateHistory(keep: number): void {
+    if (!Number.isInteger(keep) || keep < 0) throw new RangeError(`truncateHistory: keep must be a non-negative integer, got ${keep}`);
+    if (keep >= this.entries.length) return;
+    this.historyRewritten = true;
+    this.entries.length = keep;
+    this.messages.length = 0;
+    for (const entry of this.entries) if (entry.category === 'chat') this.messages.push(entry.data as Message);
+    this.contextWindow?.reset();
+  }
+
   private resetHistory(reason: 'clear' | 'compact'): void {
     this.historyRewritten = true;
     this.entries.length = 0;

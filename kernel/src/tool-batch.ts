@@ -52,7 +52,12 @@ export async function executeToolBatch(
   session.appendMessage({ role: 'tool', content: results });
 }
 
-async function executeToolCall(
+/**
+ * One tool call through the whole pipeline (preToolUse hooks and permissions, validation, the
+ * tool, postToolUse hooks, `tool_start` / `tool_end` events), without appending anything to
+ * the conversation: how a host runs a call the user typed (`!ls` in the terminal UI).
+ */
+export async function executeToolCall(
   session: Session,
   call: ToolUseBlock,
   round: number,

@@ -24,6 +24,8 @@ export interface CliFlags {
   fallbackModel?: string;
   permissionMode?: string;
   dangerouslySkipPermissions: boolean;
+  /** Lets Shift+Tab cycle into bypassPermissions in the interactive UI. */
+  allowDangerouslySkipPermissions: boolean;
   allowedTools: string[];
   disallowedTools: string[];
   tools?: string[];
@@ -71,6 +73,7 @@ const FLAGS: readonly FlagSpec[] = [
   { key: 'fallbackModel', kind: 'string', names: ['--fallback-model'] },
   { key: 'permissionMode', kind: 'string', names: ['--permission-mode'] },
   { key: 'dangerouslySkipPermissions', kind: 'boolean', names: ['--dangerously-skip-permissions'] },
+  { key: 'allowDangerouslySkipPermissions', kind: 'boolean', names: ['--allow-dangerously-skip-permissions'] },
   { key: 'allowedTools', kind: 'list', names: ['--allowedTools', '--allowed-tools'] },
   { key: 'disallowedTools', kind: 'list', names: ['--disallowedTools', '--disallowed-tools'] },
   { key: 'tools', kind: 'list', names: ['--tools'] },
@@ -102,7 +105,6 @@ const IGNORED = new Map<string, 'boolean' | 'string'>([
   ['--include-hook-events', 'boolean'],
   ['--forward-subagent-text', 'boolean'],
   ['--bare', 'boolean'],
-  ['--allow-dangerously-skip-permissions', 'boolean'],
   ['--output-style', 'string'],
   ['--max-thinking-tokens', 'string'],
   ['--effort', 'string'],
@@ -123,6 +125,7 @@ export function defaultFlags(): CliFlags {
     continue: false,
     forkSession: false,
     dangerouslySkipPermissions: false,
+    allowDangerouslySkipPermissions: false,
     allowedTools: [],
     disallowedTools: [],
     mcpConfig: [],

@@ -11,6 +11,8 @@ export interface CliIO {
   stdin?: NodeJS.ReadableStream;
   /** Whether stdin is a terminal. */
   stdinIsTTY?: boolean;
+  /** Whether stdout is a terminal (the interactive UI needs one; otherwise print mode). */
+  stdoutIsTTY?: boolean;
 }
 
 /** A subcommand: its own arguments (after the subcommand name) → exit code. */

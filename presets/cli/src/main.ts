@@ -21,6 +21,7 @@ function processIO(): CliIO {
     home: process.env.HOME || homedir(),
     stdin: process.stdin,
     stdinIsTTY: process.stdin.isTTY === true,
+    stdoutIsTTY: process.stdout.isTTY === true,
   };
 }
 
@@ -40,10 +41,13 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
       io.stdout(USAGE);
       return 0;
     }
-    const headless = flags.print || streamInput || io.stdinIsTTY === false;
+    const headless = flags.print || streamInput || io.stdinIsTTY === false || io.stdoutIsTTY === false;
     if (!headless) {
-      io.stderr('The interactive terminal UI is not part of this build yet. Use print mode: tessera -p "your prompt" (see tessera --help).\n');
-      return 1;
+      const { runInteractive } = await import('./interactive/run-interactive.js');
+      return await runInteractive(flags, io);
+    }
+    if (!flags.print && !streamInput && io.stdinIsTTY !== false && io.stdoutIsTTY === false) {
+      io.stderr('stdout is not a terminal, so tessera runs in print mode (as with -p).\n');
     }
     const { runHeadless } = await import('./print/headless.js');
     return await runHeadless(flags, io);

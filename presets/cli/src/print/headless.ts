@@ -361,13 +361,13 @@ function readStdin(stream: NodeJS.ReadableStream, firstDataMs: number | undefine
   });
 }
 
-function withModel(choice: Extract<ProviderChoice, { kind: 'profile' }>, flags: CliFlags) {
+export function withModel(choice: Extract<ProviderChoice, { kind: 'profile' }>, flags: CliFlags) {
   const model = resolveModelAlias(flags.model);
   return model === undefined ? choice.profile : { ...choice.profile, model };
 }
 
 /** `-r <id|name>`: an id as given; a name is looked up among this directory's sessions. */
-async function resolveResume(kernel: Kernel, flags: CliFlags, cwd: string): Promise<string | undefined> {
+export async function resolveResume(kernel: Kernel, flags: CliFlags, cwd: string): Promise<string | undefined> {
   if (typeof flags.resume !== 'string') return undefined;
   const wanted = flags.resume;
   const sessions = await InteractiveSession.listResumableSessions(kernel);
@@ -886,7 +886,7 @@ class HostBridge {
   }
 }
 
-function isDirectory(path: string): boolean {
+export function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
   } catch {

@@ -1,0 +1,802 @@
+import {
+  CombinedAutocompleteProvider,
+  Container,
+  Editor,
+  Input,
+  matchesKey,
+  SelectList,
+  truncateToWidth,
+  TUI,
+  type AutocompleteItem,
+  type Component,
+  type SlashCommand,
+} from '@mariozechner/pi-tui';
+import {
+  describeError,
+  PERMISSION_MODES,
+  type ApprovalAnswer,
+  type ICommandInteraction,
+  type ICommandResult,
+  type IExecutionResult,
+  type IToolState,
+  type PermissionMode,
+  type ToolUseBlock,
+} from '@tessera/contracts';
+import { executeToolCall, type InteractiveSession, type IResumableSession } from '@tessera/kernel';
+import type { PendingApproval, TerminalApprovals } from './approvals.js';
+import { AssistantText, Gap, TaskRow, TextBlock, ThinkingRow, ToolRow, userPrompt } from './components.js';
+import { PermissionPrompt } from './permission-prompt.js';
+import { StatusLineRunner, type StatusLineCommand } from './status-line.js';
+import type { Terminal } from './terminal.js';
+import { editorTheme, selectListTheme, style } from './theme.js';
+
+/** How a pressed key twice counts as a double press (Esc Esc, Ctrl-C Ctrl-C, Ctrl-D Ctrl-D). */
+const DOUBLE_PRESS_MS = 800;
+
+/** The mode indicator under the prompt, as Claude Code words it. */
+const MODE_LABELS: Record<PermissionMode, string> = {
+  default: '⏸ manual mode on',
+  acceptEdits: '⏵⏵ accept edits on',
+  plan: '⏸ plan mode on',
+  bypassPermissions: '⏵⏵ bypass permissions on',
+  dontAsk: '⏵⏵ don’t ask mode on',
+} as Record<PermissionMode, string>;
+
+export interface TesseraTuiOptions {
+  terminal: Terminal;
+  session: InteractiveSession;
+  approvals: TerminalApprovals;
+  cwd: string;
+  version: string;
+  /** The model's display name (changes with `/model`). */
+  modelLabel: () => string;
+  /** Shift+Tab may cycle into `bypassPermissions` (`--allow-dangerously-skip-permissions`). */
+  allowBypass?: boolean;
+  /** Claude Code's `statusLine` setting. */
+  statusLine?: StatusLineCommand;
+  /** The current git branch, shown in the status line. */
+  gitBranch?: string;
+  /** USD for a turn's tokens on the current model (0 when its price is unknown). */
+  costOf?: (usage: { input: number; output: number }) => number;
+  /** "Allow always": write `rule` to the local settings file; returns the file's display path. */
+  saveAllowRule?: (rule: string) => Promise<string>;
+  /** Stored sessions for the picker (`/resume`, `-r` with no id). */
+  listSessions?: () => Promise<IResumableSession[]>;
+  /** Replaces the running session by a resumed one (or a fresh one when `id` is undefined). */
+  switchSession?: (id: string | undefined) => Promise<InteractiveSession>;
+  /** Recent prompts, newest first (↑ history, Ctrl-R search). */
+  recentPrompts?: () => readonly string[];
+  /** Open the session picker as soon as the app starts (`tessera -r` with no id). */
+  openPicker?: boolean;
+  /** Told once the user asked to leave (Ctrl-C twice, Ctrl-D, `/exit`). */
+  onExit: (code: number) => void;
+}
+
+interface Overlayable extends Component {
+  handleInput(data: string): void;
+}
+
+/**
+ * The `tessera` interactive terminal: a transcript (finished items scroll into the terminal's
+ * own scrollback; only the bottom redraws), a multi-line prompt with history, `/` and `@`
+ * completion, inline permission prompts and pickers, a status line, and Claude Code's keys.
+ */
+export class TesseraTui {
+  readonly tui: TUI;
+  private readonly transcript = new Container();
+  private readonly queuedRow = new TextBlock('', '', style.gray);
+  private readonly noticeRow = new TextBlock('', '', style.yellow);
+  private readonly promptArea = new Container();
+  private readonly statusRow = new TextBlock('', '', style.gray);
+  private readonly editor: Editor;
+  private session: InteractiveSession;
+  private unsubscribe: Array<() => void> = [];
+  private currentText: AssistantText | undefined;
+  private thinking: ThinkingRow | undefined;
+  private readonly toolRows = new Map<string, ToolRow>();
+  private readonly taskRows = new Map<string, TaskRow>();
+  private spinnerTimer: NodeJS.Timeout | undefined;
+  private queued: string | undefined;
+  private busy = false;
+  private modal: Overlayable | undefined;
+  private lastKey: { key: string; at: number } | undefined;
+  private noticeTimer: NodeJS.Timeout | undefined;
+  private costUsd = 0;
+  private readonly started = Date.now();
+  private contextPercent = 0;
+  private statusRunner: StatusLineRunner | undefined;
+  private detachApprovals: (() => void) | undefined;
+  private exited = false;
+  private historySearch: { query: string; matches: string[]; index: number } | undefined;
+
+  constructor(private readonly options: TesseraTuiOptions) {
+    this.session = options.session;
+    this.tui = new TUI(options.terminal, true);
+    this.editor = new Editor(this.tui, editorTheme, { paddingX: 1, autocompleteMaxVisible: 8 });
+    this.editor.onSubmit = (text) => void this.submit(text);
+    this.tui.addChild(this.transcript);
+    this.tui.addChild(this.queuedRow);
+    this.tui.addChild(this.noticeRow);
+    this.tui.addChild(this.promptArea);
+    this.tui.addChild(this.statusRow);
+    this.promptArea.addChild(this.editor);
+    this.tui.setFocus(this.editor);
+    this.tui.addInputListener((data) => this.onKey(data));
+    if (options.statusLine) this.statusRunner = new StatusLineRunner(options.statusLine, options.cwd, () => this.renderStatus());
+  }
+
+  /** Draws the banner and the prompt and starts taking keys. */
+  async start(): Promise<void> {
+    this.transcript.addChild(
+      new TextBlock(
+        `${style.accent('✻')} ${style.bold('Tessera')} ${style.gray(`v${this.options.version}`)}\n${style.gray(`  ${this.options.modelLabel()} · ${this.options.cwd}`)}\n${style.gray('  /help for commands · Esc interrupts · Shift+Tab cycles modes · Ctrl-C twice exits')}`,
+      ),
+    );
+    this.transcript.addChild(new Gap());
+    for (const prompt of [...(this.options.recentPrompts?.() ?? [])].reverse()) this.editor.addToHistory(prompt);
+    this.attach(this.session);
+    this.detachApprovals = this.options.approvals.attach(
+      (pending) => this.showApproval(pending),
+      () => this.closeModal(),
+    );
+    await this.refreshCompletions();
+    this.renderStatus();
+    this.tui.start();
+    if (this.options.openPicker) await this.openSessionPicker();
+  }
+
+  /** Stops drawing and restores the terminal (idempotent). */
+  stop(): void {
+    if (this.spinnerTimer) clearInterval(this.spinnerTimer);
+    if (this.noticeTimer) clearTimeout(this.noticeTimer);
+    this.statusRunner?.close();
+    this.detachApprovals?.();
+    for (const off of this.unsubscribe) off();
+    this.unsubscribe = [];
+    this.tui.stop();
+  }
+
+  /** The session on screen (it changes after `/resume` or `/clear`). */
+  getSession(): InteractiveSession {
+    return this.session;
+  }
+
+  private attach(session: InteractiveSession): void {
+    for (const off of this.unsubscribe) off();
+    this.session = session;
+    this.unsubscribe = [
+      session.on('text_delta', (delta) => {
+        this.thinking?.end();
+        if (!this.currentText) {
+          this.currentText = new AssistantText();
+          this.transcript.addChild(this.currentText);
+        }
+        this.currentText.append(delta);
+        this.tui.requestRender();
+      }),
+      session.on('thinking_delta', (delta) => {
+        if (!this.thinking) {
+          this.thinking = new ThinkingRow();
+          this.transcript.addChild(this.thinking);
+        }
+        this.thinking.append(delta);
+        this.tui.requestRender();
+      }),
+      session.on('tool_start', (state) => this.onTool(state)),
+      session.on('tool_end', (state) => this.onTool(state)),
+      session.on('interrupted', () => this.note('Interrupted · tell Tessera what to do instead', style.yellow)),
+      session.on('context_update', (state) => {
+        this.contextPercent = state.usedPercentage;
+        this.renderStatus();
+      }),
+      session.on('background_task_event', (event) => {
+        const status = event.type.replace(/^background_task_/, '');
+        const label = typeof event.description === 'string' ? event.description : typeof event.command === 'string' ? event.command : undefined;
+        let row = this.taskRows.get(event.taskId);
+        if (!row) {
+          row = new TaskRow(event.taskId, label ?? '', status);
+          this.taskRows.set(event.taskId, row);
+          this.transcript.addChild(row);
+        } else row.update(label, status);
+        this.renderStatus();
+      }),
+    ];
+    this.renderStatus();
+  }
+
+  private onTool(state: IToolState): void {
+    this.thinking?.end();
+    this.currentText = undefined;
+    let row = this.toolRows.get(state.toolCallId);
+    if (!row) {
+      row = new ToolRow(state);
+      this.toolRows.set(state.toolCallId, row);
+      this.transcript.addChild(row);
+    } else row.update(state);
+    this.tickSpinner();
+    this.tui.requestRender();
+  }
+
+  /** Redraws every 80 ms while a tool runs, so spinners and elapsed times move. */
+  private tickSpinner(): void {
+    const running = [...this.toolRows.values()].some((row) => row.running);
+    if (running && !this.spinnerTimer) {
+      this.spinnerTimer = setInterval(() => this.tui.requestRender(), 80);
+      this.spinnerTimer.unref();
+    } else if (!running && this.spinnerTimer) {
+      clearInterval(this.spinnerTimer);
+      this.spinnerTimer = undefined;
+    }
+  }
+
+  // ── Input ────────────────────────────────────────────────────────────────────────────────
+
+  private onKey(data: string): { consume?: boolean } | undefined {
+    if (this.exited) return { consume: true };
+    const key = matchesKey(data, 'escape') ? 'escape' : matchesKey(data, 'ctrl+c') ? 'ctrl+c' : matchesKey(data, 'ctrl+d') ? 'ctrl+d' : data;
+    const double = this.lastKey !== undefined && this.lastKey.key === key && Date.now() - this.lastKey.at < DOUBLE_PRESS_MS;
+    this.lastKey = { key, at: Date.now() };
+    if (this.modal) {
+      if (key === 'ctrl+c' && double) return this.exit(0);
+      this.modal.handleInput(data);
+      this.tui.requestRender();
+      return { consume: true };
+    }
+    if (this.historySearch) return this.onSearchKey(data, key);
+    if (key === 'ctrl+c') {
+      if (this.busy) {
+        this.interrupt();
+        return { consume: true };
+      }
+      if (double) return this.exit(0);
+      if (this.editor.getText() !== '') this.editor.setText('');
+      this.notice('Press Ctrl-C again to exit');
+      return { consume: true };
+    }
+    if (key === 'ctrl+d') {
+      if (this.editor.getText() !== '') return undefined;
+      if (double) return this.exit(0);
+      this.notice('Press Ctrl-D again to exit');
+      return { consume: true };
+    }
+    if (key === 'escape') {
+      if (this.editor.isShowingAutocomplete()) return undefined;
+      if (this.busy) {
+        this.interrupt();
+        return { consume: true };
+      }
+      if (double) {
+        if (this.editor.getText() !== '') this.editor.setText('');
+        else void this.openRewind();
+        this.lastKey = undefined;
+      }
+      return { consume: true };
+    }
+    if (matchesKey(data, 'shift+tab')) {
+      this.cycleMode();
+      return { consume: true };
+    }
+    if (matchesKey(data, 'ctrl+r')) {
+      this.historySearch = { query: '', matches: [...(this.options.recentPrompts?.() ?? [])], index: 0 };
+      this.renderSearch();
+      return { consume: true };
+    }
+    return undefined;
+  }
+
+  private onSearchKey(data: string, key: string): { consume: boolean } {
+    const search = this.historySearch!;
+    if (key === 'escape' || key === 'ctrl+c') {
+      this.historySearch = undefined;
+      this.noticeRow.setText('');
+    } else if (matchesKey(data, 'enter') || matchesKey(data, 'tab')) {
+      const chosen = search.matches[search.index];
+      this.historySearch = undefined;
+      this.noticeRow.setText('');
+      if (chosen !== undefined) this.editor.setText(chosen);
+    } else if (matchesKey(data, 'ctrl+r')) {
+      search.index = Math.min(search.index + 1, Math.max(0, search.matches.length - 1));
+      this.renderSearch();
+    } else if (matchesKey(data, 'backspace')) {
+      search.query = search.query.slice(0, -1);
+      this.filterSearch();
+    } else if (data.length === 1 && data >= ' ') {
+      search.query += data;
+      this.filterSearch();
+    }
+    this.tui.requestRender();
+    return { consume: true };
+  }
+
+  private filterSearch(): void {
+    const search = this.historySearch!;
+    const all = this.options.recentPrompts?.() ?? [];
+    const query = search.query.toLowerCase();
+    search.matches = all.filter((prompt) => prompt.toLowerCase().includes(query));
+    search.index = 0;
+    this.renderSearch();
+  }
+
+  private renderSearch(): void {
+    const search = this.historySearch!;
+    const match = search.matches[search.index];
+    this.noticeRow.setText(`(reverse-i-search)\`${search.query}': ${match === undefined ? style.red('no match') : match.split('\n')[0]}`);
+    this.tui.requestRender();
+  }
+
+  private exit(code: number): { consume: true } {
+    if (!this.exited) {
+      this.exited = true;
+      this.session.abort();
+      this.options.onExit(code);
+    }
+    return { consume: true };
+  }
+
+  /** Esc while a turn runs: stop it (its text so far stays); a queued prompt is sent next. */
+  private interrupt(): void {
+    this.session.abort();
+  }
+
+  private cycleMode(): void {
+    const cycle: PermissionMode[] = ['default', 'acceptEdits', 'plan'];
+    if (this.options.allowBypass) cycle.push('bypassPermissions');
+    const session = this.session.getSession();
+    const index = cycle.indexOf(session.getPermissionMode());
+    session.setPermissionMode(cycle[(index + 1) % cycle.length]!);
+    this.renderStatus();
+    this.tui.requestRender();
+  }
+
+  private notice(text: string, ms = 2000): void {
+    this.noticeRow.setText(text);
+    if (this.noticeTimer) clearTimeout(this.noticeTimer);
+    this.noticeTimer = setTimeout(() => {
+      this.noticeRow.setText('');
+      this.tui.requestRender();
+    }, ms);
+    this.noticeTimer.unref();
+    this.tui.requestRender();
+  }
+
+  private note(text: string, colour: (text: string) => string = style.gray): void {
+    this.transcript.addChild(new TextBlock(text, '  ⎿ ', colour));
+    this.transcript.addChild(new Gap());
+    this.tui.requestRender();
+  }
+
+  // ── Prompts ──────────────────────────────────────────────────────────────────────────────
+
+  /** What Enter does with the prompt's text. */
+  async submit(raw: string): Promise<void> {
+    const text = raw.trim();
+    if (text === '') return;
+    this.editor.addToHistory(raw);
+    if (this.busy) {
+      if (this.queued !== undefined) {
+        this.editor.setText(raw);
+        this.notice('A prompt is already queued; wait for this turn to finish or press Esc to interrupt.', 3000);
+        return;
+      }
+      this.queued = text;
+      this.queuedRow.setText(`Queued: ${text.split('\n')[0]}`);
+      this.tui.requestRender();
+      return;
+    }
+    if (text.startsWith('/')) return this.runCommand(text);
+    if (text.startsWith('!')) return this.runShell(text.slice(1).trim());
+    if (text.startsWith('#') && !text.startsWith('##')) return this.remember(text.slice(1).trim());
+    await this.runPrompt(text);
+  }
+
+  private async runPrompt(text: string): Promise<void> {
+    this.transcript.addChild(userPrompt(text));
+    this.transcript.addChild(new Gap());
+    this.busy = true;
+    this.currentText = undefined;
+    this.thinking = undefined;
+    this.renderStatus();
+    this.tui.requestRender();
+    let result: IExecutionResult | undefined;
+    try {
+      result = await this.session.submit(text);
+    } catch (error) {
+      this.transcript.addChild(new TextBlock(describeError(error), style.red('⏺ '), style.red));
+    }
+    (this.thinking as ThinkingRow | undefined)?.end();
+    if (result?.usage) {
+      this.costUsd += this.options.costOf?.({ input: result.usage.promptTokens ?? 0, output: result.usage.completionTokens ?? 0 }) ?? 0;
+    }
+    this.transcript.addChild(new Gap());
+    this.currentText = undefined;
+    this.busy = false;
+    this.tickSpinner();
+    this.renderStatus();
+    const next = this.queued;
+    this.queued = undefined;
+    this.queuedRow.setText('');
+    this.tui.requestRender();
+    if (next !== undefined) await this.submit(next);
+  }
+
+  private async runCommand(text: string): Promise<void> {
+    const [, name = '', args = ''] = /^\/(\S*)\s*([\s\S]*)$/.exec(text) ?? [];
+    this.transcript.addChild(userPrompt(text));
+    if (name === 'exit' || name === 'quit') {
+      this.exit(0);
+      return;
+    }
+    if (name === 'clear' || name === 'new' || name === 'reset') {
+      if (this.options.switchSession) {
+        await this.replaceSession(undefined);
+        this.note('Started a new conversation.');
+        return;
+      }
+    }
+    let result: ICommandResult | null;
+    this.busy = true;
+    this.renderStatus();
+    try {
+      result = await this.session.executeCommand(name, args);
+    } catch (error) {
+      result = { success: false, message: describeError(error) };
+    } finally {
+      this.busy = false;
+    }
+    if (result === null) {
+      this.note(`Unknown command /${name}. Type / to see the commands.`, style.red);
+      return;
+    }
+    await this.showResult(result);
+  }
+
+  private async showResult(result: ICommandResult): Promise<void> {
+    if (result.message !== '') this.note(result.message, result.success ? (text) => text : style.red);
+    for (const diagnostic of result.diagnostics ?? []) this.note(diagnostic, style.yellow);
+    for (const effect of result.effects ?? []) {
+      switch (effect.type) {
+        case 'session-exit-requested':
+          this.exit(0);
+          return;
+        case 'session-picker-requested':
+          await this.openSessionPicker();
+          break;
+        case 'model-change-requested':
+          this.session.getSession().setModel(effect.modelId);
+          break;
+        case 'conversation-history-cleared':
+          this.note('Conversation cleared.');
+          break;
+        default:
+          break;
+      }
+    }
+    if (result.interaction) this.showInteraction(result.interaction);
+    this.renderStatus();
+    await this.refreshCompletions();
+  }
+
+  private async runShell(command: string): Promise<void> {
+    if (command === '') return;
+    this.transcript.addChild(userPrompt(`!${command}`));
+    const session = this.session.getSession();
+    const call: ToolUseBlock = { type: 'tool_use', id: `user-shell-${Date.now().toString(36)}`, name: 'Bash', input: { command } };
+    this.busy = true;
+    const controller = new AbortController();
+    const stopOnAbort = this.session.on('interrupted', () => controller.abort());
+    const unsubscribe = session.subscribe((event) => {
+      if (event.type === 'tool_start' && event.toolCallId === call.id) this.onTool({ toolCallId: call.id, toolName: 'Bash', firstArg: command, isRunning: true });
+    });
+    try {
+      const result = await executeToolCall(session, call, 0, controller.signal);
+      const output = typeof result.output === 'string' ? result.output : result.output.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+      this.onTool({
+        toolCallId: call.id,
+        toolName: 'Bash',
+        firstArg: command,
+        isRunning: false,
+        result: result.success ? 'success' : result.metadata?.denied === true ? 'denied' : 'error',
+        toolResultData: output,
+        ...(result.errorCode === undefined ? {} : { errorCode: result.errorCode }),
+      });
+      if (result.success) session.injectMessage('user', `<bash-input>${command}</bash-input>\n<bash-stdout>${output}</bash-stdout>`);
+      else if (result.metadata?.denied === true) this.note(output, style.red);
+    } finally {
+      unsubscribe();
+      stopOnAbort();
+      this.busy = false;
+      this.transcript.addChild(new Gap());
+      this.tickSpinner();
+      this.tui.requestRender();
+    }
+  }
+
+  private async remember(text: string): Promise<void> {
+    if (text === '') return;
+    this.transcript.addChild(userPrompt(`#${text}`));
+    const result = await this.session.executeCommand('memory', `add project notes ${text}`);
+    this.note(result?.message ?? 'Project memory is not enabled in this session.', result?.success ? (line) => line : style.red);
+  }
+
+  private async refreshCompletions(): Promise<void> {
+    let commands: SlashCommand[] = [];
+    try {
+      const registry = await this.session.getCommandRegistry();
+      commands = registry.getCommands().map((command) => ({
+        name: command.name,
+        description: command.description,
+        ...(command.argumentHint === undefined ? {} : { argumentHint: command.argumentHint }),
+        ...(command.subcommands && command.subcommands.length > 0
+          ? {
+              getArgumentCompletions: (prefix: string): AutocompleteItem[] =>
+                command.subcommands!.filter((sub) => sub.name.startsWith(prefix)).map((sub) => ({ value: sub.name, label: sub.name, description: sub.description })),
+            }
+          : {}),
+      }));
+    } catch {
+      // No registry (a bare session): completion offers files only.
+    }
+    this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider(commands, this.options.cwd, null));
+  }
+
+  // ── Modals: permission prompts, pickers, command interactions ───────────────────────────
+
+  private openModal(component: Overlayable): void {
+    this.modal = component;
+    this.promptArea.clear();
+    this.promptArea.addChild(component);
+    this.tui.setFocus(component);
+    this.tui.requestRender();
+  }
+
+  private closeModal(): void {
+    this.modal = undefined;
+    this.promptArea.clear();
+    this.promptArea.addChild(this.editor);
+    this.tui.setFocus(this.editor);
+    this.tui.requestRender();
+  }
+
+  private showApproval(pending: PendingApproval): void {
+    const prompt = new PermissionPrompt(pending.request, this.options.cwd, (choice, reason) => {
+      this.closeModal();
+      let answer: ApprovalAnswer;
+      if (choice === 'once') answer = true;
+      else if (choice === 'always') {
+        answer = 'allow-session';
+        const rule = pending.request.suggestedRule;
+        if (rule && this.options.saveAllowRule) {
+          this.options.saveAllowRule(rule).then(
+            (file) => this.note(`Saved ${rule} to ${file}`),
+            (error: unknown) => this.note(`Could not save ${rule}: ${describeError(error)}`, style.red),
+          );
+        }
+      } else answer = { behavior: 'deny', message: reason ? `The user declined this call and said: ${reason}` : 'The user declined this call.' };
+      pending.answer(answer);
+    });
+    this.openModal(prompt);
+  }
+
+  private choose(title: string, items: Array<{ value: string; label: string; description?: string }>, onPick: (value: string | undefined) => void): void {
+    const header = new TextBlock(style.bold(title));
+    const list = new SelectList(items, Math.max(3, Math.min(10, this.options.terminal.rows - 6)), selectListTheme);
+    let filter = '';
+    const picker: Overlayable = {
+      render: (width) => [...header.render(width), ...list.render(width), truncateToWidth(style.gray(filter === '' ? 'Type to filter · Enter to choose · Esc to cancel' : `Filter: ${filter}`), width)],
+      invalidate: () => list.invalidate(),
+      handleInput: (data) => {
+        if (matchesKey(data, 'backspace')) {
+          filter = filter.slice(0, -1);
+          list.setFilter(filter);
+        } else if (data.length === 1 && data > ' ' && data !== '\x7f') {
+          filter += data;
+          list.setFilter(filter);
+        } else list.handleInput(data);
+      },
+    };
+    list.onSelect = (item) => {
+      this.closeModal();
+      onPick(item.value);
+    };
+    list.onCancel = () => {
+      this.closeModal();
+      onPick(undefined);
+    };
+    this.openModal(picker);
+  }
+
+  private showInteraction(interaction: ICommandInteraction): void {
+    const { prompt } = interaction;
+    const finish = async (value: string | undefined): Promise<void> => {
+      const result = value === undefined ? await interaction.cancel?.() : await interaction.submit(value);
+      if (result) await this.showResult(result);
+    };
+    if (prompt.kind === 'choice') {
+      this.choose(prompt.title, prompt.choices.map((choice) => ({ ...choice })), (value) => void finish(value));
+      return;
+    }
+    const input = new Input();
+    const header = new TextBlock(`${style.bold(prompt.title)}${prompt.description ? `\n${style.gray(prompt.description)}` : ''}`);
+    input.onSubmit = (value) => {
+      if (prompt.validation && !new RegExp(prompt.validation.pattern).test(value)) {
+        this.notice(prompt.validation.message, 3000);
+        return;
+      }
+      this.closeModal();
+      void finish(value);
+    };
+    this.openModal({
+      render: (width) => [...header.render(width), ...(prompt.masked ? [`> ${'•'.repeat(input.getValue().length)}`] : input.render(width))],
+      invalidate: () => input.invalidate(),
+      handleInput: (data) => {
+        if (matchesKey(data, 'escape')) {
+          this.closeModal();
+          void finish(undefined);
+          return;
+        }
+        input.handleInput(data);
+      },
+    });
+  }
+
+  /** The session picker: name or first prompt, age, size; type to filter. */
+  async openSessionPicker(): Promise<void> {
+    if (!this.options.listSessions || !this.options.switchSession) {
+      this.note('Resuming is not available in this host.', style.red);
+      return;
+    }
+    const sessions = await this.options.listSessions();
+    const current = this.session.getSessionId();
+    const items = sessions
+      .filter((session) => session.id !== current)
+      .map((session) => ({
+        value: session.id,
+        label: (session.name ?? session.firstPrompt).split('\n')[0]!.slice(0, 60) || '(no prompt)',
+        description: `${age(session.updatedAt)} · ${session.messageCount} messages`,
+      }));
+    if (items.length === 0) {
+      this.note('No stored sessions to resume in this directory.');
+      return;
+    }
+    this.choose('Resume a session', items, (id) => {
+      if (id === undefined) return;
+      void this.replaceSession(id).then(
+        () => this.note(`Resumed session ${id}.`),
+        (error: unknown) => this.note(`Could not resume ${id}: ${describeError(error)}`, style.red),
+      );
+    });
+  }
+
+  private async replaceSession(id: string | undefined): Promise<void> {
+    const next = await this.options.switchSession!(id);
+    this.toolRows.clear();
+    this.taskRows.clear();
+    this.attach(next);
+    if (id !== undefined) {
+      for (const message of next.getMessages()) {
+        if (message.role === 'user' && typeof message.content === 'string') this.transcript.addChild(userPrompt(message.content));
+        else if (message.role === 'assistant') {
+          const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+          if (text !== '') {
+            const block = new AssistantText();
+            block.append(text);
+            this.transcript.addChild(block);
+            this.transcript.addChild(new Gap());
+          }
+        }
+      }
+    }
+    await this.refreshCompletions();
+    this.renderStatus();
+  }
+
+  /** Esc Esc on an empty prompt: pick a checkpoint, then code, conversation or both. */
+  async openRewind(): Promise<void> {
+    let checkpoints;
+    try {
+      checkpoints = await this.session.listEditCheckpoints();
+    } catch (error) {
+      this.note(`Rewind is not available: ${describeError(error)}`, style.red);
+      return;
+    }
+    if (checkpoints.length === 0) {
+      this.notice('Nothing to rewind to yet: a checkpoint is made for every prompt.');
+      return;
+    }
+    const items = [...checkpoints].reverse().map((checkpoint) => ({ value: checkpoint.id, label: checkpoint.prompt.slice(0, 60), description: `${checkpoint.fileCount} file(s) · ${age(checkpoint.createdAt)}` }));
+    this.choose('Rewind to before…', items, (id) => {
+      if (id === undefined) return;
+      const checkpoint = checkpoints.find((candidate) => candidate.id === id)!;
+      this.choose(
+        `Restore to before “${checkpoint.prompt.slice(0, 40)}”`,
+        [
+          { value: 'both', label: 'Restore code and conversation' },
+          { value: 'conversation', label: 'Restore conversation only' },
+          { value: 'code', label: 'Restore code only' },
+        ],
+        (what) => {
+          if (what !== undefined) void this.rewind(checkpoint.id, checkpoint.prompt, what as 'both' | 'conversation' | 'code');
+        },
+      );
+    });
+  }
+
+  private async rewind(id: string, prompt: string, what: 'both' | 'conversation' | 'code'): Promise<void> {
+    try {
+      const lines: string[] = [];
+      if (what !== 'conversation') {
+        const result = await this.session.restoreEditCheckpoint(id);
+        lines.push(`Restored ${result.restoredFiles.length} file(s), deleted ${result.deletedFiles.length}.`);
+      }
+      if (what !== 'code') {
+        const kept = rewindConversation(this.session, prompt);
+        lines.push(kept === undefined ? 'The conversation had no such prompt; it was left as it was.' : `The conversation now ends before “${prompt.slice(0, 40)}”.`);
+        if (kept !== undefined) this.editor.setText(prompt);
+      }
+      this.note(lines.join(' '));
+    } catch (error) {
+      this.note(`Rewind failed: ${describeError(error)}`, style.red);
+    }
+  }
+
+  // ── Status line ──────────────────────────────────────────────────────────────────────────
+
+  private renderStatus(): void {
+    const session = this.session.getSession();
+    const mode = session.getPermissionMode();
+    const tasks = [...this.taskRows.values()].length;
+    const parts = [
+      this.options.modelLabel(),
+      MODE_LABELS[mode] ?? mode,
+      `${Math.round(this.contextPercent)}% context`,
+      `$${this.costUsd.toFixed(this.costUsd < 1 ? 4 : 2)}`,
+      ...(this.options.gitBranch ? [`⎇ ${this.options.gitBranch}`] : []),
+      ...(tasks > 0 ? [`${tasks} task${tasks === 1 ? '' : 's'}`] : []),
+      ...(this.busy ? ['Esc to interrupt'] : []),
+    ];
+    const custom = this.statusRunner?.text;
+    this.statusRow.setText(custom ? `${custom}\n${parts.join(' · ')}` : parts.join(' · '));
+    this.statusRunner?.request({
+      session_id: this.session.getSessionId(),
+      ...(this.session.getName() === undefined ? {} : { session_name: this.session.getName()! }),
+      cwd: this.options.cwd,
+      model: { id: session.getModel() ?? this.options.modelLabel(), display_name: this.options.modelLabel() },
+      workspace: { current_dir: this.options.cwd, project_dir: this.options.cwd },
+      version: this.options.version,
+      permission_mode: mode,
+      cost: { total_cost_usd: this.costUsd, total_duration_ms: Date.now() - this.started },
+      context_window: { used_percentage: this.contextPercent, context_window_size: this.session.getContextState().maxTokens },
+    });
+    this.tui.requestRender();
+  }
+}
+
+/** Drops the conversation from the last prompt starting with `prompt`; the entries kept, or undefined. */
+export function rewindConversation(interactive: InteractiveSession, prompt: string): number | undefined {
+  const session = interactive.getSession();
+  const entries = session.getFullHistory();
+  const head = prompt.split('\n')[0]!.trim();
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index]!;
+    if (entry.category !== 'chat') continue;
+    const message = entry.data as { role?: string; content?: unknown };
+    if (message.role !== 'user') continue;
+    const text = typeof message.content === 'string' ? message.content : Array.isArray(message.content) ? message.content.map((block: { text?: string }) => block.text ?? '').join('') : '';
+    if (text.trim().startsWith(head)) {
+      session.truncateHistory(index);
+      return index;
+    }
+  }
+  return undefined;
+}
+
+function age(iso: string): string {
+  const ms = Date.now() - Date.parse(iso);
+  if (!Number.isFinite(ms)) return iso;
+  if (ms < 60_000) return 'just now';
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)}m ago`;
+  if (ms < 86_400_000) return `${Math.round(ms / 3_600_000)}h ago`;
+  return `${Math.round(ms / 86_400_000)}d ago`;
+}
+
+export { PERMISSION_MODES };
