@@ -134,6 +134,7 @@ export class TesseraTui {
     );
     this.transcript.addChild(new Gap());
     for (const prompt of [...(this.options.recentPrompts?.() ?? [])].reverse()) this.editor.addToHistory(prompt);
+    this.renderHistory(this.session);
     this.attach(this.session);
     this.detachApprovals = this.options.approvals.attach(
       (pending) => this.showApproval(pending),
@@ -577,30 +578,38 @@ export class TesseraTui {
     this.openModal(prompt);
   }
 
+  /** A list to pick from; typing filters it by label and description (any part, any case). */
   private choose(title: string, items: Array<{ value: string; label: string; description?: string }>, onPick: (value: string | undefined) => void): void {
     const header = new TextBlock(style.bold(title));
-    const list = new SelectList(items, Math.max(3, Math.min(10, this.options.terminal.rows - 6)), selectListTheme);
+    const visible = Math.max(3, Math.min(10, this.options.terminal.rows - 6));
     let filter = '';
+    const makeList = (): SelectList => {
+      const needle = filter.toLowerCase();
+      const shown = needle === '' ? items : items.filter((item) => `${item.label} ${item.description ?? ''}`.toLowerCase().includes(needle));
+      const created = new SelectList(shown, visible, { ...selectListTheme, noMatch: () => style.gray('  Nothing matches the filter') });
+      created.onSelect = (item) => {
+        this.closeModal();
+        onPick(item.value);
+      };
+      created.onCancel = () => {
+        this.closeModal();
+        onPick(undefined);
+      };
+      return created;
+    };
+    let list = makeList();
     const picker: Overlayable = {
       render: (width) => [...header.render(width), ...list.render(width), truncateToWidth(style.gray(filter === '' ? 'Type to filter · Enter to choose · Esc to cancel' : `Filter: ${filter}`), width)],
       invalidate: () => list.invalidate(),
       handleInput: (data) => {
         if (matchesKey(data, 'backspace')) {
           filter = filter.slice(0, -1);
-          list.setFilter(filter);
-        } else if (data.length === 1 && data > ' ' && data !== '\x7f') {
+          list = makeList();
+        } else if (data.length === 1 && data >= ' ' && data !== '\x7f') {
           filter += data;
-          list.setFilter(filter);
+          list = makeList();
         } else list.handleInput(data);
       },
-    };
-    list.onSelect = (item) => {
-      this.closeModal();
-      onPick(item.value);
-    };
-    list.onCancel = () => {
-      this.closeModal();
-      onPick(undefined);
     };
     this.openModal(picker);
   }
@@ -672,22 +681,27 @@ export class TesseraTui {
     this.toolRows.clear();
     this.taskRows.clear();
     this.attach(next);
-    if (id !== undefined) {
-      for (const message of next.getMessages()) {
-        if (message.role === 'user' && typeof message.content === 'string') this.transcript.addChild(userPrompt(message.content));
-        else if (message.role === 'assistant') {
-          const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-          if (text !== '') {
-            const block = new AssistantText();
-            block.append(text);
-            this.transcript.addChild(block);
-            this.transcript.addChild(new Gap());
-          }
+    if (id !== undefined) this.renderHistory(next);
+    await this.refreshCompletions();
+    this.renderStatus();
+  }
+
+  /** A resumed conversation's prompts and answers, as they were shown. */
+  private renderHistory(session: InteractiveSession): void {
+    for (const message of session.getMessages()) {
+      if (message.role === 'user' && typeof message.content === 'string') {
+        this.transcript.addChild(userPrompt(message.content));
+        this.transcript.addChild(new Gap());
+      } else if (message.role === 'assistant') {
+        const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+        if (text !== '') {
+          const block = new AssistantText();
+          block.append(text);
+          this.transcript.addChild(block);
+          this.transcript.addChild(new Gap());
         }
       }
     }
-    await this.refreshCompletions();
-    this.renderStatus();
   }
 
   /** Esc Esc on an empty prompt: pick a checkpoint, then code, conversation or both. */
