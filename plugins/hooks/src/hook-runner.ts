@@ -140,6 +140,8 @@ export function entriesFrom(config: HooksConfig, source: HooksSource): HookEntry
 /** Finds the handlers for an event, runs them in parallel, and combines what they said. */
 export class HookRunner {
   private readonly entries: HookEntry[];
+  /** Entries from `HooksConfigSource`s (bundle plugins), replaced whole when a source changes. */
+  private contributed: readonly HookEntry[] = [];
 
   constructor(
     entries: readonly HookEntry[],
@@ -148,14 +150,19 @@ export class HookRunner {
     this.entries = [...entries];
   }
 
-  /** Adds handlers (the hooks plugin adds those of the files it reads at boot). */
-  /** Every configured entry, in configuration order. */
+  /** Every configured entry, in configuration order (settings first, then contributed sources). */
   list(): readonly HookEntry[] {
-    return this.entries;
+    return this.contributed.length === 0 ? this.entries : [...this.entries, ...this.contributed];
   }
 
+  /** Adds handlers (the hooks plugin adds those of the files it reads at boot). */
   add(entries: readonly HookEntry[]): void {
     this.entries.push(...entries);
+  }
+
+  /** Replaces the handlers that came from hook configuration sources; the next run uses them. */
+  setContributed(entries: readonly HookEntry[]): void {
+    this.contributed = [...entries];
   }
 
   /** An option when given, else the call's service (per call: a rebind reaches later sessions). */
@@ -166,12 +173,12 @@ export class HookRunner {
   }
 
   has(event: HookEventName): boolean {
-    return this.entries.some((entry) => entry.event === event);
+    return this.list().some((entry) => entry.event === event);
   }
 
   matching(call: Pick<HookCall, 'event' | 'matchValue' | 'tool' | 'session'>): HookEntry[] {
     const seen = new Set<string>();
-    return this.entries.filter((entry) => {
+    return this.list().filter((entry) => {
       if (entry.event !== call.event) return false;
       if (MATCHED_FIELD_EVENTS.has(call.event) && !matchesMatcher(entry.matcher, call.matchValue)) return false;
       if (entry.handler.if !== undefined) {

@@ -452,7 +452,7 @@ describe('hooksPlugin and the kernel seams', () => {
     expect(kernel.describe().plugins.find((plugin) => plugin.name === 'claude-hooks')).toMatchObject({
       provides: ['HookInventory'],
       requires: [],
-      optional: ['Provider', 'SubagentLauncher', 'ShellDirectories', 'SandboxPaths', 'ApprovalHandler', 'Diagnostics'],
+      optional: ['Provider', 'SubagentLauncher', 'ShellDirectories', 'SandboxPaths', 'ApprovalHandler', 'Diagnostics', 'HooksConfigSource'],
     });
   });
 

@@ -1,5 +1,6 @@
 import {
   HookInventory,
+  HooksConfigSourceContribution,
   type HookInventoryEntry,
   ApprovalHandler,
   Diagnostics,
@@ -75,6 +76,8 @@ interface KernelState {
   readonly runner: HookRunner;
   /** The kernel's own lookups, for calls without a session or with one made outside the kernel. */
   services?: SessionServices;
+  /** Stops listening to the hook configuration sources (at shutdown). */
+  unsubscribe?: Array<() => void>;
 }
 
 function invalidOption(option: string, message: string): TesseraError {
@@ -99,7 +102,8 @@ function validate(options: HooksPluginOptions): void {
 }
 
 /**
- * Runs Claude Code hooks (settings `hooks` and plugin hooks.json) on the kernel's hooks.
+ * Runs Claude Code hooks (settings `hooks`, plugin hooks.json, and every
+ * `HooksConfigSourceContribution`, re-read when a source changes) on the kernel's hooks.
  * PreToolUse taps just before the permission guard (`Stage.BeforeGuard`); other events at
  * `Stage.Default`.
  *
@@ -113,7 +117,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
   return definePlugin({
     name: HOOKS_PLUGIN_NAME,
     provides: [HookInventory],
-    optional: [Provider, SubagentLauncher, ShellDirectories, SandboxPaths, ApprovalHandler, Diagnostics],
+    optional: [Provider, SubagentLauncher, ShellDirectories, SandboxPaths, ApprovalHandler, Diagnostics, HooksConfigSourceContribution],
     register({ hooks, bind }) {
       // A session made outside the kernel (a subagent's child session, a stand-in) has no
       // services of its own; it and session-less events use the kernel's.
@@ -245,6 +249,9 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         await run({ event: 'WorktreeRemove', fields: { worktree_path: path, ...(branch ? { branch } : {}) }, ...(session ? { session } : {}) });
       });
       return {
+        shutdown() {
+          for (const stop of state.unsubscribe ?? []) stop();
+        },
         async boot({ get, getOptional, getAll }) {
           state.services = { get, getOptional, getAll };
           const loaded: HookEntry[] = [];
@@ -256,6 +263,13 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
             loaded.push(...entriesFrom(parsed.value, source));
           }
           state.runner.add(loaded);
+          // Found hook configurations (bundle plugins): merged after the settings files and read
+          // again whenever a source says it changed, so `/reload-plugins` reaches this kernel.
+          const sources = getAll(HooksConfigSourceContribution);
+          const readSources = (): void =>
+            state.runner.setContributed(sources.flatMap((source) => source.configs().flatMap(({ config, source: from }) => entriesFrom(config, from))));
+          readSources();
+          state.unsubscribe = sources.flatMap((source) => (source.onChange ? [source.onChange(readSources)] : []));
           if (diagnostics.length > 0) {
             if (options.onDiagnostics) options.onDiagnostics(diagnostics);
             else {

@@ -62,9 +62,14 @@ export function filterSubagentTools(
   });
 }
 
-/** Definitions by name; later additions replace earlier ones (custom beats built-in). */
+/**
+ * Definitions by name; later additions replace earlier ones (custom beats built-in). Definitions
+ * from `AgentDefinitionSource`s (bundle plugins) sit below everything added: they are replaced
+ * whole whenever a source changes, and a name added directly wins over them.
+ */
 export class AgentDefinitionRegistry {
   private readonly byName = new Map<string, AgentDefinition>();
+  private sourced = new Map<string, AgentDefinition>();
 
   constructor(definitions: readonly AgentDefinition[] = BUILTIN_AGENT_DEFINITIONS) {
     for (const definition of definitions) this.byName.set(definition.name, definition);
@@ -74,21 +79,28 @@ export class AgentDefinitionRegistry {
     this.byName.set(definition.name, definition);
   }
 
+  /** Replaces every definition that came from agent definition sources (first one wins a name). */
+  setSourced(definitions: readonly AgentDefinition[]): void {
+    const next = new Map<string, AgentDefinition>();
+    for (const definition of definitions) if (!next.has(definition.name)) next.set(definition.name, definition);
+    this.sourced = next;
+  }
+
   get(name: string): AgentDefinition | undefined {
-    return this.byName.get(name);
+    return this.byName.get(name) ?? this.sourced.get(name);
   }
 
   /** The definition, or a validation error listing the known names. */
   require(name: string): AgentDefinition {
-    const definition = this.byName.get(name);
+    const definition = this.get(name);
     if (definition) return definition;
-    throw new BackgroundTaskError('validation', `Unknown agent type "${name}". Known agents: ${[...this.byName.keys()].join(', ')}. Add a .md definition under .tessera/agents or .claude/agents to define it.`, {
+    throw new BackgroundTaskError('validation', `Unknown agent type "${name}". Known agents: ${this.list().map((item) => item.name).join(', ')}. Add a .md definition under .tessera/agents or .claude/agents to define it.`, {
       code: 'subagent_unknown_type',
       details: { field: 'type', type: name },
     });
   }
 
   list(): AgentDefinition[] {
-    return [...this.byName.values()];
+    return [...this.byName.values(), ...[...this.sourced.values()].filter((definition) => !this.byName.has(definition.name))];
   }
 }

@@ -1,5 +1,6 @@
 import {
   AgentDefinitionContribution,
+  AgentDefinitionSourceContribution,
   ApprovalHandler,
   Clock,
   createToken,
@@ -75,7 +76,8 @@ function validate(options: SubagentsPluginOptions): void {
 /**
  * Subagents for a kernel: a `SubagentManager` whose jobs run as in-process child sessions
  * (kernel provider, tools, hooks), optionally in git worktrees. Agent definitions are the
- * built-ins plus `.md` files discovered at boot and `AgentDefinitionContribution`s.
+ * built-ins plus `.md` files discovered at boot and `AgentDefinitionContribution`s, then
+ * `AgentDefinitionSourceContribution`s (bundle plugins), re-read whenever a source changes.
  *
  * The factory only checks and keeps `options`. Each kernel's `register()` makes its own
  * registry and approval router, and its container builds its own manager on first use (shut
@@ -94,6 +96,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
       Clock,
       ToolContribution,
       AgentDefinitionContribution,
+      AgentDefinitionSourceContribution,
       ...(options.onDiagnostics ? [] : [Diagnostics]),
       ...(options.approvalHandler ? [] : [ApprovalHandler]),
     ],
@@ -135,6 +138,22 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
         .toDynamicValue((container) => build(container))
         .inSingletonScope()
         .onDeactivation((manager) => manager.getBackgroundTaskManager().shutdown('kernel shutdown'));
+      // This kernel's subscriptions to agent definition sources.
+      let subscriptions: Array<() => void> = [];
+      return {
+        // Found definitions (bundle plugins' agents): below the rest, read again when a source
+        // changes, so `/reload-plugins` adds and drops them for jobs started afterwards.
+        boot({ getAll }) {
+          const sources = getAll(AgentDefinitionSourceContribution);
+          const readSources = (): void => registry.setSourced(sources.flatMap((source) => source.agents()));
+          readSources();
+          subscriptions = sources.flatMap((source) => (source.onChange ? [source.onChange(readSources)] : []));
+        },
+        shutdown() {
+          for (const stop of subscriptions) stop();
+          subscriptions = [];
+        },
+      };
     },
     boot({ get, getAll }) {
       const registry = get(AgentDefinitions);

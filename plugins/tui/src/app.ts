@@ -30,6 +30,9 @@ import { StatusLineRunner, type StatusLineCommand } from './status-line.js';
 import type { Terminal } from './terminal.js';
 import { editorTheme, selectListTheme, style } from './theme.js';
 
+/** Plain typed text (no escape sequence, no control character): the editor's fast path. */
+const PRINTABLE = /^[^\x00-\x1f\x7f]+$/;
+
 /** How a pressed key twice counts as a double press (Esc Esc, Ctrl-C Ctrl-C, Ctrl-D Ctrl-D). */
 const DOUBLE_PRESS_MS = 800;
 
@@ -44,7 +47,10 @@ const MODE_LABELS: Record<PermissionMode, string> = {
 
 export interface TesseraTuiOptions {
   terminal: Terminal;
-  session: InteractiveSession;
+  /** The session, or its promise: the prompt is drawn at once and typed input waits for it. */
+  session: InteractiveSession | Promise<InteractiveSession>;
+  /** The mode the status line shows before the session is ready. */
+  initialMode?: PermissionMode;
   approvals: TerminalApprovals;
   cwd: string;
   version: string;
@@ -89,7 +95,8 @@ export class TesseraTui {
   private readonly promptArea = new Container();
   private readonly statusRow = new TextBlock('', '', style.gray);
   private readonly editor: Editor;
-  private session: InteractiveSession;
+  private session: InteractiveSession | undefined;
+  private readonly ready: Promise<InteractiveSession>;
   private unsubscribe: Array<() => void> = [];
   private currentText: AssistantText | undefined;
   private thinking: ThinkingRow | undefined;
@@ -110,7 +117,9 @@ export class TesseraTui {
   private historySearch: { query: string; matches: string[]; index: number } | undefined;
 
   constructor(private readonly options: TesseraTuiOptions) {
-    this.session = options.session;
+    this.ready = Promise.resolve(options.session);
+    // A session that fails to start is reported by `start()`; never unhandled here.
+    this.ready.catch(() => undefined);
     this.tui = new TUI(options.terminal, true);
     this.editor = new Editor(this.tui, editorTheme, { paddingX: 1, autocompleteMaxVisible: 8 });
     this.editor.onSubmit = (text) => void this.submit(text);
@@ -134,16 +143,32 @@ export class TesseraTui {
     );
     this.transcript.addChild(new Gap());
     for (const prompt of [...(this.options.recentPrompts?.() ?? [])].reverse()) this.editor.addToHistory(prompt);
-    this.renderHistory(this.session);
-    this.attach(this.session);
     this.detachApprovals = this.options.approvals.attach(
       (pending) => this.showApproval(pending),
       () => this.closeModal(),
     );
-    await this.refreshCompletions();
+    // The prompt is on screen before the session is ready; what is typed meanwhile waits.
     this.renderStatus();
     this.tui.start();
+    // First paint now, before the session's modules load and compose (they keep the loop busy).
+    this.renderNow();
+    const session = await this.ready;
+    this.renderHistory(session);
+    this.attach(session);
+    await this.refreshCompletions();
+    this.renderStatus();
     if (this.options.openPicker) await this.openSessionPicker();
+  }
+
+  /** Resolves with the session once it is ready. */
+  whenReady(): Promise<InteractiveSession> {
+    return this.ready;
+  }
+
+  /** The session; only called on paths that run after it is ready. */
+  private get s(): InteractiveSession {
+    if (!this.session) throw new Error('The session is not ready yet.');
+    return this.session;
   }
 
   /** Stops drawing and restores the terminal (idempotent). */
@@ -157,8 +182,8 @@ export class TesseraTui {
     this.tui.stop();
   }
 
-  /** The session on screen (it changes after `/resume` or `/clear`). */
-  getSession(): InteractiveSession {
+  /** The session on screen (it changes after `/resume` or `/clear`); undefined before it is ready. */
+  getSession(): InteractiveSession | undefined {
     return this.session;
   }
 
@@ -282,7 +307,24 @@ export class TesseraTui {
       this.renderSearch();
       return { consume: true };
     }
+    // Typed text is echoed at once: the renderer's 16 ms frame pacing is for streamed output.
+    if (PRINTABLE.test(data)) {
+      this.editor.handleInput(data);
+      this.renderNow();
+      return { consume: true };
+    }
     return undefined;
+  }
+
+  /** Draws now instead of at the next paced frame (pi-tui's renderer, pinned, has it as `doRender`). */
+  private renderNow(): void {
+    const renderer = this.tui as unknown as { doRender?: () => void; lastRenderAt?: number };
+    if (typeof renderer.doRender !== 'function') {
+      this.tui.requestRender();
+      return;
+    }
+    renderer.lastRenderAt = performance.now();
+    renderer.doRender();
   }
 
   private onSearchKey(data: string, key: string): { consume: boolean } {
@@ -328,7 +370,7 @@ export class TesseraTui {
   private exit(code: number): { consume: true } {
     if (!this.exited) {
       this.exited = true;
-      this.session.abort();
+      this.session?.abort();
       this.options.onExit(code);
     }
     return { consume: true };
@@ -336,13 +378,14 @@ export class TesseraTui {
 
   /** Esc while a turn runs: stop it (its text so far stays); a queued prompt is sent next. */
   private interrupt(): void {
-    this.session.abort();
+    this.s.abort();
   }
 
   private cycleMode(): void {
+    if (!this.session) return;
     const cycle: PermissionMode[] = ['default', 'acceptEdits', 'plan'];
     if (this.options.allowBypass) cycle.push('bypassPermissions');
-    const session = this.session.getSession();
+    const session = this.s.getSession();
     const index = cycle.indexOf(session.getPermissionMode());
     session.setPermissionMode(cycle[(index + 1) % cycle.length]!);
     this.renderStatus();
@@ -372,6 +415,10 @@ export class TesseraTui {
   async submit(raw: string): Promise<void> {
     const text = raw.trim();
     if (text === '') return;
+    if (!this.session) {
+      this.notice('Starting the session…');
+      await this.ready;
+    }
     this.editor.addToHistory(raw);
     if (this.busy) {
       if (this.queued !== undefined) {
@@ -400,7 +447,7 @@ export class TesseraTui {
     this.tui.requestRender();
     let result: IExecutionResult | undefined;
     try {
-      result = await this.session.submit(text);
+      result = await this.s.submit(text);
     } catch (error) {
       this.transcript.addChild(new TextBlock(describeError(error), style.red('⏺ '), style.red));
     }
@@ -438,7 +485,7 @@ export class TesseraTui {
     this.busy = true;
     this.renderStatus();
     try {
-      result = await this.session.executeCommand(name, args);
+      result = await this.s.executeCommand(name, args);
     } catch (error) {
       result = { success: false, message: describeError(error) };
     } finally {
@@ -463,7 +510,7 @@ export class TesseraTui {
           await this.openSessionPicker();
           break;
         case 'model-change-requested':
-          this.session.getSession().setModel(effect.modelId);
+          this.s.getSession().setModel(effect.modelId);
           break;
         case 'conversation-history-cleared':
           this.note('Conversation cleared.');
@@ -480,11 +527,11 @@ export class TesseraTui {
   private async runShell(command: string): Promise<void> {
     if (command === '') return;
     this.transcript.addChild(userPrompt(`!${command}`));
-    const session = this.session.getSession();
+    const session = this.s.getSession();
     const call: ToolUseBlock = { type: 'tool_use', id: `user-shell-${Date.now().toString(36)}`, name: 'Bash', input: { command } };
     this.busy = true;
     const controller = new AbortController();
-    const stopOnAbort = this.session.on('interrupted', () => controller.abort());
+    const stopOnAbort = this.s.on('interrupted', () => controller.abort());
     const unsubscribe = session.subscribe((event) => {
       if (event.type === 'tool_start' && event.toolCallId === call.id) this.onTool({ toolCallId: call.id, toolName: 'Bash', firstArg: command, isRunning: true });
     });
@@ -515,14 +562,14 @@ export class TesseraTui {
   private async remember(text: string): Promise<void> {
     if (text === '') return;
     this.transcript.addChild(userPrompt(`#${text}`));
-    const result = await this.session.executeCommand('memory', `add project notes ${text}`);
+    const result = await this.s.executeCommand('memory', `add project notes ${text}`);
     this.note(result?.message ?? 'Project memory is not enabled in this session.', result?.success ? (line) => line : style.red);
   }
 
   private async refreshCompletions(): Promise<void> {
     let commands: SlashCommand[] = [];
     try {
-      const registry = await this.session.getCommandRegistry();
+      const registry = await this.s.getCommandRegistry();
       commands = registry.getCommands().map((command) => ({
         name: command.name,
         description: command.description,
@@ -655,7 +702,7 @@ export class TesseraTui {
       return;
     }
     const sessions = await this.options.listSessions();
-    const current = this.session.getSessionId();
+    const current = this.s.getSessionId();
     const items = sessions
       .filter((session) => session.id !== current)
       .map((session) => ({
@@ -706,9 +753,10 @@ export class TesseraTui {
 
   /** Esc Esc on an empty prompt: pick a checkpoint, then code, conversation or both. */
   async openRewind(): Promise<void> {
+    if (!this.session) return;
     let checkpoints;
     try {
-      checkpoints = await this.session.listEditCheckpoints();
+      checkpoints = await this.s.listEditCheckpoints();
     } catch (error) {
       this.note(`Rewind is not available: ${describeError(error)}`, style.red);
       return;
@@ -739,11 +787,11 @@ export class TesseraTui {
     try {
       const lines: string[] = [];
       if (what !== 'conversation') {
-        const result = await this.session.restoreEditCheckpoint(id);
+        const result = await this.s.restoreEditCheckpoint(id);
         lines.push(`Restored ${result.restoredFiles.length} file(s), deleted ${result.deletedFiles.length}.`);
       }
       if (what !== 'code') {
-        const kept = rewindConversation(this.session, prompt);
+        const kept = rewindConversation(this.s, prompt);
         lines.push(kept === undefined ? 'The conversation had no such prompt; it was left as it was.' : `The conversation now ends before “${prompt.slice(0, 40)}”.`);
         if (kept !== undefined) this.editor.setText(prompt);
       }
@@ -756,8 +804,8 @@ export class TesseraTui {
   // ── Status line ──────────────────────────────────────────────────────────────────────────
 
   private renderStatus(): void {
-    const session = this.session.getSession();
-    const mode = session.getPermissionMode();
+    const session = this.session?.getSession();
+    const mode = session?.getPermissionMode() ?? this.options.initialMode ?? 'default';
     const tasks = [...this.taskRows.values()].length;
     const parts = [
       this.options.modelLabel(),
@@ -770,16 +818,20 @@ export class TesseraTui {
     ];
     const custom = this.statusRunner?.text;
     this.statusRow.setText(custom ? `${custom}\n${parts.join(' · ')}` : parts.join(' · '));
+    if (!session) {
+      this.tui.requestRender();
+      return;
+    }
     this.statusRunner?.request({
-      session_id: this.session.getSessionId(),
-      ...(this.session.getName() === undefined ? {} : { session_name: this.session.getName()! }),
+      session_id: this.s.getSessionId(),
+      ...(this.s.getName() === undefined ? {} : { session_name: this.s.getName()! }),
       cwd: this.options.cwd,
       model: { id: session.getModel() ?? this.options.modelLabel(), display_name: this.options.modelLabel() },
       workspace: { current_dir: this.options.cwd, project_dir: this.options.cwd },
       version: this.options.version,
       permission_mode: mode,
       cost: { total_cost_usd: this.costUsd, total_duration_ms: Date.now() - this.started },
-      context_window: { used_percentage: this.contextPercent, context_window_size: this.session.getContextState().maxTokens },
+      context_window: { used_percentage: this.contextPercent, context_window_size: this.s.getContextState().maxTokens },
     });
     this.tui.requestRender();
   }

@@ -58,30 +58,10 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   }
 
   const approvals = new TerminalApprovals();
-  let kernel: Kernel;
-  try {
-    kernel = await createKernel({
-      plugins: await loadCliPreset({
-        cwd,
-        home: io.home,
-        ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
-        provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags) },
-        permissions: settings.permissions,
-        hookFiles: settings.hookFiles,
-        approvalHandler: approvals,
-        ...(settings.tools === undefined ? {} : { tools: settings.tools }),
-        sessionPersistence: flags.sessionPersistence,
-        sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
-      }),
-    });
-  } catch (error) {
-    io.stderr(`Could not start: ${describeError(error)}\n`);
-    return 1;
-  }
-
+  let kernel: Kernel | undefined;
   const sessionOptions = (extra: Partial<ConstructorParameters<typeof InteractiveSession>[0]>): InteractiveSession =>
     new InteractiveSession({
-      kernel,
+      kernel: kernel!,
       cwd,
       ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),
       ...(settings.permissionMode === undefined ? {} : { permissionMode: settings.permissionMode }),
@@ -90,40 +70,52 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
       sessionOptions: { ...(flags.maxTurns === undefined ? {} : { maxTurns: flags.maxTurns }) },
       ...extra,
     });
-
-  let interactive: InteractiveSession;
-  try {
+  const readyChoice = choice;
+  // Composed while the prompt is already on screen.
+  const starting = (async (): Promise<InteractiveSession> => {
+    kernel = await createKernel({
+      plugins: await loadCliPreset({
+        cwd,
+        home: io.home,
+        ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
+        provider: readyChoice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: readyChoice.name, profile: withModel(readyChoice, flags) },
+        permissions: settings.permissions,
+        hookFiles: settings.hookFiles,
+        approvalHandler: approvals,
+        ...(settings.tools === undefined ? {} : { tools: settings.tools }),
+        sessionPersistence: flags.sessionPersistence,
+        sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
+      }),
+    });
     const resumeId = await resolveResume(kernel, flags, cwd);
-    interactive = sessionOptions({
+    const interactive = sessionOptions({
       ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),
       ...(resumeId === undefined ? {} : { resumeSessionId: resumeId }),
       ...(flags.continue ? { continueMostRecent: true } : {}),
       ...(flags.forkSession ? { forkSession: true } : {}),
     });
     await interactive.whenReady();
-  } catch (error) {
-    io.stderr(`${describeError(error)}\n`);
-    await kernel.shutdown().catch(() => undefined);
-    return 1;
-  }
+    return interactive;
+  })();
 
   const history = (): readonly string[] => {
     try {
-      return kernel.get(PromptHistory).getRecent(200).map((entry) => entry.prompt);
+      return kernel === undefined ? [] : kernel.get(PromptHistory).getRecent(200).map((entry) => entry.prompt);
     } catch {
       return [];
     }
   };
   const statusLine = settings.loaded.config.statusLine as { type?: string; command?: unknown; padding?: number } | undefined;
-  const modelLabel = (): string => (choice.kind === 'demo' ? DEMO_MODEL_ID : (app?.getSession().getSession().getModel() ?? (choice.kind === 'profile' ? choice.profile.model : undefined) ?? 'default'));
+  const modelLabel = (): string => (readyChoice.kind === 'demo' ? DEMO_MODEL_ID : (app?.getSession()?.getSession().getModel() ?? (readyChoice.kind === 'profile' ? readyChoice.profile.model : undefined) ?? 'default'));
   let exitCode = 0;
   let resolveExit: () => void = () => undefined;
   const exited = new Promise<void>((done) => (resolveExit = done));
   let app: TesseraTui | undefined;
   app = new TesseraTui({
     terminal,
-    session: interactive,
+    session: starting,
     approvals,
+    ...(settings.permissionMode === undefined ? {} : { initialMode: settings.permissionMode }),
     cwd,
     version: TESSERA_VERSION,
     modelLabel,
@@ -139,9 +131,9 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
       if (!allow.includes(rule)) writeSettings(file, [{ path: ['permissions', 'allow'], value: [...allow, rule] }]);
       return '.tessera/settings.local.json';
     },
-    listSessions: async () => (await InteractiveSession.listResumableSessions(kernel, cwd)).filter((stored) => stored.cwd === cwd),
+    listSessions: async () => (await InteractiveSession.listResumableSessions(kernel!, cwd)).filter((stored) => stored.cwd === cwd),
     switchSession: async (id) => {
-      const previous = app!.getSession();
+      const previous = app!.getSession()!;
       const next = sessionOptions(id === undefined ? {} : { resumeSessionId: id });
       await next.whenReady();
       await previous.shutdown({ reason: id === undefined ? 'clear' : 'other' }).catch(() => undefined);
@@ -160,16 +152,24 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
+  let failed: unknown;
   try {
     await app.start();
     await exited;
+  } catch (error) {
+    failed = error;
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
     app.stop();
-    await app.getSession().shutdown({ reason: 'prompt_input_exit' }).catch((error: unknown) => io.stderr(`Could not save the session: ${describeError(error)}\n`));
-    await kernel.shutdown().catch(() => undefined);
-    io.stdout(`\nResume this session with: tessera -r ${app.getSession().getSessionId()}\n`);
+    const session = app.getSession();
+    await session?.shutdown({ reason: 'prompt_input_exit' }).catch((error: unknown) => io.stderr(`Could not save the session: ${describeError(error)}\n`));
+    await kernel?.shutdown().catch(() => undefined);
+    if (session) io.stdout(`\nResume this session with: tessera -r ${session.getSessionId()}\n`);
+  }
+  if (failed !== undefined) {
+    io.stderr(`Could not start: ${describeError(failed)}\n`);
+    return 1;
   }
   return exitCode;
 }

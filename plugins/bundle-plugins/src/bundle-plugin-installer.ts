@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { MarketplaceEntry } from '@tessera/formats';
+import { BundlePluginLoader, type LoadedBundlePlugin } from './bundle-plugin-loader.js';
+import { BundlePluginError } from './errors.js';
+import { MarketplaceClient, requireApproval, type ResolvedMarketplace, type TrustOptions } from './marketplace-client.js';
+import { parsePluginId, type PluginPaths } from './plugin-paths.js';
+import { readPluginSettings, writeEnabled, type PluginSettingsOptions } from './plugin-settings.js';
+import { PluginSourceFetcher } from './plugin-source-fetcher.js';
+import { InstalledPluginsFile, type InstalledPluginRecord, type PluginScope } from './plugin-state.js';
+
+export interface BundlePluginInstallerOptions extends PluginSettingsOptions {
+  paths: PluginPaths;
+  marketplaces: MarketplaceClient;
+  fetcher?: PluginSourceFetcher;
+  loader?: BundlePluginLoader;
+  now?: () => Date;
+}
+
+export interface InstallOptions extends TrustOptions {
+  /** Which settings file gets `enabledPlugins[id] = true`. Default `user`. */
+  scope?: PluginScope;
+}
+
+export interface InstallResult {
+  id: string;
+  version: string;
+  installPath: string;
+  /** The settings file that now enables it. */
+  settingsFile: string;
+  gitCommitSha?: string;
+  /** One line per component kind, for the message (`commands: commit, push`). */
+  components: string[];
+  warnings: string[];
+}
+
+export interface InstalledPluginRow {
+  id: string;
+  version: string;
+  scopes: PluginScope[];
+  enabled: boolean;
+  installPath: string;
+}
+
+/**
+ * Installs, uninstalls, enables and disables bundle plugins (spec: BundlePluginInstaller), in
+ * Claude Code's layout: copies under `cache/<marketplace>/<plugin>/<version>/`, records in
+ * `installed_plugins.json`, and `enabledPlugins` in the scope's settings file. An install is
+ * staged and swapped in with a rename: if anything fails, the previous version stays.
+ */
+export class BundlePluginInstaller {
+  private readonly installed: InstalledPluginsFile;
+  private readonly fetcher: PluginSourceFetcher;
+  private readonly loader: BundlePluginLoader;
+
+  constructor(private readonly options: BundlePluginInstallerOptions) {
+    this.installed = new InstalledPluginsFile(options.paths);
+    this.fetcher = options.fetcher ?? new PluginSourceFetcher();
+    this.loader = options.loader ?? new BundlePluginLoader();
+  }
+
+  async install(id: string, options: InstallOptions = {}): Promise<InstallResult> {
+    const { name, marketplace } = checkId(id);
+    const scope = options.scope ?? 'user';
+    const market = await this.options.marketplaces.resolve(marketplace, options);
+    const entry = findEntry(market, name);
+    const pluginId = `${entry.name}@${market.name}`;
+    const { paths } = this.options;
+    const stage = join(paths.stagingDir, randomUUID());
+    const staged = join(stage, 'plugin');
+    mkdirSync(stage, { recursive: true });
+    try {
+      const fetched = await this.fetcher.fetch(entry, market, staged);
+      const loaded = await this.loader.load(staged, { marketplace: market.name, entry, marketplaceFile: market.file, dataDir: paths.dataDir(pluginId) });
+      if (!loaded.ok) throw new BundlePluginError('plugin_load_failed', `${pluginId} cannot be loaded: ${loaded.error}. Nothing was installed.`, { plugin: pluginId });
+      const previous = this.installed.get(pluginId);
+      if (!previous.some((record) => record.approvedAt !== undefined)) await this.approveCode(loaded.plugin, options);
+      const version = sanitizeVersion(loaded.plugin.version ?? fetched.gitCommitSha?.slice(0, 12) ?? 'unknown');
+      const installPath = paths.cacheDir(market.name, entry.name, version);
+      swapIn(staged, installPath);
+      const now = (this.options.now?.() ?? new Date()).toISOString();
+      const earlier = previous.find((record) => record.scope === scope);
+      const record: InstalledPluginRecord = {
+        scope,
+        installPath,
+        version,
+        installedAt: earlier?.installedAt ?? now,
+        lastUpdated: now,
+        approvedAt: now,
+        entry: portableEntry(entry),
+        ...(fetched.gitCommitSha === undefined ? {} : { gitCommitSha: fetched.gitCommitSha }),
+        ...(scope === 'user' ? {} : { projectPath: resolve(this.options.cwd) }),
+      };
+      this.installed.put(pluginId, record);
+      // Other scopes' records point at the same copy once it is replaced.
+      for (const other of previous.filter((item) => item.scope !== scope && item.installPath !== installPath)) this.installed.put(pluginId, { ...other, installPath, version, lastUpdated: now });
+      const settingsFile = writeEnabled(scope, pluginId, true, this.options);
+      this.options.marketplaces.trust(market.name);
+      return {
+        id: pluginId,
+        version,
+        installPath,
+        settingsFile,
+        ...(fetched.gitCommitSha === undefined ? {} : { gitCommitSha: fetched.gitCommitSha }),
+        components: describeComponents(loaded.plugin),
+        warnings: [...fetched.diagnostics, ...loaded.plugin.diagnostics].filter((diagnostic) => diagnostic.severity !== 'info').map((diagnostic) => `${diagnostic.file}${diagnostic.path ? ` ${diagnostic.path}` : ''}: ${diagnostic.message}`),
+      };
+    } finally {
+      rmSync(stage, { recursive: true, force: true });
+    }
+  }
+
+  /** Removes the scope's install and its `enabledPlugins` entry; the files go with the last scope. */
+  uninstall(id: string, options: { scope?: PluginScope; keepData?: boolean } = {}): { id: string; removedFiles: boolean; settingsFile: string } {
+    const pluginId = this.requireInstalled(id);
+    const scope = options.scope ?? this.installed.get(pluginId)[0]?.scope ?? 'user';
+    const records = this.installed.get(pluginId);
+    const record = records.find((item) => item.scope === scope);
+    if (record === undefined) {
+      throw new BundlePluginError('plugin_not_installed', `${pluginId} is not installed in the ${scope} scope (it is in: ${records.map((item) => item.scope).join(', ')}). Pass --scope.`, { plugin: pluginId });
+    }
+    const left = this.installed.remove(pluginId, scope, record.projectPath);
+    const settingsFile = writeEnabled(scope, pluginId, undefined, this.options);
+    const { name, marketplace } = parsePluginId(pluginId)!;
+    if (left.length === 0) {
+      rmSync(this.options.paths.cacheDir(marketplace, name), { recursive: true, force: true });
+      if (!options.keepData) rmSync(this.options.paths.dataDir(pluginId), { recursive: true, force: true });
+    }
+    return { id: pluginId, removedFiles: left.length === 0, settingsFile };
+  }
+
+  /** `enabledPlugins[id] = true` in the scope's file; the first enable of code-running components asks. */
+  async enable(id: string, options: InstallOptions = {}): Promise<{ id: string; settingsFile: string }> {
+    const pluginId = this.requireInstalled(id);
+    const records = this.installed.get(pluginId);
+    if (!records.some((record) => record.approvedAt !== undefined)) {
+      const record = records[0]!;
+      const loaded = await this.loader.load(record.installPath, { marketplace: parsePluginId(pluginId)!.marketplace, dataDir: this.options.paths.dataDir(pluginId), ...(record.entry ? { entry: record.entry } : {}) });
+      if (loaded.ok) await this.approveCode(loaded.plugin, options);
+      const now = (this.options.now?.() ?? new Date()).toISOString();
+      for (const each of records) this.installed.put(pluginId, { ...each, approvedAt: now });
+    }
+    return { id: pluginId, settingsFile: writeEnabled(options.scope ?? 'user', pluginId, true, this.options) };
+  }
+
+  disable(id: string, options: { scope?: PluginScope } = {}): { id: string; settingsFile: string } {
+    const pluginId = this.requireInstalled(id);
+    return { id: pluginId, settingsFile: writeEnabled(options.scope ?? 'user', pluginId, false, this.options) };
+  }
+
+  list(): InstalledPluginRow[] {
+    const enabled = readPluginSettings(this.options).enabledPlugins;
+    return Object.entries(this.installed.all())
+      .filter(([, records]) => Array.isArray(records) && records.length > 0)
+      .map(([id, records]) => ({
+        id,
+        version: records[0]!.version,
+        scopes: records.map((record) => record.scope),
+        enabled: enabled[id] === true,
+        installPath: records[0]!.installPath,
+      }))
+      .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Uninstalls every scope of every plugin from `marketplace` (used by `marketplace remove`). */
+  uninstallMarketplace(marketplace: string): string[] {
+    const removed: string[] = [];
+    for (const [id, records] of Object.entries(this.installed.all())) {
+      if (parsePluginId(id)?.marketplace !== marketplace) continue;
+      for (const record of records) this.uninstall(id, { scope: record.scope });
+      removed.push(id);
+    }
+    return removed;
+  }
+
+  records(id: string): InstalledPluginRecord[] {
+    return this.installed.get(id);
+  }
+
+  private requireInstalled(id: string): string {
+    checkId(id);
+    if (this.installed.get(id).length === 0) {
+      const known = Object.keys(this.installed.all());
+      throw new BundlePluginError('plugin_not_installed', `${id} is not installed${known.length ? ` (installed: ${known.join(', ')})` : ''}. Install it with \`plugin install ${id}\`.`, { plugin: id });
+    }
+    return id;
+  }
+
+  /** Hooks and MCP servers run code: listed and approved before the first enable. */
+  private async approveCode(plugin: LoadedBundlePlugin, trust: TrustOptions): Promise<void> {
+    const details = [
+      ...plugin.hooks.flatMap(({ config }) =>
+        Object.entries(config).flatMap(([event, groups]) =>
+          (groups ?? []).flatMap((group) => group.hooks.map((handler) => `hook ${event}${group.matcher ? ` [${group.matcher}]` : ''}: ${summary(handler)}`)),
+        ),
+      ),
+      ...plugin.mcpServers.map((server) => `MCP server ${server.name}: ${server.spec.type === 'stdio' ? [server.spec.command, ...server.spec.args].join(' ') : `${server.spec.type} ${server.spec.url}`}`),
+    ];
+    if (details.length === 0) return;
+    await requireApproval(trust, { kind: 'plugin', name: plugin.id, details }, 'plugin_approval_required');
+  }
+}
+
+function summary(handler: { type: string; command?: string; url?: string; prompt?: string }): string {
+  const text = handler.command ?? handler.url ?? handler.prompt ?? '';
+  return `${handler.type} ${text.length > 100 ? `${text.slice(0, 99)}…` : text}`;
+}
+
+function checkId(id: string): { name: string; marketplace: string } {
+  const parsed = parsePluginId(id);
+  if (parsed === undefined) throw new BundlePluginError('plugin_id_invalid', `"${id}" is not a plugin id; write name@marketplace (for example commit-commands@claude-plugins-official).`, { plugin: id });
+  return parsed;
+}
+
+function findEntry(market: ResolvedMarketplace, wanted: string): MarketplaceEntry {
+  const renamed = market.marketplace.renames?.[wanted];
+  const name = typeof renamed === 'string' ? renamed : wanted;
+  const entry = market.marketplace.plugins.find((item) => item.name === name);
+  if (entry !== undefined) return entry;
+  const close = market.marketplace.plugins.map((item) => item.name).filter((item) => item.includes(wanted) || wanted.includes(item)).slice(0, 5);
+  throw new BundlePluginError(
+    'plugin_not_found',
+    `Marketplace ${market.name} has no plugin "${wanted}"${renamed === null ? ' (it was removed from the catalogue)' : ''}.${close.length ? ` Did you mean ${close.join(', ')}?` : ''} Run \`plugin marketplace update ${market.name}\` if it was added recently.`,
+    { plugin: wanted, marketplace: market.name },
+  );
+}
+
+/** The entry as kept in `installed_plugins.json`: no absolute marketplace path. */
+function portableEntry(entry: MarketplaceEntry): MarketplaceEntry {
+  if (entry.source.source !== 'relative') return entry;
+  return { ...entry, source: { source: 'relative', path: entry.source.path, resolvedPath: entry.source.path } };
+}
+
+function sanitizeVersion(version: string): string {
+  return version.replace(/[^A-Za-z0-9._+-]/g, '-') || 'unknown';
+}
+
+/** Moves `staged` to `target` with renames; on failure the old `target` is put back. */
+function swapIn(staged: string, target: string): void {
+  mkdirSync(dirname(target), { recursive: true });
+  const old = `${target}.old-${randomUUID()}`;
+  const hadOld = existsSync(target);
+  if (hadOld) renameSync(target, old);
+  try {
+    renameSync(staged, target);
+  } catch (error) {
+    if (hadOld) renameSync(old, target);
+    throw new BundlePluginError('plugin_fetch_failed', `Could not move the new copy into ${target}: ${(error as Error).message}. The previous version is unchanged.`, { path: target }, error);
+  }
+  if (hadOld) rmSync(old, { recursive: true, force: true });
+}
+
+export function describeComponents(plugin: LoadedBundlePlugin): string[] {
+  const names = (items: readonly { qualifiedName?: string; name: string }[]) => items.map((item) => item.qualifiedName ?? item.name).join(', ');
+  const lines: string[] = [];
+  if (plugin.commands.length) lines.push(`commands: ${names(plugin.commands)}`);
+  if (plugin.skills.length) lines.push(`skills: ${names(plugin.skills)}`);
+  if (plugin.agents.length) lines.push(`agents: ${plugin.agents.map((agent) => agent.name).join(', ')}`);
+  const events = [...new Set(plugin.hooks.flatMap(({ config }) => Object.keys(config)))];
+  if (events.length) lines.push(`hooks: ${events.join(', ')}`);
+  if (plugin.mcpServers.length) lines.push(`MCP servers: ${plugin.mcpServers.map((server) => server.name).join(', ')}`);
+  if (plugin.lspServers.length) lines.push(`LSP servers (not started): ${plugin.lspServers.join(', ')}`);
+  if (plugin.outputStyles.length) lines.push(`output styles: ${plugin.outputStyles.map((style) => style.name).join(', ')}`);
+  return lines;
+}
