@@ -22,7 +22,7 @@ import {
   type PermissionMode,
   type ToolUseBlock,
 } from '@tessera/contracts';
-import { executeToolCall, type InteractiveSession, type IResumableSession } from '@tessera/kernel';
+import type { InteractiveSession, IResumableSession } from '@tessera/kernel';
 import type { PendingApproval, TerminalApprovals } from './approvals.js';
 import { AssistantText, Gap, TaskRow, TextBlock, ThinkingRow, ToolRow, userPrompt } from './components.js';
 import { PermissionPrompt } from './permission-prompt.js';
@@ -536,6 +536,8 @@ export class TesseraTui {
       if (event.type === 'tool_start' && event.toolCallId === call.id) this.onTool({ toolCallId: call.id, toolName: 'Bash', firstArg: command, isRunning: true });
     });
     try {
+      // Loaded here, not at start-up: the first paint does not wait for the kernel's modules.
+      const { executeToolCall } = await import('@tessera/kernel');
       const result = await executeToolCall(session, call, 0, controller.signal);
       const output = typeof result.output === 'string' ? result.output : result.output.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
       this.onTool({

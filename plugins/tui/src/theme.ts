@@ -73,6 +73,7 @@ export const selectListTheme: SelectListTheme = {
 };
 
 export const editorTheme: EditorTheme = {
-  borderColor: (text) => style.gray(text),
+  // pi-tui's editor colours its border one character at a time: plain keeps each frame small.
+  borderColor: (text) => text,
   selectList: selectListTheme,
 };

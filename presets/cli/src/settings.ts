@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parsePermissionMode, PERMISSION_MODES, type Diagnostic, type PermissionMode } from '@tessera/contracts';
-import { loadConfig, mergeSettings, resolveProvider, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config';
+import { loadConfig, mergeSettings, resolveProvider, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config/settings';
 import { CliUsageError, type CliFlags } from './args.js';
 import type { CliPermissionRules } from './preset.js';
 import type { ProviderSettings } from './provider-selection.js';

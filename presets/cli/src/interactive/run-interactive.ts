@@ -1,19 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describeError } from '@tessera/contracts';
-import { createKernel, InteractiveSession, type Kernel } from '@tessera/kernel';
-import { PromptHistory } from '@tessera/plugin-prompt-history';
+import type { InteractiveSession } from '@tessera/kernel';
 import { processTerminal, TerminalApprovals, TesseraTui, type StatusLineCommand, type Terminal } from '@tessera/plugin-tui';
 import type { CliFlags } from '../args.js';
 import type { CliIO } from '../io.js';
 import { DEMO_MODEL_ID } from '../demo-model.js';
-import { loadCliPreset } from '../load-cli-preset.js';
-import { chooseProvider, resolveModelAlias } from '../provider-selection.js';
+import { chooseProvider } from '../provider-selection.js';
 import { loadCliSettings, type CliSettings } from '../settings.js';
 import { readSettingsForEdit, writeSettings } from '../subcommands/shared.js';
 import { TESSERA_VERSION } from '../version.js';
 import { costUsd } from '../print/sdk-messages.js';
-import { isDirectory, resolveResume, withModel } from '../print/headless.js';
+import type { ComposedSession } from './compose-session.js';
 import { runFirstRunSetup } from './first-run.js';
 
 export interface InteractiveRunOptions {
@@ -26,6 +24,9 @@ export interface InteractiveRunOptions {
  * the next one after `/resume` or `/clear`) until the user leaves. Returns the exit code.
  */
 export async function runInteractive(flags: CliFlags, io: CliIO, options: InteractiveRunOptions = {}): Promise<number> {
+  // `TESSERA_TIMING=1`: where start-up time goes, as `+ms phase` lines on stderr (redirect it).
+  const mark = io.env.TESSERA_TIMING === '1' ? (phase: string) => io.stderr(`[timing] +${Math.round(performance.now())} ms: ${phase}\n`) : () => undefined;
+  mark('interactive');
   const cwd = resolve(io.cwd, flags.cwd ?? '.');
   if (!isDirectory(cwd)) {
     io.stderr(`Error: the working directory ${cwd} does not exist or is not a directory${flags.cwd === undefined ? '' : ' (--cwd)'}.\n`);
@@ -39,6 +40,7 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
     return 1;
   }
   for (const warning of settings.warnings) io.stderr(`${warning}\n`);
+  mark('settings loaded');
   const terminal = options.terminal ?? processTerminal();
 
   let choice = chooseProvider(flags.provider, settings.providerSettings, io.env);
@@ -58,53 +60,16 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   }
 
   const approvals = new TerminalApprovals();
-  let kernel: Kernel | undefined;
-  const sessionOptions = (extra: Partial<ConstructorParameters<typeof InteractiveSession>[0]>): InteractiveSession =>
-    new InteractiveSession({
-      kernel: kernel!,
-      cwd,
-      ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),
-      ...(settings.permissionMode === undefined ? {} : { permissionMode: settings.permissionMode }),
-      ...(flags.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: flags.appendSystemPrompt }),
-      ...(flags.systemPrompt === undefined ? {} : { systemPrompt: flags.systemPrompt }),
-      sessionOptions: { ...(flags.maxTurns === undefined ? {} : { maxTurns: flags.maxTurns }) },
-      ...extra,
-    });
   const readyChoice = choice;
-  // Composed while the prompt is already on screen.
+  let composed: ComposedSession | undefined;
+  // Composed while the prompt is already on screen: the kernel's modules load after the first paint.
   const starting = (async (): Promise<InteractiveSession> => {
-    kernel = await createKernel({
-      plugins: await loadCliPreset({
-        cwd,
-        home: io.home,
-        ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
-        provider: readyChoice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: readyChoice.name, profile: withModel(readyChoice, flags) },
-        permissions: settings.permissions,
-        hookFiles: settings.hookFiles,
-        approvalHandler: approvals,
-        ...(settings.tools === undefined ? {} : { tools: settings.tools }),
-        sessionPersistence: flags.sessionPersistence,
-        sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
-      }),
-    });
-    const resumeId = await resolveResume(kernel, flags, cwd);
-    const interactive = sessionOptions({
-      ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),
-      ...(resumeId === undefined ? {} : { resumeSessionId: resumeId }),
-      ...(flags.continue ? { continueMostRecent: true } : {}),
-      ...(flags.forkSession ? { forkSession: true } : {}),
-    });
-    await interactive.whenReady();
-    return interactive;
+    const { composeSession } = await import('./compose-session.js');
+    composed = await composeSession({ flags, io, cwd, settings, choice: readyChoice, approvals });
+    mark('session ready');
+    return composed.interactive;
   })();
-
-  const history = (): readonly string[] => {
-    try {
-      return kernel === undefined ? [] : kernel.get(PromptHistory).getRecent(200).map((entry) => entry.prompt);
-    } catch {
-      return [];
-    }
-  };
+  const history = (): readonly string[] => composed?.recentPrompts() ?? [];
   const statusLine = settings.loaded.config.statusLine as { type?: string; command?: unknown; padding?: number } | undefined;
   const modelLabel = (): string => (readyChoice.kind === 'demo' ? DEMO_MODEL_ID : (app?.getSession()?.getSession().getModel() ?? (readyChoice.kind === 'profile' ? readyChoice.profile.model : undefined) ?? 'default'));
   let exitCode = 0;
@@ -131,11 +96,10 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
       if (!allow.includes(rule)) writeSettings(file, [{ path: ['permissions', 'allow'], value: [...allow, rule] }]);
       return '.tessera/settings.local.json';
     },
-    listSessions: async () => (await InteractiveSession.listResumableSessions(kernel!, cwd)).filter((stored) => stored.cwd === cwd),
+    listSessions: async () => (composed ? composed.listSessions(cwd) : []),
     switchSession: async (id) => {
       const previous = app!.getSession()!;
-      const next = sessionOptions(id === undefined ? {} : { resumeSessionId: id });
-      await next.whenReady();
+      const next = await composed!.open(id);
       await previous.shutdown({ reason: id === undefined ? 'clear' : 'other' }).catch(() => undefined);
       return next;
     },
@@ -154,7 +118,9 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   process.on('SIGHUP', onSignal);
   let failed: unknown;
   try {
-    await app.start();
+    const started = app.start();
+    mark('first paint');
+    await started;
     await exited;
   } catch (error) {
     failed = error;
@@ -164,7 +130,7 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
     app.stop();
     const session = app.getSession();
     await session?.shutdown({ reason: 'prompt_input_exit' }).catch((error: unknown) => io.stderr(`Could not save the session: ${describeError(error)}\n`));
-    await kernel?.shutdown().catch(() => undefined);
+    await composed?.kernel.shutdown().catch(() => undefined);
     if (session) io.stdout(`\nResume this session with: tessera -r ${session.getSessionId()}\n`);
   }
   if (failed !== undefined) {
@@ -172,6 +138,14 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
     return 1;
   }
   return exitCode;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The branch in `.git/HEAD` of the repository holding `cwd` (no git process). */

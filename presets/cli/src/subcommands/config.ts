@@ -1,4 +1,4 @@
-import { KNOWN_SETTINGS_KEYS } from '@tessera/plugin-config';
+import { KNOWN_SETTINGS_KEYS } from '@tessera/plugin-config/settings';
 import type { Subcommand } from '../io.js';
 import {
   CommandError,

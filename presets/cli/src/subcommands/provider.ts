@@ -1,4 +1,4 @@
-import { mergeSettings } from '@tessera/plugin-config';
+import { mergeSettings } from '@tessera/plugin-config/settings';
 import type { CliIO, Subcommand } from '../io.js';
 import {
   CommandError,

@@ -12,7 +12,7 @@ import {
   type LoadedConfig,
   type Settings,
   type SettingsLayer,
-} from '@tessera/plugin-config';
+} from '@tessera/plugin-config/settings';
 import type { CliIO, Subcommand } from '../io.js';
 
 /**

@@ -1,0 +1,90 @@
+import { createKernel, InteractiveSession, type Kernel } from '@tessera/kernel';
+import { PromptHistory } from '@tessera/plugin-prompt-history';
+import type { ApprovalHandler } from '@tessera/contracts';
+import type { IResumableSession } from '@tessera/kernel';
+import type { CliFlags } from '../args.js';
+import type { CliIO } from '../io.js';
+import { loadCliPreset } from '../load-cli-preset.js';
+import { resolveResume, withModel } from '../print/headless.js';
+import { resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
+import type { CliSettings } from '../settings.js';
+
+/** The kernel and the first session behind the interactive terminal, and what the app asks of them. */
+export interface ComposedSession {
+  kernel: Kernel;
+  interactive: InteractiveSession;
+  /** A new session of the same kernel: resumed (`id`) or fresh. */
+  open(id: string | undefined): Promise<InteractiveSession>;
+  listSessions(cwd: string): Promise<IResumableSession[]>;
+  recentPrompts(): string[];
+}
+
+/**
+ * Composes the CLI preset and opens the first session. Loaded after the first paint: this is
+ * where the kernel, the provider SDK and the plugins' modules come in.
+ */
+export async function composeSession(options: {
+  flags: CliFlags;
+  io: CliIO;
+  cwd: string;
+  settings: CliSettings;
+  choice: Exclude<ProviderChoice, { kind: 'none' }>;
+  approvals: ApprovalHandler;
+}): Promise<ComposedSession> {
+  const { flags, io, cwd, settings, choice, approvals } = options;
+  const kernel = await createKernel({
+    plugins: await loadCliPreset({
+      cwd,
+      home: io.home,
+      ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
+      provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags) },
+      permissions: settings.permissions,
+      hookFiles: settings.hookFiles,
+      approvalHandler: approvals,
+      ...(settings.tools === undefined ? {} : { tools: settings.tools }),
+      sessionPersistence: flags.sessionPersistence,
+      sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
+    }),
+  });
+  const make = (extra: Partial<ConstructorParameters<typeof InteractiveSession>[0]>): InteractiveSession =>
+    new InteractiveSession({
+      kernel,
+      cwd,
+      ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),
+      ...(settings.permissionMode === undefined ? {} : { permissionMode: settings.permissionMode }),
+      ...(flags.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: flags.appendSystemPrompt }),
+      ...(flags.systemPrompt === undefined ? {} : { systemPrompt: flags.systemPrompt }),
+      sessionOptions: { ...(flags.maxTurns === undefined ? {} : { maxTurns: flags.maxTurns }) },
+      ...extra,
+    });
+  try {
+    const resumeId = await resolveResume(kernel, flags, cwd);
+    const interactive = make({
+      ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),
+      ...(resumeId === undefined ? {} : { resumeSessionId: resumeId }),
+      ...(flags.continue ? { continueMostRecent: true } : {}),
+      ...(flags.forkSession ? { forkSession: true } : {}),
+    });
+    await interactive.whenReady();
+    return {
+      kernel,
+      interactive,
+      async open(id) {
+        const next = make(id === undefined ? {} : { resumeSessionId: id });
+        await next.whenReady();
+        return next;
+      },
+      listSessions: async (dir) => (await InteractiveSession.listResumableSessions(kernel, dir)).filter((stored) => stored.cwd === dir),
+      recentPrompts() {
+        try {
+          return kernel.get(PromptHistory).getRecent(200).map((entry) => entry.prompt);
+        } catch {
+          return [];
+        }
+      },
+    };
+  } catch (error) {
+    await kernel.shutdown().catch(() => undefined);
+    throw error;
+  }
+}
