@@ -1,5 +1,7 @@
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { visibleWidth } from '@mariozechner/pi-tui';
 import type { ScriptedRequest } from '@tessera/plugin-provider-scripted';
@@ -199,6 +201,40 @@ describe('TesseraTui', () => {
     await harness.waitFor((text) => text.includes('deleted 1'), 'the restore note');
     expect(existsSync(join(harness.dir, 'notes.md'))).toBe(false);
     expect(harness.session.getMessages()).toHaveLength(0);
+  });
+
+  it('@ completes workspace files fuzzily and leaves out what .gitignore ignores', async () => {
+    harness = await startHarness();
+    const { dir } = harness;
+    execFileSync('git', ['init', '-q', dir]);
+    mkdirSync(join(dir, 'src', 'parser'), { recursive: true });
+    mkdirSync(join(dir, 'secret'));
+    writeFileSync(join(dir, 'src', 'parser', 'tokenizer.ts'), '');
+    writeFileSync(join(dir, 'secret', 'tokens.txt'), '');
+    writeFileSync(join(dir, '.gitignore'), 'secret/\n');
+    await harness.type('look at @tokeniz');
+    const screen = await harness.waitFor((text) => text.includes('src/parser/tokenizer.ts'), 'the mention suggestion');
+    expect(screen).not.toContain('secret/tokens.txt');
+    await harness.press(KEY.tab);
+    await harness.settle(60);
+    expect(harness.screen.text()).toContain('look at @src/parser/tokenizer.ts');
+  });
+
+  it('marks a compaction in the transcript', async () => {
+    harness = await startHarness();
+    harness.session.getSession().emit({ type: 'compact', trigger: 'auto', summary: 'summary', before: undefined, after: undefined });
+    await harness.settle();
+    expect(harness.screen.text()).toContain('Conversation compacted (auto)');
+  });
+
+  it("runs the user's statusLine command with Claude Code's JSON and shows its first line", async () => {
+    const seen = join(tmpdir(), `tessera-statusline-${process.pid}-${Date.now()}.json`);
+    harness = await startHarness({ app: { statusLine: { command: `cat > ${seen}; printf 'custom status line\\nsecond line'` } } });
+    await harness.waitFor((text) => text.includes('custom status line'), 'the custom status line', 5000);
+    expect(harness.screen.text()).not.toContain('second line');
+    const input = JSON.parse(readFileSync(seen, 'utf8')) as { session_id: string; model: { display_name: string }; permission_mode: string; workspace: { current_dir: string } };
+    expect(input).toMatchObject({ session_id: harness.session.getSessionId(), model: { display_name: 'scripted-model' }, permission_mode: 'default', workspace: { current_dir: harness.dir } });
+    rmSync(seen, { force: true });
   });
 
   it('Ctrl-R searches prompt history', async () => {

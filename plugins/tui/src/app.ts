@@ -1,5 +1,4 @@
 import {
-  CombinedAutocompleteProvider,
   Container,
   Editor,
   Input,
@@ -24,7 +23,8 @@ import {
 } from '@tessera/contracts';
 import type { InteractiveSession, IResumableSession } from '@tessera/kernel';
 import type { PendingApproval, TerminalApprovals } from './approvals.js';
-import { AssistantText, Gap, TaskRow, TextBlock, ThinkingRow, ToolRow, userPrompt } from './components.js';
+import { AssistantText, ClampedContainer, Gap, TaskRow, TextBlock, ThinkingRow, ToolRow, userPrompt } from './components.js';
+import { WorkspaceCompletion } from './mention-completion.js';
 import { PermissionPrompt } from './permission-prompt.js';
 import { StatusLineRunner, type StatusLineCommand } from './status-line.js';
 import type { Terminal } from './terminal.js';
@@ -123,11 +123,13 @@ export class TesseraTui {
     this.tui = new TUI(options.terminal, true);
     this.editor = new Editor(this.tui, editorTheme, { paddingX: 1, autocompleteMaxVisible: 8 });
     this.editor.onSubmit = (text) => void this.submit(text);
-    this.tui.addChild(this.transcript);
-    this.tui.addChild(this.queuedRow);
-    this.tui.addChild(this.noticeRow);
-    this.tui.addChild(this.promptArea);
-    this.tui.addChild(this.statusRow);
+    const root = new ClampedContainer();
+    root.addChild(this.transcript);
+    root.addChild(this.queuedRow);
+    root.addChild(this.noticeRow);
+    root.addChild(this.promptArea);
+    root.addChild(this.statusRow);
+    this.tui.addChild(root);
     this.promptArea.addChild(this.editor);
     this.tui.setFocus(this.editor);
     this.tui.addInputListener((data) => this.onKey(data));
@@ -211,6 +213,12 @@ export class TesseraTui {
       session.on('tool_start', (state) => this.onTool(state)),
       session.on('tool_end', (state) => this.onTool(state)),
       session.on('interrupted', () => this.note('Interrupted · tell Tessera what to do instead', style.yellow)),
+      session.getSession().subscribe((event) => {
+        if (event.type !== 'compact') return;
+        this.transcript.addChild(new TextBlock(`── Conversation compacted (${event.trigger}) · the summary replaces the earlier messages ──`, '', style.gray));
+        this.transcript.addChild(new Gap());
+        this.tui.requestRender();
+      }),
       session.on('context_update', (state) => {
         this.contextPercent = state.usedPercentage;
         this.renderStatus();
@@ -586,7 +594,7 @@ export class TesseraTui {
     } catch {
       // No registry (a bare session): completion offers files only.
     }
-    this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider(commands, this.options.cwd, null));
+    this.editor.setAutocompleteProvider(new WorkspaceCompletion(commands, this.options.cwd));
   }
 
   // ── Modals: permission prompts, pickers, command interactions ───────────────────────────

@@ -1,4 +1,4 @@
-import { Markdown, truncateToWidth, visibleWidth, wrapTextWithAnsi, type Component } from '@mariozechner/pi-tui';
+import { Container, Markdown, truncateToWidth, visibleWidth, wrapTextWithAnsi, type Component } from '@mariozechner/pi-tui';
 import type { IDiffLine, IToolState } from '@tessera/contracts';
 import { markdownTheme, style } from './theme.js';
 
@@ -37,6 +37,21 @@ export class TextBlock implements Component {
   }
 
   invalidate(): void {}
+}
+
+/**
+ * A container whose lines never exceed the width: pi-tui refuses (throws on) a line wider than
+ * the terminal, so everything the app draws goes through one of these.
+ */
+export class ClampedContainer extends Container {
+  override render(width: number): string[] {
+    const lines = super.render(width);
+    for (let index = 0; index < lines.length; index++) {
+      const line = lines[index]!;
+      if (line.length > width && visibleWidth(line) > width) lines[index] = truncateToWidth(line, width);
+    }
+    return lines;
+  }
 }
 
 /** One blank line between transcript items. */

@@ -30,7 +30,7 @@ beforeEach(() => {
   workspace = makeWorkspace();
 });
 
-async function runMain(argv: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runMain(argv: string[], env: Record<string, string> = {}, stdoutIsTTY = false): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
@@ -40,6 +40,7 @@ async function runMain(argv: string[], env: Record<string, string> = {}): Promis
     home,
     env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ...env },
     stdinIsTTY: true,
+    stdoutIsTTY,
   });
   return { code, stdout, stderr };
 }
@@ -202,6 +203,13 @@ describe('print mode output formats (demo model, multi-tool run)', () => {
 });
 
 describe('usage errors and exit codes', () => {
+  it('without -p, a stdout that is not a terminal falls back to print mode and says so', async () => {
+    const { code, stdout, stderr } = await runMain(['--provider', 'demo', 'summarise the notes'], { TESSERA_DEMO_DELAY_MS: '0' });
+    expect(stderr).toContain('stdout is not a terminal, so tessera runs in print mode');
+    expect(code).toBe(0);
+    expect(stdout.trim()).not.toBe('');
+  });
+
   it('an unknown flag exits 1 with a suggestion', async () => {
     const { code, stderr } = await runMain(['-p', 'hi', '--outputformat', 'json']);
     expect(code).toBe(1);

@@ -1,7 +1,7 @@
 import { chmodSync } from 'node:fs';
 import { describeError } from '@tessera/contracts';
-import { Input, matchesKey, SelectList, TUI, type Component } from '@mariozechner/pi-tui';
-import type { Terminal } from '@tessera/plugin-tui';
+import { Input, matchesKey, SelectList, TUI, wrapTextWithAnsi, type Component } from '@mariozechner/pi-tui';
+import { ClampedContainer, type Terminal } from '@tessera/plugin-tui';
 import type { CliIO } from '../io.js';
 import { settingsFileFor, writeSettings } from '../subcommands/shared.js';
 
@@ -24,8 +24,10 @@ export async function runFirstRunSetup(options: { terminal: Terminal; io: CliIO;
   const tui = new TUI(options.terminal, true);
   const lines = new Lines();
   const area = new Holder();
-  tui.addChild(lines);
-  tui.addChild(area);
+  const root = new ClampedContainer();
+  root.addChild(lines);
+  root.addChild(area);
+  tui.addChild(root);
   tui.start();
   const ask = <T,>(component: Component & { handleInput(data: string): void }, wire: (done: (value: T | undefined) => void) => void): Promise<T | undefined> =>
     new Promise((resolve) => {
@@ -144,8 +146,8 @@ class Lines implements Component {
   add(line: string): void {
     this.text.push(line);
   }
-  render(): string[] {
-    return [...this.text];
+  render(width: number): string[] {
+    return this.text.flatMap((line) => wrapTextWithAnsi(line, Math.max(1, width)));
   }
   invalidate(): void {}
 }

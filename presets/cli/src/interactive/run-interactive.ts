@@ -110,8 +110,10 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
       resolveExit();
     },
   });
-  const onSignal = (): void => {
-    exitCode = 130;
+  let hungUp = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    exitCode = signal === 'SIGTERM' ? 143 : 129;
+    hungUp ||= signal === 'SIGHUP';
     resolveExit();
   };
   process.on('SIGTERM', onSignal);
@@ -137,6 +139,9 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
     io.stderr(`Could not start: ${describeError(failed)}\n`);
     return 1;
   }
+  // The terminal went away (SIGHUP): the session is saved; Node's exit would try to restore the
+  // vanished terminal's mode and abort on the error (a Node 20 assertion), so leave at once.
+  if (hungUp) process.kill(process.pid, 'SIGKILL');
   return exitCode;
 }
 
