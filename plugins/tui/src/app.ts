@@ -72,6 +72,8 @@ export interface TesseraTuiOptions {
   switchSession?: (id: string | undefined) => Promise<InteractiveSession>;
   /** Recent prompts, newest first (↑ history, Ctrl-R search). */
   recentPrompts?: () => readonly string[];
+  /** `/reload-plugins` (and a successful `/plugin …`): re-read bundle plugins; returns a line to show. */
+  reloadPlugins?: () => Promise<string>;
   /** Open the session picker as soon as the app starts (`tessera -r` with no id). */
   openPicker?: boolean;
   /** Told once the user asked to leave (Ctrl-C twice, Ctrl-D, `/exit`). */
@@ -522,6 +524,15 @@ export class TesseraTui {
           break;
         case 'conversation-history-cleared':
           this.note('Conversation cleared.');
+          break;
+        case 'plugin-registry-reload-requested':
+          if (this.options.reloadPlugins) {
+            try {
+              this.note(await this.options.reloadPlugins());
+            } catch (error) {
+              this.note(`Reloading plugins failed: ${describeError(error)}`, style.red);
+            }
+          }
           break;
         default:
           break;

@@ -35,6 +35,8 @@ export interface CliFlags {
   appendSystemPromptFile?: string;
   maxTurns?: number;
   mcpConfig: string[];
+  /** `--plugin-dir`: bundle plugin folders loaded as they are, for this run. */
+  pluginDir: string[];
   strictMcpConfig: boolean;
   settings?: string;
   settingSources?: string[];
@@ -83,6 +85,7 @@ const FLAGS: readonly FlagSpec[] = [
   { key: 'appendSystemPromptFile', kind: 'string', names: ['--append-system-prompt-file'] },
   { key: 'maxTurns', kind: 'number', names: ['--max-turns'] },
   { key: 'mcpConfig', kind: 'list', names: ['--mcp-config'] },
+  { key: 'pluginDir', kind: 'list', names: ['--plugin-dir'] },
   { key: 'strictMcpConfig', kind: 'boolean', names: ['--strict-mcp-config'] },
   { key: 'settings', kind: 'string', names: ['--settings'] },
   { key: 'settingSources', kind: 'list', names: ['--setting-sources'] },
@@ -129,6 +132,7 @@ export function defaultFlags(): CliFlags {
     allowedTools: [],
     disallowedTools: [],
     mcpConfig: [],
+    pluginDir: [],
     strictMcpConfig: false,
     addDir: [],
     sessionPersistence: true,
@@ -317,6 +321,7 @@ Options:
   --append-system-prompt <text>       Append to the system prompt (--append-system-prompt-file <path>)
   --max-turns <n>                     Stop after n model turns (print mode)
   --mcp-config <files...>             MCP servers from JSON files or strings
+  --plugin-dir <paths...>             Load bundle plugins from these folders for this run
   --settings <file|json>              One more settings layer, on top of the others
   --add-dir <dirs...>                 More directories the tools may use
   --cwd <dir>                         Work in this directory

@@ -10,6 +10,7 @@ const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
   config: async () => (await import('./subcommands/config.js')).runConfigCommand,
   provider: async () => (await import('./subcommands/provider.js')).runProviderCommand,
   doctor: async () => (await import('./subcommands/doctor.js')).runDoctorCommand,
+  plugin: async () => (await import('./subcommands/plugin.js')).runPluginCommand,
 };
 
 function processIO(): CliIO {

@@ -4,6 +4,7 @@ import { definePlugin, replacePlugins, type Plugin, type PluginInput } from '@te
 import { inMemorySessionStore } from '@tessera/kernel/testing';
 import { backgroundRuntime } from '@tessera/plugin-background';
 import { editCheckpoints } from '@tessera/plugin-checkpoints';
+import { bundlePlugins } from '@tessera/plugin-bundle-plugins';
 import { builtinCommands } from '@tessera/plugin-commands';
 import { compaction } from '@tessera/plugin-compaction';
 import { configPlugin } from '@tessera/plugin-config';
@@ -59,6 +60,10 @@ export interface CliPresetOptions {
   sessionPersistence?: boolean;
   /** `false` leaves out the per-session event log under `~/.tessera/logs`. */
   sessionLog?: boolean;
+  /** `--plugin-dir`: bundle plugin folders loaded as they are (always enabled). */
+  pluginDirs?: readonly string[];
+  /** `false` leaves out Claude Code bundle plugins (installed and `--plugin-dir` ones). */
+  bundlePlugins?: boolean;
   /** Plugins that take the place of preset members providing the same token (e.g. a test store). */
   replace?: readonly Plugin[];
   /** Plugins added after the preset's. */
@@ -106,6 +111,9 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
     projectMemory(),
     userLocalStorage(),
   ];
+  if (options.bundlePlugins !== false) {
+    members.push(bundlePlugins({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...(options.pluginDirs && options.pluginDirs.length > 0 ? { pluginDirs: [...options.pluginDirs] } : {}) }));
+  }
   if (options.sessionLog !== false) members.push(sessionLogger(home === undefined ? {} : { dir: join(home, '.tessera', 'logs') }));
   if (options.approvalHandler) members.push(approvalHandlerPlugin(options.approvalHandler));
   if (options.tools !== undefined) members.push(onlyTools(options.tools));

@@ -8,6 +8,7 @@ import { loadCliPreset } from '../load-cli-preset.js';
 import { resolveResume, withModel } from '../print/headless.js';
 import { resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
 import type { CliSettings } from '../settings.js';
+import { cliCommandHostAdapters, reloadBundlePlugins } from '../host-adapters.js';
 
 /** The kernel and the first session behind the interactive terminal, and what the app asks of them. */
 export interface ComposedSession {
@@ -17,6 +18,8 @@ export interface ComposedSession {
   open(id: string | undefined): Promise<InteractiveSession>;
   listSessions(cwd: string): Promise<IResumableSession[]>;
   recentPrompts(): string[];
+  /** `/reload-plugins`: re-reads the bundle plugins; a line for the user. */
+  reloadPlugins(): Promise<string>;
 }
 
 /**
@@ -44,6 +47,7 @@ export async function composeSession(options: {
       ...(settings.tools === undefined ? {} : { tools: settings.tools }),
       sessionPersistence: flags.sessionPersistence,
       sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
+      pluginDirs: flags.pluginDir,
     }),
   });
   const make = (extra: Partial<ConstructorParameters<typeof InteractiveSession>[0]>): InteractiveSession =>
@@ -55,6 +59,7 @@ export async function composeSession(options: {
       ...(flags.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: flags.appendSystemPrompt }),
       ...(flags.systemPrompt === undefined ? {} : { systemPrompt: flags.systemPrompt }),
       sessionOptions: { ...(flags.maxTurns === undefined ? {} : { maxTurns: flags.maxTurns }) },
+      commandHostAdapters: cliCommandHostAdapters(kernel),
       ...extra,
     });
   try {
@@ -75,6 +80,7 @@ export async function composeSession(options: {
         return next;
       },
       listSessions: async (dir) => (await InteractiveSession.listResumableSessions(kernel, dir)).filter((stored) => stored.cwd === dir),
+      reloadPlugins: () => reloadBundlePlugins(kernel),
       recentPrompts() {
         try {
           return kernel.get(PromptHistory).getRecent(200).map((entry) => entry.prompt);

@@ -104,6 +104,7 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
       return next;
     },
     recentPrompts: history,
+    reloadPlugins: async () => (composed ? composed.reloadPlugins() : 'The session is still starting.'),
     openPicker: flags.resume === true,
     onExit: (code) => {
       exitCode = code;

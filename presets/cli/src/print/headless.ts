@@ -41,6 +41,7 @@ import {
   type ResultSubtype,
 } from './sdk-messages.js';
 import { StdinLines } from './stdin-lines.js';
+import { cliCommandHostAdapters, loadedPluginsForInit } from '../host-adapters.js';
 
 const STDIN_CAP_BYTES = 10 * 1024 * 1024;
 /** How long a `can_use_tool` ask may wait for the host before it counts as a refusal. */
@@ -143,6 +144,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
               onFallback: (from: string | undefined, to: string) => io.stderr(`${from ?? 'The model'} is overloaded; switching to ${to}.\n`),
             }),
         sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
+        pluginDirs: flags.pluginDir,
         plugins: [out.historyTap()],
       }),
     });
@@ -177,6 +179,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
       ...(settings.permissionMode === undefined ? {} : { permissionMode: settings.permissionMode }),
       ...host.systemPromptOptions(settings),
       sessionOptions: { ...(flags.maxTurns === undefined ? {} : { maxTurns: flags.maxTurns }) },
+      commandHostAdapters: cliCommandHostAdapters(kernel),
     });
     mark('kernel composed');
     await interactive.whenReady();
@@ -192,7 +195,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   const session = interactive.getSession();
   host.attach(session);
   const modelLabel = choice.kind === 'demo' ? DEMO_MODEL_ID : (session.getModel() ?? choice.profile.model ?? 'default');
-  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags));
+  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags, loadedPluginsForInit(kernel)));
   if (initialize) host.answerInitialize(initialize.requestId, interactive);
   // In headless input mode `system/init` is the first line, before anything the input causes.
   if (lines) run.sendInit();
@@ -392,7 +395,15 @@ function userText(message: unknown): { text: string; skipped: string[] } | undef
   return { text: parts.join('\n'), skipped: [...skipped] };
 }
 
-function initMessage(session: Session, interactive: InteractiveSession, cwd: string, model: string, choice: ProviderChoice, flags: CliFlags): () => Record<string, unknown> {
+function initMessage(
+  session: Session,
+  interactive: InteractiveSession,
+  cwd: string,
+  model: string,
+  choice: ProviderChoice,
+  flags: CliFlags,
+  plugins: ReadonlyArray<{ name: string; path: string }>,
+): () => Record<string, unknown> {
   return () => ({
     type: 'system',
     subtype: 'init',
@@ -409,7 +420,7 @@ function initMessage(session: Session, interactive: InteractiveSession, cwd: str
     output_style: 'default',
     agents: [],
     skills: [],
-    plugins: [],
+    plugins,
     ...(flags.provider === 'demo' || choice.kind === 'demo' ? { demo_model: true } : {}),
     uuid: randomUUID(),
   });
