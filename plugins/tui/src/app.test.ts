@@ -4,6 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { visibleWidth } from '@mariozechner/pi-tui';
+import { BackgroundTasks, type BackgroundTaskNotice } from '@tessera/contracts';
+import { definePlugin } from '@tessera/kernel';
 import type { ScriptedRequest } from '@tessera/plugin-provider-scripted';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEY, startHarness, type Harness } from './tui.test-helper.js';
@@ -218,6 +220,31 @@ describe('TesseraTui', () => {
     await harness.press(KEY.tab);
     await harness.settle(60);
     expect(harness.screen.text()).toContain('look at @src/parser/tokenizer.ts');
+  });
+
+  it('background tasks: a live row at the bottom while running, a frozen one in the transcript when done', async () => {
+    let notify: ((event: BackgroundTaskNotice) => void) | undefined;
+    const fakeTasks = definePlugin({
+      name: 'fake-background',
+      provides: [BackgroundTasks],
+      register: ({ bind }) => void bind(BackgroundTasks).toConstantValue({ subscribe: (listener: (event: BackgroundTaskNotice) => void) => ((notify = listener), () => undefined) } as unknown as BackgroundTasks),
+    });
+    harness = await startHarness({ plugins: [fakeTasks] });
+    notify!({ type: 'background_task_created', taskId: 'task-7', description: 'npm run watch' });
+    notify!({ type: 'background_task_started', taskId: 'task-7' });
+    notify!({ type: 'background_task_text_delta', taskId: 'task-7', delta: 'noise' });
+    await harness.settle();
+    let lines = harness.screen.lines();
+    const statusIndex = lines.findLastIndex((line) => line.includes('scripted-model'));
+    const taskIndex = lines.findIndex((line) => line.includes('task-7'));
+    expect(lines[taskIndex]).toContain('npm run watch [running]');
+    expect(taskIndex).toBeLessThan(statusIndex);
+    expect(lines[statusIndex]).toContain('1 task');
+    notify!({ type: 'background_task_completed', taskId: 'task-7' });
+    await harness.settle();
+    lines = harness.screen.lines();
+    expect(lines.join('\n')).toContain('npm run watch [completed]');
+    expect(lines.findLast((line) => line.includes('scripted-model'))).not.toContain('task');
   });
 
   it('marks a compaction in the transcript', async () => {

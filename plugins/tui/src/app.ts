@@ -33,6 +33,11 @@ import { editorTheme, selectListTheme, style } from './theme.js';
 /** Plain typed text (no escape sequence, no control character): the editor's fast path. */
 const PRINTABLE = /^[^\x00-\x1f\x7f]+$/;
 
+/** Background task states after which a task's row no longer changes. */
+const FINAL_TASK_STATES = new Set(['completed', 'failed', 'cancelled', 'closed', 'timed out']);
+/** Lifecycle events → the status a task row shows (activity events leave it as it is). */
+const TASK_STATES: Record<string, string> = { created: 'queued', started: 'running', updated: 'running', completed: 'completed', failed: 'failed', cancelled: 'cancelled', closed: 'closed', timeout: 'timed out' };
+
 /** How a pressed key twice counts as a double press (Esc Esc, Ctrl-C Ctrl-C, Ctrl-D Ctrl-D). */
 const DOUBLE_PRESS_MS = 800;
 
@@ -92,6 +97,8 @@ interface Overlayable extends Component {
 export class TesseraTui {
   readonly tui: TUI;
   private readonly transcript = new Container();
+  /** Rows that still change (running background tasks) stay at the bottom, never in the scrollback. */
+  private readonly tasksArea = new Container();
   private readonly queuedRow = new TextBlock('', '', style.gray);
   private readonly noticeRow = new TextBlock('', '', style.yellow);
   private readonly promptArea = new Container();
@@ -125,8 +132,11 @@ export class TesseraTui {
     this.tui = new TUI(options.terminal, true);
     this.editor = new Editor(this.tui, editorTheme, { paddingX: 1, autocompleteMaxVisible: 8 });
     this.editor.onSubmit = (text) => void this.submit(text);
+    // Never wipe the scrollback when the bottom shrinks (a prompt closing): clear the rows instead.
+    this.tui.setClearOnShrink(false);
     const root = new ClampedContainer();
     root.addChild(this.transcript);
+    root.addChild(this.tasksArea);
     root.addChild(this.queuedRow);
     root.addChild(this.noticeRow);
     root.addChild(this.promptArea);
@@ -226,14 +236,21 @@ export class TesseraTui {
         this.renderStatus();
       }),
       session.on('background_task_event', (event) => {
-        const status = event.type.replace(/^background_task_/, '');
+        const status = TASK_STATES[event.type.replace(/^background_task_/, '')];
+        if (status === undefined) return;
         const label = typeof event.description === 'string' ? event.description : typeof event.command === 'string' ? event.command : undefined;
         let row = this.taskRows.get(event.taskId);
         if (!row) {
           row = new TaskRow(event.taskId, label ?? '', status);
           this.taskRows.set(event.taskId, row);
-          this.transcript.addChild(row);
+          this.tasksArea.addChild(row);
         } else row.update(label, status);
+        if (FINAL_TASK_STATES.has(status)) {
+          // Finished: a frozen copy goes into the transcript; the live row leaves the bottom.
+          this.tasksArea.removeChild(row);
+          this.taskRows.delete(event.taskId);
+          this.transcript.addChild(row);
+        }
         this.renderStatus();
       }),
     ];

@@ -216,7 +216,7 @@ export class TaskRow implements Component {
   }
 
   render(width: number): string[] {
-    const colour = this.status === 'failed' || this.status === 'cancelled' ? style.red : this.status === 'completed' ? style.green : style.yellow;
+    const colour = this.status === 'failed' || this.status === 'cancelled' || this.status === 'timed out' ? style.red : this.status === 'completed' ? style.green : style.yellow;
     return [truncateToWidth(`${style.cyan('◆')} ${style.bold('Task')} ${this.taskId} ${this.label} ${colour(`[${this.status}]`)}`, width)];
   }
 

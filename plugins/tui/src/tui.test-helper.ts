@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import xterm from '@xterm/headless';
 import { ApprovalHandler } from '@tessera/contracts';
-import { createKernel, definePlugin, InteractiveSession, type Kernel } from '@tessera/kernel';
+import { createKernel, definePlugin, InteractiveSession, type Kernel, type Plugin } from '@tessera/kernel';
 import { editCheckpoints } from '@tessera/plugin-checkpoints';
 import { builtinCommands } from '@tessera/plugin-commands';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
@@ -89,7 +89,7 @@ export interface Harness {
 
 /** The app over a real kernel (scripted model, real tools, permissions and checkpoints) in a temp dir. */
 export async function startHarness(
-  options: { turns?: ScriptedProviderOptions['turns']; columns?: number; rows?: number; rules?: { allow?: string[]; ask?: string[] }; app?: Partial<TesseraTuiOptions> } = {},
+  options: { turns?: ScriptedProviderOptions['turns']; columns?: number; rows?: number; rules?: { allow?: string[]; ask?: string[] }; app?: Partial<TesseraTuiOptions>; plugins?: Plugin[] } = {},
 ): Promise<Harness> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'tessera-tui-')));
   const approvals = new TerminalApprovals();
@@ -102,6 +102,7 @@ export async function startHarness(
         ...builtinTools(),
         editCheckpoints(),
         ...builtinCommands(),
+        ...(options.plugins ?? []),
       ],
     }),
   });
