@@ -164,7 +164,7 @@ export async function startHarness(
     },
     async close() {
       app.stop();
-      await app.getSession().shutdown().catch(() => undefined);
+      await app.getSession()?.shutdown().catch(() => undefined);
       await kernel.shutdown();
     },
   };
