@@ -63,7 +63,9 @@ export type TCommandEffect =
   | { type: 'session-picker-requested' }
   | { type: 'session-renamed'; name: string }
   | { type: 'conversation-history-cleared' }
-  | { type: 'statusline-settings-patch'; patch: TStatusLineCommandSettingsPatch };
+  | { type: 'statusline-settings-patch'; patch: TStatusLineCommandSettingsPatch }
+  /** Send `text` to the model as the user's next prompt (an MCP server's prompt, a template). */
+  | { type: 'prompt-submit-requested'; text: string };
 
 /** A follow-up prompt a host renders (a choice or a line of text), then answers with `submit`. */
 export type ICommandInteractionPrompt =

@@ -9,32 +9,48 @@ export type ICommandListing = ICommandInfo;
  * name: with no module composed it is empty.
  */
 export class SystemCommandExecutor {
-  private readonly commands = new Map<string, { command: ISystemCommand; module: string }>();
-  private readonly sources: ICommandModule['commandSources'][] = [];
+  private readonly modules: ICommandModule[] = [];
+  /** The table as last built, and the command lists it was built from (a module may change its list). */
+  private built: { commands: Map<string, { command: ISystemCommand; module: string }>; from: Array<readonly ISystemCommand[] | undefined> } | undefined;
 
   constructor(modules: readonly ICommandModule[] = []) {
     for (const module of modules) this.addModule(module);
   }
 
-  /** Adds a module's commands; a name already registered keeps its first owner (the kernel refuses duplicates at composition). */
+  /** Adds a module; a name already registered keeps its first owner (the kernel refuses duplicates at composition). */
   addModule(module: ICommandModule): void {
-    for (const command of module.systemCommands ?? []) {
-      const name = canonicalName(command.name);
-      if (!this.commands.has(name)) this.commands.set(name, { command, module: module.name });
+    this.modules.push(module);
+    this.built = undefined;
+  }
+
+  /**
+   * The commands by name. A module's `systemCommands` is read every time (it may be a getter:
+   * an MCP server's prompts arrive after it connects); the table is rebuilt when a list changed.
+   */
+  private commands(): Map<string, { command: ISystemCommand; module: string }> {
+    const lists = this.modules.map((module) => module.systemCommands);
+    if (this.built && lists.every((list, index) => list === this.built!.from[index])) return this.built.commands;
+    const commands = new Map<string, { command: ISystemCommand; module: string }>();
+    for (const [index, module] of this.modules.entries()) {
+      for (const command of lists[index] ?? []) {
+        const name = canonicalName(command.name);
+        if (!commands.has(name)) commands.set(name, { command, module: module.name });
+      }
     }
-    if (module.commandSources) this.sources.push(module.commandSources);
+    this.built = { commands, from: lists };
+    return commands;
   }
 
   has(name: string): boolean {
-    return this.commands.has(canonicalName(name));
+    return this.commands().has(canonicalName(name));
   }
 
   get(name: string): ISystemCommand | undefined {
-    return this.commands.get(canonicalName(name))?.command;
+    return this.commands().get(canonicalName(name))?.command;
   }
 
   listCommands(): ICommandListing[] {
-    return [...this.commands.values()]
+    return [...this.commands().values()]
       .map(({ command, module }) => ({
         name: command.name,
         description: command.description,
@@ -48,7 +64,7 @@ export class SystemCommandExecutor {
 
   /** Palette entries from the modules' command sources (skills, plugin commands…). */
   paletteEntries(): ICommand[] {
-    return this.sources.flatMap((sources) => (sources ?? []).flatMap((source) => [...source.getCommands()]));
+    return this.modules.flatMap((module) => (module.commandSources ?? []).flatMap((source) => [...source.getCommands()]));
   }
 
   /**

@@ -1,1 +1,11 @@
-export {};
+export { mcpClient, McpClients, type McpClientPluginOptions } from './mcp-plugin.js';
+export { McpClientPool, type McpClientPoolOptions } from './mcp-client-pool.js';
+export { McpConnection } from './mcp-connection.js';
+export { CliMcpConfigSource, ProjectMcpJsonSource, StaticMcpServerSource, SCOPE_RANK } from './config-sources.js';
+export { FileOAuthProvider, type FileOAuthProviderOptions } from './file-oauth-provider.js';
+export { McpError, type McpErrorCode } from './mcp-errors.js';
+export { expandSpec, expandString } from './expand-env.js';
+export { MAX_TOOL_NAME_LENGTH, assignServerPrefixes, assignToolNames, mcpToolName, sanitizeSegment, serverPrefix } from './tool-names.js';
+export { toToolResult, type McpToolResultData } from './tool-result.js';
+export { PROMPT_DISPATCHER, promptArguments, promptCommandModule } from './mcp-prompt-commands.js';
+export type { McpAuthorize, McpLog, McpProjectApproval, McpProjectApprovalSettings, McpPromptInfo, McpResourceInfo, McpServerState, McpServerStatus, McpToolInfo } from './mcp-types.js';

@@ -115,6 +115,8 @@ export class TesseraTui {
   private queued: string | undefined;
   private busy = false;
   private modal: Overlayable | undefined;
+  private readonly waitingModals: Overlayable[] = [];
+  private readonly approvalModals = new WeakMap<PendingApproval, Overlayable>();
   private lastKey: { key: string; at: number } | undefined;
   private noticeTimer: NodeJS.Timeout | undefined;
   private costUsd = 0;
@@ -159,7 +161,7 @@ export class TesseraTui {
     for (const prompt of [...(this.options.recentPrompts?.() ?? [])].reverse()) this.editor.addToHistory(prompt);
     this.detachApprovals = this.options.approvals.attach(
       (pending) => this.showApproval(pending),
-      () => this.closeModal(),
+      (pending) => this.withdrawModal(this.approvalModals.get(pending)),
     );
     // The prompt is on screen before the session is ready; what is typed meanwhile waits.
     this.renderStatus();
@@ -194,6 +196,16 @@ export class TesseraTui {
     for (const off of this.unsubscribe) off();
     this.unsubscribe = [];
     this.tui.stop();
+  }
+
+  /** A line from the host (sign-in requests, warnings) in the transcript. */
+  announce(text: string): void {
+    this.note(text, style.yellow);
+  }
+
+  /** Asks the user to choose (a modal list; Esc answers undefined). */
+  pick(title: string, items: Array<{ value: string; label: string; description?: string }>): Promise<string | undefined> {
+    return new Promise((resolve) => this.choose(title, items, resolve));
   }
 
   /** The session on screen (it changes after `/resume` or `/clear`); undefined before it is ready. */
@@ -542,6 +554,9 @@ export class TesseraTui {
         case 'conversation-history-cleared':
           this.note('Conversation cleared.');
           break;
+        case 'prompt-submit-requested':
+          await this.runPrompt(effect.text);
+          break;
         case 'plugin-registry-reload-requested':
           if (this.options.reloadPlugins) {
             try {
@@ -627,7 +642,12 @@ export class TesseraTui {
 
   // ── Modals: permission prompts, pickers, command interactions ───────────────────────────
 
+  /** Opens a modal; while one is open, the next waits its turn (nothing steals a prompt's focus). */
   private openModal(component: Overlayable): void {
+    if (this.modal) {
+      this.waitingModals.push(component);
+      return;
+    }
     this.modal = component;
     this.promptArea.clear();
     this.promptArea.addChild(component);
@@ -635,9 +655,24 @@ export class TesseraTui {
     this.tui.requestRender();
   }
 
+  /** Takes a modal away, shown or waiting (an ask withdrawn because its turn was aborted). */
+  private withdrawModal(component: Overlayable | undefined): void {
+    if (!component) return;
+    if (this.modal === component) this.closeModal();
+    else {
+      const index = this.waitingModals.indexOf(component);
+      if (index >= 0) this.waitingModals.splice(index, 1);
+    }
+  }
+
   private closeModal(): void {
     this.modal = undefined;
     this.promptArea.clear();
+    const next = this.waitingModals.shift();
+    if (next) {
+      this.openModal(next);
+      return;
+    }
     this.promptArea.addChild(this.editor);
     this.tui.setFocus(this.editor);
     this.tui.requestRender();
@@ -660,6 +695,7 @@ export class TesseraTui {
       } else answer = { behavior: 'deny', message: reason ? `The user declined this call and said: ${reason}` : 'The user declined this call.' };
       pending.answer(answer);
     });
+    this.approvalModals.set(pending, prompt);
     this.openModal(prompt);
   }
 

@@ -51,7 +51,7 @@ export interface CliFlags {
   positionals: string[];
 }
 
-type Kind = 'boolean' | 'string' | 'optional' | 'list' | 'number' | 'negated';
+type Kind = 'boolean' | 'string' | 'optional' | 'list' | 'number' | 'negated' | 'values';
 
 interface FlagSpec {
   key: keyof CliFlags;
@@ -84,8 +84,8 @@ const FLAGS: readonly FlagSpec[] = [
   { key: 'appendSystemPrompt', kind: 'string', names: ['--append-system-prompt'] },
   { key: 'appendSystemPromptFile', kind: 'string', names: ['--append-system-prompt-file'] },
   { key: 'maxTurns', kind: 'number', names: ['--max-turns'] },
-  { key: 'mcpConfig', kind: 'list', names: ['--mcp-config'] },
-  { key: 'pluginDir', kind: 'list', names: ['--plugin-dir'] },
+  { key: 'mcpConfig', kind: 'values', names: ['--mcp-config'] },
+  { key: 'pluginDir', kind: 'values', names: ['--plugin-dir'] },
   { key: 'strictMcpConfig', kind: 'boolean', names: ['--strict-mcp-config'] },
   { key: 'settings', kind: 'string', names: ['--settings'] },
   { key: 'settingSources', kind: 'list', names: ['--setting-sources'] },
@@ -235,16 +235,19 @@ export function parseArgs(argv: readonly string[], options: { ignoreUnknown?: bo
         }
         break;
       }
-      case 'list': {
+      case 'list':
+      case 'values': {
+        // `list`: tool rules, split on commas and spaces; `values`: each argument whole (JSON, paths).
+        const split = spec.kind === 'list' ? splitToolList : (value: string) => [value];
         const list = record[spec.key] as string[] | undefined;
         const target = list ?? [];
-        if (inline !== undefined) target.push(...splitToolList(inline));
+        if (inline !== undefined) target.push(...split(inline));
         else {
           let taken = 0;
           while (index + 1 < argv.length && !argv[index + 1]!.startsWith('-')) {
             index += 1;
             taken += 1;
-            target.push(...splitToolList(argv[index]!));
+            target.push(...split(argv[index]!));
           }
           if (taken === 0) throw new CliUsageError(`error: option '${spec.names[0]} <values...>' argument missing`);
         }

@@ -409,6 +409,10 @@ describe('start-up discipline and doctor', () => {
     expect(loaded.filter((name) => /^(doctor|sessions|history|config|provider|plugin|run-interactive|compose-session|first-run)-[\w-]{8}\.cjs$/.test(name))).toEqual([]);
     // No terminal UI (pi-tui's Markdown renderer is marked) in a print run.
     expect(sources.some((source) => source.includes('marked') && source.includes('CURSOR_MARKER'))).toBe(false);
+    // No MCP SDK without MCP servers (the client is composed; its connections load on demand).
+    expect(loaded.filter((name) => name.startsWith('mcp-connection-'))).toEqual([]);
+    expect(sources.some((source) => source.includes('StdioClientTransport'))).toBe(false);
+    expect(sources.some((source) => source.includes('new McpClientPool('))).toBe(true);
     // Cached code runs as the program: private folder and files only.
     const folders = readdirSync(cache);
     expect(folders).toHaveLength(1);

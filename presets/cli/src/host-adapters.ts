@@ -1,6 +1,7 @@
 import type { ICommandHostAdapters } from '@tessera/contracts';
 import type { Kernel } from '@tessera/kernel';
 import { BundlePlugins } from '@tessera/plugin-bundle-plugins';
+import { McpClients, type McpServerState } from '@tessera/plugin-mcp/plugin';
 
 /**
  * What the CLI lends commands in every mode: the bundle-plugin manager as `plugins` (`/plugin
@@ -8,7 +9,8 @@ import { BundlePlugins } from '@tessera/plugin-bundle-plugins';
  */
 export function cliCommandHostAdapters(kernel: Kernel): ICommandHostAdapters {
   const plugins = kernel.getOptional(BundlePlugins);
-  return { ...(plugins ? { plugins } : {}) };
+  const mcp = kernel.getOptional(McpClients);
+  return { ...(plugins ? { plugins } : {}), ...(mcp ? { mcp: mcp.adapter() } : {}) };
 }
 
 /** `/reload-plugins` and a successful `/plugin …`: re-read the bundle plugins; a line for the user. */
@@ -24,4 +26,9 @@ export async function reloadBundlePlugins(kernel: Kernel): Promise<string> {
 /** The loaded bundle plugins as `system/init` lists them (Claude Code's `plugins: [{ name, path }]`). */
 export function loadedPluginsForInit(kernel: Kernel): Array<{ name: string; path: string }> {
   return (kernel.getOptional(BundlePlugins)?.registry.plugins() ?? []).map((plugin) => ({ name: plugin.name, path: plugin.root }));
+}
+
+/** The MCP servers' states (`system/init`'s `mcp_servers`, the `mcp_status` answer, `/mcp`). */
+export function mcpServerStates(kernel: Kernel): McpServerState[] {
+  return kernel.getOptional(McpClients)?.servers() ?? [];
 }

@@ -10,6 +10,7 @@ import { compaction } from '@tessera/plugin-compaction';
 import { configPlugin } from '@tessera/plugin-config';
 import { contextWindow } from '@tessera/plugin-context-window';
 import { hooksPlugin } from '@tessera/plugin-hooks';
+import { mcpClient, type McpAuthorize, type McpLog, type McpProjectApprovalSettings } from '@tessera/plugin-mcp/plugin';
 import { projectMemory, userLocalStorage } from '@tessera/plugin-memory';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
 import { promptHistory } from '@tessera/plugin-prompt-history';
@@ -62,6 +63,23 @@ export interface CliPresetOptions {
   sessionLog?: boolean;
   /** `--plugin-dir`: bundle plugin folders loaded as they are (always enabled). */
   pluginDirs?: readonly string[];
+  /**
+   * MCP servers: `--mcp-config` values, `--strict-mcp-config`, Claude Code's user and local
+   * servers (`~/.claude.json`), the project `.mcp.json` approval keys, and who does the OAuth
+   * redirect step. `false` leaves the MCP client out.
+   */
+  mcp?:
+    | false
+    | {
+        configs?: readonly string[];
+        strict?: boolean;
+        userServers?: Record<string, unknown>;
+        localServers?: Record<string, unknown>;
+        approval?: McpProjectApprovalSettings;
+        authorize?: McpAuthorize;
+        /** Server stderr, failures, configuration problems. */
+        log?: McpLog;
+      };
   /** `false` leaves out Claude Code bundle plugins (installed and `--plugin-dir` ones). */
   bundlePlugins?: boolean;
   /** Plugins that take the place of preset members providing the same token (e.g. a test store). */
@@ -111,6 +129,21 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
     projectMemory(),
     userLocalStorage(),
   ];
+  if (options.mcp !== false) {
+    const mcp = options.mcp ?? {};
+    members.push(
+      mcpClient({
+        mcpConfigBaseDir: options.cwd,
+        ...(mcp.configs && mcp.configs.length > 0 ? { mcpConfig: [...mcp.configs] } : {}),
+        ...(mcp.strict ? { strictMcpConfig: true } : {}),
+        ...(mcp.userServers ? { userServers: mcp.userServers } : {}),
+        ...(mcp.localServers ? { localServers: mcp.localServers } : {}),
+        ...(mcp.approval ? { approval: mcp.approval } : {}),
+        ...(mcp.log ? { log: mcp.log } : {}),
+        ...(home === undefined ? {} : { oauth: { directory: join(home, '.tessera', 'mcp-oauth'), ...(mcp.authorize ? { authorize: mcp.authorize } : {}) } }),
+      }),
+    );
+  }
   if (options.bundlePlugins !== false) {
     members.push(bundlePlugins({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...(options.pluginDirs && options.pluginDirs.length > 0 ? { pluginDirs: [...options.pluginDirs] } : {}) }));
   }

@@ -9,6 +9,10 @@ import { resolveResume, withModel } from '../print/headless.js';
 import { resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
 import type { CliSettings } from '../settings.js';
 import { cliCommandHostAdapters, reloadBundlePlugins } from '../host-adapters.js';
+import { cliMcpOptions } from '../mcp-setup.js';
+import { McpClients } from '@tessera/plugin-mcp/plugin';
+import { readSettingsForEdit, writeSettings } from '../subcommands/shared.js';
+import { join } from 'node:path';
 
 /** The kernel and the first session behind the interactive terminal, and what the app asks of them. */
 export interface ComposedSession {
@@ -20,6 +24,10 @@ export interface ComposedSession {
   recentPrompts(): string[];
   /** `/reload-plugins`: re-reads the bundle plugins; a line for the user. */
   reloadPlugins(): Promise<string>;
+  /** Project `.mcp.json` servers waiting for approval (after the servers were declared). */
+  mcpNeedingApproval(): Promise<string[]>;
+  /** Approves them for this session and records it in `.tessera/settings.local.json` (`all`: every future one too). */
+  approveMcp(names: readonly string[], all: boolean): string;
 }
 
 /**
@@ -33,8 +41,12 @@ export async function composeSession(options: {
   settings: CliSettings;
   choice: Exclude<ProviderChoice, { kind: 'none' }>;
   approvals: ApprovalHandler;
+  /** Where sign-in requests for MCP servers are shown. */
+  show: (message: string) => void;
 }): Promise<ComposedSession> {
-  const { flags, io, cwd, settings, choice, approvals } = options;
+  const { flags, io, cwd, settings, choice, approvals, show } = options;
+  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show });
+  for (const warning of mcpSetup.warnings) show(warning);
   const kernel = await createKernel({
     plugins: await loadCliPreset({
       cwd,
@@ -48,6 +60,7 @@ export async function composeSession(options: {
       sessionPersistence: flags.sessionPersistence,
       sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
       pluginDirs: flags.pluginDir,
+      mcp: mcpSetup.mcp,
     }),
   });
   const make = (extra: Partial<ConstructorParameters<typeof InteractiveSession>[0]>): InteractiveSession =>
@@ -71,6 +84,9 @@ export async function composeSession(options: {
       ...(flags.forkSession ? { forkSession: true } : {}),
     });
     await interactive.whenReady();
+    const pool = kernel.getOptional(McpClients);
+    // Servers start now, not at the first prompt.
+    const declared = pool ? pool.connect({ sessionId: interactive.getSessionId(), cwd }).catch(() => undefined) : Promise.resolve();
     return {
       kernel,
       interactive,
@@ -81,6 +97,18 @@ export async function composeSession(options: {
       },
       listSessions: async (dir) => (await InteractiveSession.listResumableSessions(kernel, dir)).filter((stored) => stored.cwd === dir),
       reloadPlugins: () => reloadBundlePlugins(kernel),
+      async mcpNeedingApproval() {
+        await declared;
+        return (pool?.servers() ?? []).filter((server) => server.status === 'needs approval' && server.scope === 'project').map((server) => server.name);
+      },
+      approveMcp(names, all) {
+        for (const name of names) pool?.approveProjectServer(name);
+        const file = join(cwd, '.tessera', 'settings.local.json');
+        const current = readSettingsForEdit(file);
+        const enabled = Array.isArray(current.enabledMcpjsonServers) ? current.enabledMcpjsonServers.filter((name): name is string => typeof name === 'string') : [];
+        writeSettings(file, all ? [{ path: ['enableAllProjectMcpServers'], value: true }] : [{ path: ['enabledMcpjsonServers'], value: [...new Set([...enabled, ...names])] }]);
+        return '.tessera/settings.local.json';
+      },
       recentPrompts() {
         try {
           return kernel.get(PromptHistory).getRecent(200).map((entry) => entry.prompt);

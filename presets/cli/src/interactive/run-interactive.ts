@@ -65,7 +65,7 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   // Composed while the prompt is already on screen: the kernel's modules load after the first paint.
   const starting = (async (): Promise<InteractiveSession> => {
     const { composeSession } = await import('./compose-session.js');
-    composed = await composeSession({ flags, io, cwd, settings, choice: readyChoice, approvals });
+    composed = await composeSession({ flags, io, cwd, settings, choice: readyChoice, approvals, show: (message) => app?.announce(message) });
     mark('session ready');
     return composed.interactive;
   })();
@@ -124,6 +124,7 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
     const started = app.start();
     mark('first paint');
     await started;
+    void askMcpApproval(app, composed!);
     await exited;
   } catch (error) {
     failed = error;
@@ -168,5 +169,23 @@ export function gitBranch(cwd: string): string | undefined {
     const parent = dirname(dir);
     if (parent === dir) return undefined;
     dir = parent;
+  }
+}
+
+/** Claude Code's question for servers in the project's `.mcp.json` that were never approved. */
+async function askMcpApproval(app: TesseraTui, composed: ComposedSession): Promise<void> {
+  const names = await composed.mcpNeedingApproval();
+  if (names.length === 0) return;
+  const answer = await app.pick(`New MCP server${names.length === 1 ? '' : 's'} found in .mcp.json: ${names.join(', ')}`, [
+    { value: 'all', label: 'Use this and all future MCP servers in this project' },
+    { value: 'these', label: `Use ${names.length === 1 ? 'this MCP server' : 'these MCP servers'}` },
+    { value: 'none', label: 'Continue without using them' },
+  ]);
+  if (answer !== 'all' && answer !== 'these') return;
+  try {
+    const file = composed.approveMcp(names, answer === 'all');
+    app.announce(`Approved ${names.join(', ')} (saved to ${file}); they start before the next prompt.`);
+  } catch (error) {
+    app.announce(`Could not save the approval: ${describeError(error)}`);
   }
 }

@@ -41,7 +41,9 @@ import {
   type ResultSubtype,
 } from './sdk-messages.js';
 import { StdinLines } from './stdin-lines.js';
-import { cliCommandHostAdapters, loadedPluginsForInit } from '../host-adapters.js';
+import { cliCommandHostAdapters, loadedPluginsForInit, mcpServerStates } from '../host-adapters.js';
+import { cliMcpOptions } from '../mcp-setup.js';
+import { McpClients } from '@tessera/plugin-mcp/plugin';
 
 const STDIN_CAP_BYTES = 10 * 1024 * 1024;
 /** How long a `can_use_tool` ask may wait for the host before it counts as a refusal. */
@@ -122,6 +124,8 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   }
 
   const host = new HostBridge(control, initialize?.request, flags, io);
+  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show: (message) => io.stderr(`${message}\n`) });
+  for (const warning of mcpSetup.warnings) io.stderr(`${warning}\n`);
   let kernel: Kernel;
   try {
     mark('settings and provider chosen');
@@ -145,6 +149,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
             }),
         sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
         pluginDirs: flags.pluginDir,
+        mcp: mcpSetup.mcp,
         plugins: [out.historyTap()],
       }),
     });
@@ -183,6 +188,8 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
     });
     mark('kernel composed');
     await interactive.whenReady();
+    // Declare (and start) the MCP servers now, so `system/init` lists them; loads nothing without any.
+    await kernel.getOptional(McpClients)?.connect({ sessionId: interactive.getSessionId(), cwd });
     mark('session ready');
   } catch (error) {
     process.off('SIGINT', onSignal);
@@ -194,8 +201,9 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
 
   const session = interactive.getSession();
   host.attach(session);
+  host.kernel = kernel;
   const modelLabel = choice.kind === 'demo' ? DEMO_MODEL_ID : (session.getModel() ?? choice.profile.model ?? 'default');
-  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags, loadedPluginsForInit(kernel)));
+  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags, loadedPluginsForInit(kernel), () => mcpServerStates(kernel)));
   if (initialize) host.answerInitialize(initialize.requestId, interactive);
   // In headless input mode `system/init` is the first line, before anything the input causes.
   if (lines) run.sendInit();
@@ -403,6 +411,7 @@ function initMessage(
   choice: ProviderChoice,
   flags: CliFlags,
   plugins: ReadonlyArray<{ name: string; path: string }>,
+  mcpServers: () => ReadonlyArray<{ name: string; status: string }>,
 ): () => Record<string, unknown> {
   return () => ({
     type: 'system',
@@ -410,7 +419,7 @@ function initMessage(
     cwd,
     session_id: session.sessionId,
     tools: session.toolSchemas.map((schema) => schema.name),
-    mcp_servers: [],
+    mcp_servers: mcpServers().map((server) => ({ name: server.name, status: server.status })),
     model,
     permissionMode: session.getPermissionMode(),
     slash_commands: interactive.listCommands().map((command) => command.name),
@@ -714,6 +723,7 @@ class UserQueue {
  */
 class HostBridge {
   private session: Session | undefined;
+  kernel: Kernel | undefined;
 
   constructor(
     private readonly control: ControlChannel,
@@ -881,7 +891,9 @@ class HostBridge {
           return;
         }
         case 'mcp_status':
-          this.control.respond(requestId, { mcpServers: [] });
+          this.control.respond(requestId, {
+            mcpServers: (this.kernel ? mcpServerStates(this.kernel) : []).map((server) => ({ name: server.name, status: server.status, ...(server.error ? { error: server.error } : {}), scope: server.scope, tools: server.toolNames.map((name) => ({ name })) })),
+          });
           return;
         case 'set_max_thinking_tokens':
         case 'apply_flag_settings':

@@ -1,0 +1,310 @@
+import type { DiagnosticReport, DiagnosticsReporter, McpServerDeclaration, McpServerSource, Tool, ToolSource } from '@tessera/contracts';
+import type { McpConnection, McpConnectionSettings } from './mcp-connection.js';
+import { createMcpTool } from './mcp-tool.js';
+import type { McpAuthorize, McpLog, McpProjectApproval, McpProjectApprovalSettings, McpPromptInfo, McpServerState, McpServerStatus } from './mcp-types.js';
+import { gatherDeclarations, projectApproval } from './resolve-servers.js';
+import { assignServerPrefixes, assignToolNames, serverKey } from './tool-names.js';
+
+export interface McpClientPoolOptions {
+  /** Where servers are declared: `.mcp.json`, settings, `--mcp-config`, bundle plugins… */
+  sources: readonly McpServerSource[];
+  /** Which `.mcp.json` servers may start. Default: none until approved (`approveProjectServer`). */
+  approval?: McpProjectApprovalSettings | McpProjectApproval;
+  /** For `${VAR}` expansion and the `MCP_*` variables. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** How long the first tools listing of a session waits for servers still connecting. Default `MCP_TIMEOUT` or 5,000 ms. */
+  startupTimeoutMs?: number;
+  /** One connection attempt may take this long before it counts as failed. Default 30,000 ms. */
+  connectTimeoutMs?: number;
+  /** A tool call is cancelled after this long. Default `MCP_TOOL_TIMEOUT` or 600,000 ms. */
+  toolTimeoutMs?: number;
+  restart?: Partial<McpConnectionSettings['restart']>;
+  /** OAuth for remote servers; `false` turns it off. */
+  oauth?: false | { directory: string; redirectUrl?: string; authorize?: McpAuthorize };
+  clientInfo?: { name: string; version: string };
+  /** Where server stderr and failures go. Default: warnings and errors to `diagnostics`, the rest dropped. */
+  log?: McpLog;
+  diagnostics?: DiagnosticsReporter;
+  /** How long `headersHelper` may run. Default 10,000 ms. */
+  headersHelperTimeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+interface SessionRef {
+  readonly sessionId: string;
+  readonly cwd: string;
+}
+
+/** One server as one session sees it: a connection, or a reason it has none. */
+interface ServerEntry {
+  declaration: McpServerDeclaration;
+  prefix: string;
+  connection?: McpConnection;
+  status?: Extract<McpServerStatus, 'needs approval' | 'disabled'>;
+}
+
+interface SessionView {
+  entries: ServerEntry[];
+  waited: boolean;
+}
+
+const positive = (text: string | undefined): number | undefined => {
+  const value = text === undefined ? Number.NaN : Number(text);
+  return Number.isFinite(value) && value > 0 ? value : undefined;
+};
+
+/**
+ * The MCP client: turns server declarations into live connections, shares them between sessions
+ * that declare the same server, and offers their tools through a `ToolSource`, their prompts as
+ * commands and their state to `/mcp`. Start-up is lazy and parallel: the first tools listing of
+ * a session waits at most `startupTimeoutMs`; servers that come up later join before the next
+ * model call.
+ */
+export class McpClientPool {
+  private readonly connections = new Map<string, McpConnection>();
+  private readonly views = new Map<string, SessionView>();
+  private readonly listeners = new Set<() => void>();
+  private readonly approved = new Set<string>();
+  private readonly reported = new Set<string>();
+  private readonly settings: Omit<McpConnectionSettings, 'cwd'>;
+  private readonly startupTimeoutMs: number;
+  private readonly toolTimeoutMs: number;
+  private closed = false;
+  private readonly unsubscribes: Array<() => void> = [];
+
+  constructor(private readonly options: McpClientPoolOptions) {
+    const env = options.env ?? process.env;
+    this.startupTimeoutMs = options.startupTimeoutMs ?? positive(env.MCP_TIMEOUT) ?? 5_000;
+    this.toolTimeoutMs = options.toolTimeoutMs ?? positive(env.MCP_TOOL_TIMEOUT) ?? 600_000;
+    const log: McpLog = options.log ?? ((entry) => {
+      if (entry.severity !== 'info') options.diagnostics?.report({ severity: entry.severity, code: entry.code, message: entry.message, source: 'mcp', ...(entry.file ? { file: entry.file } : {}) });
+    });
+    this.settings = {
+      env,
+      clientInfo: options.clientInfo ?? { name: 'tessera', version: '0.1.0' },
+      connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
+      restart: { initialDelayMs: 500, maxDelayMs: 30_000, maxAttempts: 6, ...options.restart },
+      oauth: options.oauth === false || options.oauth === undefined ? undefined : { redirectUrl: 'http://127.0.0.1:33418/callback', ...options.oauth },
+      helperTimeoutMs: options.headersHelperTimeoutMs ?? 10_000,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      log: (entry) => {
+        try {
+          log(entry);
+        } catch {
+          // A logger that throws must not break a connection.
+        }
+      },
+      onChange: () => this.emit(),
+    };
+    for (const source of options.sources) {
+      const unsubscribe = source.onChange?.(() => {
+        for (const view of this.views.values()) view.entries = [];
+        this.views.clear();
+        this.emit();
+      });
+      if (unsubscribe) this.unsubscribes.push(unsubscribe);
+    }
+  }
+
+  /** The `ToolSource` sessions read MCP tools from. */
+  readonly toolSource: ToolSource = {
+    name: 'mcp',
+    tools: (session) => this.tools(session),
+    onChange: (listener) => this.onChange(listener),
+  };
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Declares and starts this session's servers without waiting for them (a host may call it as
+   * soon as it knows the working directory, before the first prompt).
+   */
+  async connect(session: SessionRef): Promise<void> {
+    await this.view(session);
+  }
+
+  /** The MCP tools for a session; waits (boundedly) for servers still connecting the first time. */
+  async tools(session: SessionRef): Promise<Tool[]> {
+    const view = await this.view(session);
+    if (!view.waited) {
+      view.waited = true;
+      await this.waitForStart(view);
+    }
+    const tools: Tool[] = [];
+    const taken = new Set<string>();
+    const entries = [...view.entries].sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
+    for (const entry of entries) {
+      const connection = entry.connection;
+      if (!connection || connection.tools.length === 0) continue;
+      const names = assignToolNames(entry.prefix, connection.tools.map((tool) => tool.name), taken);
+      for (const info of connection.tools) {
+        const name = names.get(info.name)!;
+        taken.add(name);
+        tools.push(createMcpTool(connection, info, name, () => this.toolTimeoutMs));
+      }
+    }
+    return tools;
+  }
+
+  /** Every server any session declared, with its state (the `/mcp` listing). */
+  servers(): McpServerState[] {
+    const states = new Map<string, McpServerState>();
+    for (const view of this.views.values()) {
+      for (const entry of view.entries) {
+        const key = `${entry.prefix}|${entry.declaration.scope}`;
+        if (!states.has(key)) states.set(key, this.stateOf(entry));
+      }
+    }
+    return [...states.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** What `/mcp` reads from `getCommandHostAdapters().mcp`. */
+  adapter(): { servers(): McpServerState[]; approve(name: string): void; reconnect(name: string): Promise<void> } {
+    return { servers: () => this.servers(), approve: (name) => this.approveProjectServer(name), reconnect: (name) => this.reconnect(name) };
+  }
+
+  /** Lets a `.mcp.json` server start (a host's approval dialog); sessions pick it up before their next model call. */
+  approveProjectServer(name: string): void {
+    this.approved.add(name);
+    this.views.clear();
+    this.emit();
+  }
+
+  /** The live connection of a server by its declared name (the connected one when several sessions declare it). */
+  connection(name: string): McpConnection | undefined {
+    const candidates = [...this.connections.values()].filter((connection) => connection.name === name);
+    return candidates.find((connection) => connection.status === 'connected') ?? candidates[0];
+  }
+
+  async reconnect(name: string): Promise<void> {
+    await Promise.all([...this.connections.values()].filter((connection) => connection.name === name).map((connection) => connection.reconnect()));
+  }
+
+  /** The prompts of every connected server, with the command name each gets (`mcp__<server>__<prompt>`). */
+  prompts(): Array<{ command: string; server: string; prompt: McpPromptInfo; connection: McpConnection }> {
+    const seen = new Set<McpConnection>();
+    const list: Array<{ command: string; server: string; prompt: McpPromptInfo; connection: McpConnection }> = [];
+    for (const view of this.views.values()) {
+      for (const entry of view.entries) {
+        const connection = entry.connection;
+        if (!connection || seen.has(connection) || connection.status !== 'connected') continue;
+        seen.add(connection);
+        const names = assignToolNames(entry.prefix, connection.prompts.map((prompt) => prompt.name));
+        for (const prompt of connection.prompts) list.push({ command: names.get(prompt.name)!, server: connection.name, prompt, connection });
+      }
+    }
+    return list.sort((a, b) => (a.command < b.command ? -1 : 1));
+  }
+
+  /** The resources of every connected server. */
+  resources(): Array<{ server: string; uri: string; name?: string; mimeType?: string; description?: string }> {
+    const seen = new Set<McpConnection>();
+    const list: Array<{ server: string; uri: string; name?: string; mimeType?: string; description?: string }> = [];
+    for (const connection of this.connections.values()) {
+      if (seen.has(connection) || connection.status !== 'connected') continue;
+      seen.add(connection);
+      for (const resource of connection.resources) list.push({ server: connection.name, ...resource });
+    }
+    return list;
+  }
+
+  /** Reads one resource from the named server. */
+  async readResource(server: string, uri: string): Promise<unknown> {
+    const connection = this.connection(server);
+    if (!connection) throw new Error(`No MCP server is named "${server}"; /mcp lists the configured ones.`);
+    return connection.readResource(uri);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    const connections = [...this.connections.values()];
+    this.connections.clear();
+    this.views.clear();
+    await Promise.all(connections.map((connection) => connection.close()));
+  }
+
+  private async view(session: SessionRef): Promise<SessionView> {
+    const existing = this.views.get(session.sessionId);
+    if (existing) return existing;
+    const view: SessionView = { entries: await this.resolve(session), waited: false };
+    this.views.set(session.sessionId, view);
+    for (const entry of view.entries) void entry.connection?.start();
+    return view;
+  }
+
+  private async resolve(session: SessionRef): Promise<ServerEntry[]> {
+    const report = (entry: DiagnosticReport) => this.reportOnce(entry);
+    const winners = await gatherDeclarations(this.options.sources, session, report);
+    // The MCP SDK loads only when a server is configured: a run without one never pays for it.
+    const Connection = winners.length === 0 ? undefined : (await import('./mcp-connection.js')).McpConnection;
+    const prefixes = assignServerPrefixes(winners);
+    return winners.map((declaration) => {
+      const prefix = prefixes.get(serverKey(declaration))!;
+      if (declaration.scope === 'project') {
+        const decision = projectApproval(this.options.approval, declaration, session.cwd, this.approved, report);
+        if (decision !== 'approved') return { declaration, prefix, status: decision === 'denied' ? 'disabled' : 'needs approval' };
+      }
+      return { declaration, prefix, connection: this.connectionFor(Connection!, declaration, session.cwd) };
+    });
+  }
+
+  private connectionFor(Connection: typeof McpConnection, declaration: McpServerDeclaration, cwd: string): McpConnection {
+    const key = JSON.stringify([serverKey(declaration), declaration.scope, declaration.spec, declaration.spec.type === 'stdio' ? cwd : '']);
+    let connection = this.connections.get(key);
+    if (!connection || this.closed) {
+      connection = new Connection(declaration, { ...this.settings, cwd });
+      this.connections.set(key, connection);
+    }
+    return connection;
+  }
+
+  private async waitForStart(view: SessionView): Promise<void> {
+    const pending = view.entries.flatMap((entry) => (entry.connection ? [entry.connection.start()] : []));
+    if (pending.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(pending), new Promise<void>((resolve) => (timer = setTimeout(resolve, this.startupTimeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  private stateOf(entry: ServerEntry): McpServerState {
+    const connection = entry.connection;
+    const spec = entry.declaration.spec;
+    const toolNames = connection ? [...assignToolNames(entry.prefix, connection.tools.map((tool) => tool.name)).values()] : [];
+    const error = connection?.lastError ?? (entry.status === 'needs approval' ? `Declared in ${entry.declaration.file ?? '.mcp.json'}; approve it (enabledMcpjsonServers or enableAllProjectMcpServers) to start it.` : undefined);
+    return {
+      name: entry.declaration.plugin ? `plugin:${entry.declaration.plugin}:${entry.declaration.name}` : entry.declaration.name,
+      status: entry.status ?? connection?.status ?? 'connecting',
+      tools: toolNames.length,
+      ...(error === undefined ? {} : { error }),
+      scope: entry.declaration.scope,
+      transport: spec.type,
+      ...(entry.declaration.plugin ? { plugin: entry.declaration.plugin } : {}),
+      ...(entry.declaration.file ? { file: entry.declaration.file } : {}),
+      prompts: connection?.prompts.length ?? 0,
+      resources: connection?.resources.length ?? 0,
+      ...(connection?.startupMs === undefined ? {} : { startupMs: Math.round(connection.startupMs) }),
+      toolNames,
+    };
+  }
+
+  private reportOnce(report: DiagnosticReport): void {
+    const key = `${report.code}|${report.file ?? ''}|${report.message}`;
+    if (this.reported.has(key)) return;
+    this.reported.add(key);
+    this.settings.log({ severity: report.severity, code: report.code, message: report.file && !report.message.includes(report.file) ? `${report.file}: ${report.message}` : report.message, ...(report.file ? { file: report.file } : {}) });
+  }
+
+  private emit(): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener that throws must not stop the others.
+      }
+    }
+  }
+}
