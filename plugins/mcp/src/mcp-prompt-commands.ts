@@ -33,9 +33,12 @@ export function promptCommandModule(pool: McpClientPool): ICommandModule {
       },
     ],
     get systemCommands(): readonly ISystemCommand[] {
+      const prompts = pool.prompts();
+      // The dispatcher is listed only when some server offers prompts (a run without MCP shows no MCP command).
+      if (prompts.length === 0) return [];
       return [
         dispatcher,
-        ...pool.prompts().map(({ command, prompt, server }) => ({
+        ...prompts.map(({ command, prompt, server }) => ({
           name: command,
           description: promptDescription(prompt, server),
           ...hint(prompt),
