@@ -11,6 +11,7 @@ const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
   provider: async () => (await import('./subcommands/provider.js')).runProviderCommand,
   doctor: async () => (await import('./subcommands/doctor.js')).runDoctorCommand,
   plugin: async () => (await import('./subcommands/plugin.js')).runPluginCommand,
+  serve: async () => (await import('./subcommands/serve.js')).runServeCommand,
 };
 
 function processIO(): CliIO {

@@ -1,0 +1,315 @@
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type { UpgradeWebSocket } from 'hono/ws';
+import type { z } from 'zod';
+import { describeError } from '@tessera/contracts';
+import { RateLimiter, type TokenAuth } from './auth.js';
+import { openApiDocument } from './openapi.js';
+import { chatBody, commandBody, createSessionBody, permissionAnswerBody, promptBody, renameSessionBody, wsMessage } from './schemas.js';
+import { HubError, type SessionHub, type Turn } from './session-hub.js';
+import type { UIChunk } from './ui-stream.js';
+
+export interface ServerAppOptions {
+  hub: SessionHub;
+  auth: TokenAuth;
+  /** Requests per minute per token (0: no limit). Default 600. */
+  rateLimitPerMinute?: number;
+  /** Allowed browser origins; none by default (CORS off). */
+  corsOrigins?: readonly string[];
+  /** Largest request body. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** SSE keep-alive comment interval. Default 15 s. */
+  keepAliveMs?: number;
+  /**
+   * A client that disconnects mid-turn aborts it when it was the turn's last viewer (default);
+   * `false` keeps the turn running so the client can re-attach with `GET …/stream`.
+   */
+  abortOnDisconnect?: boolean;
+  /** Parts waiting for one slow client beyond this many bytes end its stream (the turn goes on). Default 4 MiB. */
+  maxBufferedBytes?: number;
+  /** Hono's WebSocket upgrader (`upgradeWebSocket` from `@hono/node-server`); without it there is no `/v1/ws`. */
+  upgradeWebSocket?: UpgradeWebSocket<unknown>;
+  /** An MCP Streamable HTTP handler mounted at `/mcp` (behind the same tokens). */
+  mcpHandler?: (request: Request, owner: string) => Promise<Response>;
+}
+
+type Variables = { owner: string };
+
+/** The AI SDK UI message stream's response headers. */
+export const UI_MESSAGE_STREAM_HEADERS: Record<string, string> = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-vercel-ai-ui-message-stream': 'v1',
+  'x-accel-buffering': 'no',
+};
+
+function errorResponse(c: Context, error: unknown): Response {
+  if (error instanceof HubError) return c.json({ error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) } }, error.status);
+  return c.json({ error: { code: 'internal_error', message: `The server failed: ${describeError(error)}` } }, 500);
+}
+
+/** A body checked against its schema; the first problem is reported with its field. */
+async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  let raw: unknown;
+  try {
+    const text = await c.req.text();
+    raw = text.trim() === '' ? {} : JSON.parse(text);
+  } catch {
+    throw new HubError('invalid_json', 400, 'The request body is not valid JSON.');
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const unknown = issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined;
+    const field = unknown ?? (issue.path.map(String).join('.') || undefined);
+    const message = unknown !== undefined ? `Unknown field "${unknown}".` : `${field ? `${field}: ` : ''}${issue.message}`;
+    throw new HubError('invalid_request', 400, message, field);
+  }
+  return parsed.data;
+}
+
+/**
+ * The HTTP API: sessions (create, list, get, rename, delete, resume), turns streamed as the AI
+ * SDK UI message stream over SSE, abort, permission answers, commands, history, WebSocket, the
+ * OpenAPI document. Every route but `/openapi.json` and `/health` needs a bearer token, and a
+ * token reaches only its own sessions.
+ */
+export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Variables }> {
+  const { hub, auth } = options;
+  const limiter = new RateLimiter(options.rateLimitPerMinute ?? 600);
+  const app = new Hono<{ Variables: Variables }>();
+
+  app.onError((error, c) => errorResponse(c, error));
+  app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${new URL(c.req.url).pathname}.` } }, 404));
+  if (options.corsOrigins && options.corsOrigins.length > 0) {
+    app.use('*', cors({ origin: [...options.corsOrigins], allowHeaders: ['authorization', 'content-type'], allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'] }));
+  }
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: options.maxBodyBytes ?? 1024 * 1024,
+      onError: (c) => c.json({ error: { code: 'body_too_large', message: `The request body is larger than ${options.maxBodyBytes ?? 1024 * 1024} bytes.` } }, 413),
+    }),
+  );
+
+  app.get('/health', (c) => c.json({ ok: true, sessions: hub.size }));
+  app.get('/openapi.json', (c) => c.json(openApiDocument()));
+
+  const authenticate = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>): Promise<Response | void> => {
+    const owner = auth.owner(c.req.header('authorization')) ?? (isWebSocketUpgrade(c) ? auth.ownerOfToken(new URL(c.req.url).searchParams.get('token') ?? '') : undefined);
+    if (!owner) return c.json({ error: { code: 'unauthorized', message: 'A valid bearer token is required (Authorization: Bearer <token>).' } }, 401, { 'www-authenticate': 'Bearer' });
+    if (!limiter.take(owner)) return c.json({ error: { code: 'rate_limited', message: 'Too many requests for this token; slow down.' } }, 429, { 'retry-after': '60' });
+    c.set('owner', owner);
+    await next();
+  };
+  app.use('/v1/*', authenticate);
+  app.use('/mcp', authenticate);
+  app.use('/mcp/*', authenticate);
+
+  app.post('/v1/sessions', async (c) => {
+    const body = await parseBody(c, createSessionBody);
+    const session = await hub.create(c.get('owner'), body);
+    return c.json(session.summary(), 201);
+  });
+  app.get('/v1/sessions', (c) => c.json({ sessions: hub.list(c.get('owner')) }));
+  app.get('/v1/sessions/:id', (c) => c.json(hub.get(c.get('owner'), c.req.param('id')).summary()));
+  app.patch('/v1/sessions/:id', async (c) => {
+    const body = await parseBody(c, renameSessionBody);
+    return c.json((await hub.rename(c.get('owner'), c.req.param('id'), body.name)).summary());
+  });
+  app.delete('/v1/sessions/:id', async (c) => {
+    await hub.delete(c.get('owner'), c.req.param('id'));
+    return c.body(null, 204);
+  });
+  app.get('/v1/sessions/:id/history', (c) => c.json({ history: hub.history(c.get('owner'), c.req.param('id')) }));
+  app.post('/v1/sessions/:id/abort', (c) => c.json({ aborted: hub.abort(c.get('owner'), c.req.param('id')) }));
+  app.post('/v1/sessions/:id/permissions/:requestId', async (c) => {
+    const body = await parseBody(c, permissionAnswerBody);
+    return c.json(hub.answer(c.get('owner'), c.req.param('id'), c.req.param('requestId'), body.decision, body.message));
+  });
+  app.post('/v1/sessions/:id/commands', async (c) => {
+    const body = await parseBody(c, commandBody);
+    const result = await hub.command(c.get('owner'), c.req.param('id'), body.name, body.args ?? '');
+    return c.json({ success: result.success, message: result.message, ...(result.data ? { data: result.data } : {}), ...(result.effects ? { effects: result.effects } : {}) });
+  });
+
+  // A turn, streamed: `{ prompt }`, or the AI SDK's chat request (`useChat`).
+  app.post('/v1/sessions/:id/messages', async (c) => {
+    const body = await parseBody(c, promptBody);
+    const turn = hub.startTurn(c.get('owner'), c.req.param('id'), body.prompt);
+    return streamTurn(c, turn, c.get('owner'), c.req.param('id'));
+  });
+  app.post('/v1/sessions/:id/chat', async (c) => {
+    const body = await parseBody(c, chatBody);
+    const last = [...body.messages].reverse().find((message) => message.role === 'user');
+    const prompt = last?.parts.filter((part) => part.type === 'text' && typeof part.text === 'string').map((part) => part.text).join('\n') ?? '';
+    if (prompt.trim() === '') throw new HubError('invalid_request', 400, 'The last user message has no text part.', 'messages');
+    const turn = hub.startTurn(c.get('owner'), c.req.param('id'), prompt);
+    return streamTurn(c, turn, c.get('owner'), c.req.param('id'));
+  });
+  // Re-attach to the running turn (the AI SDK's resume: 204 when nothing runs).
+  app.get('/v1/sessions/:id/stream', (c) => {
+    const session = hub.get(c.get('owner'), c.req.param('id'));
+    if (!session.turn || session.turn.done) return c.body(null, 204);
+    return streamTurn(c, session.turn, c.get('owner'), session.id);
+  });
+
+  if (options.mcpHandler) {
+    const handler = options.mcpHandler;
+    app.all('/mcp', (c) => handler(c.req.raw, c.get('owner')));
+  }
+
+  if (options.upgradeWebSocket) mountWebSocket(app, hub, options.upgradeWebSocket, options.maxBufferedBytes ?? 4 * 1024 * 1024);
+
+  /** The turn's parts as SSE, replayed from its start; bounded per client; keep-alive comments. */
+  function streamTurn(c: Context, turn: Turn, owner: string, sessionId: string): Response {
+    for (const [name, value] of Object.entries(UI_MESSAGE_STREAM_HEADERS)) c.header(name, value);
+    return streamSSE(c, async (stream: SSEStreamingApi) => {
+      const queue: Array<UIChunk | undefined> = [];
+      let queuedBytes = 0;
+      let wake: (() => void) | undefined;
+      let overflow = false;
+      turn.viewers += 1;
+      const stop = turn.follow((chunk) => {
+        const size = chunk === undefined ? 0 : JSON.stringify(chunk).length;
+        queuedBytes += size;
+        if (queuedBytes > (options.maxBufferedBytes ?? 4 * 1024 * 1024)) overflow = true;
+        queue.push(chunk);
+        wake?.();
+      });
+      let disconnected = false;
+      stream.onAbort(() => {
+        disconnected = true;
+        wake?.();
+      });
+      const keepAlive = setInterval(() => {
+        void stream.write(': keep-alive\n\n').catch(() => undefined);
+      }, options.keepAliveMs ?? 15_000);
+      keepAlive.unref();
+      try {
+        for (;;) {
+          if (disconnected) break;
+          if (overflow) {
+            await stream.writeSSE({ data: JSON.stringify({ type: 'error', errorText: 'This client read too slowly; its stream was ended. Re-attach with GET /v1/sessions/:id/stream.' }) });
+            break;
+          }
+          const chunk = queue.shift();
+          if (chunk === undefined && queue.length === 0 && !turn.done) {
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
+            continue;
+          }
+          if (chunk === undefined) {
+            await stream.writeSSE({ data: '[DONE]' });
+            break;
+          }
+          const data = JSON.stringify(chunk);
+          queuedBytes -= data.length;
+          await stream.writeSSE({ data });
+        }
+      } finally {
+        clearInterval(keepAlive);
+        stop();
+        turn.viewers -= 1;
+        if (disconnected && !turn.done && turn.viewers === 0 && options.abortOnDisconnect !== false) {
+          try {
+            hub.abort(owner, sessionId);
+          } catch {
+            // The session was deleted meanwhile.
+          }
+        }
+      }
+    });
+  }
+
+  return app;
+}
+
+function isWebSocketUpgrade(c: Context): boolean {
+  return c.req.header('upgrade')?.toLowerCase() === 'websocket';
+}
+
+/**
+ * `/v1/ws`: the same parts as SSE, for every session the client subscribes to, plus requests
+ * (prompt, abort, permission answers, commands) answered by `{ type: 'result', … }` frames.
+ */
+function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, upgrade: UpgradeWebSocket<unknown>, maxBuffered: number): void {
+  app.get(
+    '/v1/ws',
+    upgrade((c) => {
+      const owner = (c as Context<{ Variables: Variables }>).get('owner');
+      const subscriptions = new Map<string, () => void>();
+      return {
+        onMessage(event, ws) {
+          const raw = ws.raw as { bufferedAmount?: number } | undefined;
+          const send = (frame: unknown): void => {
+            if ((raw?.bufferedAmount ?? 0) > maxBuffered) {
+              ws.close(1008, 'client reads too slowly');
+              return;
+            }
+            ws.send(JSON.stringify(frame));
+          };
+          let message: z.infer<typeof wsMessage>;
+          try {
+            const text = typeof event.data === 'string' ? event.data : Buffer.from(event.data as ArrayBuffer).toString('utf8');
+            const parsed = wsMessage.safeParse(JSON.parse(text));
+            if (!parsed.success) {
+              const issue = parsed.error.issues[0]!;
+              send({ type: 'error', error: { code: 'invalid_request', message: `${issue.path.join('.') || 'message'}: ${issue.message}` } });
+              return;
+            }
+            message = parsed.data;
+          } catch {
+            send({ type: 'error', error: { code: 'invalid_json', message: 'A WebSocket message must be a JSON object.' } });
+            return;
+          }
+          const reply = (ok: boolean, payload: Record<string, unknown>): void => send({ type: 'result', request: message.type, sessionId: message.sessionId, ok, ...payload });
+          void (async () => {
+            try {
+              switch (message.type) {
+                case 'subscribe': {
+                  const session = hub.get(owner, message.sessionId);
+                  if (!subscriptions.has(session.id)) subscriptions.set(session.id, session.watch((chunk) => send({ type: 'chunk', sessionId: session.id, chunk })));
+                  reply(true, {});
+                  return;
+                }
+                case 'unsubscribe':
+                  subscriptions.get(message.sessionId)?.();
+                  subscriptions.delete(message.sessionId);
+                  reply(true, {});
+                  return;
+                case 'prompt': {
+                  const session = hub.get(owner, message.sessionId);
+                  if (!subscriptions.has(session.id)) subscriptions.set(session.id, session.watch((chunk) => send({ type: 'chunk', sessionId: session.id, chunk })));
+                  const turn = hub.startTurn(owner, message.sessionId, message.prompt);
+                  reply(true, { turnId: turn.id });
+                  return;
+                }
+                case 'abort':
+                  reply(true, { aborted: hub.abort(owner, message.sessionId) });
+                  return;
+                case 'permission':
+                  reply(true, { permission: hub.answer(owner, message.sessionId, message.requestId, message.decision, message.message) });
+                  return;
+                case 'command': {
+                  const result = await hub.command(owner, message.sessionId, message.name, message.args ?? '');
+                  reply(result.success, { message: result.message });
+                  return;
+                }
+              }
+            } catch (error) {
+              reply(false, { error: error instanceof HubError ? { code: error.code, message: error.message } : { code: 'internal_error', message: describeError(error) } });
+            }
+          })();
+        },
+        onClose() {
+          for (const stop of subscriptions.values()) stop();
+          subscriptions.clear();
+        },
+      };
+    }),
+  );
+}

@@ -1,0 +1,299 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage } from 'ai';
+import WebSocket from 'ws';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readSse, removeRoot, startServerHarness, TOKEN_A, TOKEN_B, type ServerHarness } from './server.test-helper.js';
+
+let harness: ServerHarness | undefined;
+const roots: string[] = [];
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+  for (const root of roots.splice(0)) removeRoot(root);
+});
+
+async function start(options: Parameters<typeof startServerHarness>[0] = {}): Promise<ServerHarness> {
+  harness = await startServerHarness(options);
+  roots.push(harness.root);
+  return harness;
+}
+
+async function createSession(h: ServerHarness, body: Record<string, unknown> = {}, token = TOKEN_A): Promise<{ id: string }> {
+  const response = await h.request('/v1/sessions', { method: 'POST', json: body, token });
+  expect(response.status).toBe(201);
+  return (await response.json()) as { id: string };
+}
+
+async function errorOf(response: Response): Promise<{ status: number; code: string; field?: string; message: string }> {
+  const body = (await response.json()) as { error: { code: string; field?: string; message: string } };
+  return { status: response.status, ...body.error };
+}
+
+/** The streamed turn read by the AI SDK's own parser into its final UI message. */
+async function readWithAiSdk(response: Response): Promise<UIMessage> {
+  expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+  expect(response.headers.get('content-type')).toContain('text/event-stream');
+  const chunks = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema }).pipeThrough(
+    new TransformStream({
+      transform(part, controller) {
+        if (!part.success) throw part.error;
+        controller.enqueue(part.value);
+      },
+    }),
+  );
+  let last: UIMessage | undefined;
+  for await (const message of readUIMessageStream({ stream: chunks })) last = message;
+  return last!;
+}
+
+describe('HTTP transport: sessions', () => {
+  it('create, list, get, rename, history, command, delete — and each error code', async () => {
+    const h = await start({ server: { maxBodyBytes: 16 * 1024 } });
+    const created = await createSession(h, { name: 'first' });
+    expect(created).toMatchObject({ name: 'first', cwd: h.workspace, running: false, permissionMode: 'default' });
+    expect(((await (await h.request('/v1/sessions')).json()) as { sessions: unknown[] }).sessions).toHaveLength(1);
+    expect(await (await h.request(`/v1/sessions/${created.id}`)).json()).toMatchObject({ id: created.id });
+    expect(await (await h.request(`/v1/sessions/${created.id}`, { method: 'PATCH', json: { name: 'renamed' } })).json()).toMatchObject({ name: 'renamed' });
+    expect(((await (await h.request(`/v1/sessions/${created.id}/history`)).json()) as { history: unknown[] }).history).toEqual([]);
+    const help = (await (await h.request(`/v1/sessions/${created.id}/commands`, { method: 'POST', json: { name: 'help' } })).json()) as { success: boolean; message: string };
+    expect(help.success).toBe(true);
+    expect(help.message).toContain('compact');
+
+    expect(await errorOf(await h.request('/v1/sessions', { token: null }))).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(await errorOf(await h.request('/v1/sessions', { token: 'wrong-token' }))).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { cwd: h.workspace, colour: 'blue' } }))).toMatchObject({ status: 400, code: 'invalid_request', field: 'colour' });
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', body: '{nope', headers: { 'content-type': 'application/json' } }))).toMatchObject({ status: 400, code: 'invalid_json' });
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { name: 'x'.repeat(40 * 1024) } }))).toMatchObject({ status: 413, code: 'body_too_large' });
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { cwd: '/etc' } }))).toMatchObject({ status: 403, code: 'cwd_not_allowed', field: 'cwd' });
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { cwd: join(h.workspace, '..', '..') } }))).toMatchObject({ status: 403, code: 'cwd_not_allowed' });
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { cwd: join(h.workspace, 'missing') } }))).toMatchObject({ status: 400, code: 'invalid_cwd' });
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { permissionMode: 'bypassPermissions' } }))).toMatchObject({ status: 403, code: 'bypass_not_allowed' });
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { permissionMode: 'yolo' } }))).toMatchObject({ status: 400, field: 'permissionMode' });
+    expect(await errorOf(await h.request('/v1/sessions/nope-id-000'))).toMatchObject({ status: 404, code: 'session_not_found' });
+    expect(await errorOf(await h.request('/v1/sessions/..%2F..%2Fetc'))).toMatchObject({ status: 400, code: 'invalid_session_id' });
+    expect(await errorOf(await h.request(`/v1/sessions/${created.id}/commands`, { method: 'POST', json: { name: 'no-such-command' } }))).toMatchObject({ status: 404, code: 'unknown_command' });
+    expect(await errorOf(await h.request(`/v1/sessions/${created.id}/permissions/abc`, { method: 'POST', json: { decision: 'allow' } }))).toMatchObject({ status: 404, code: 'permission_request_not_found' });
+    expect(await errorOf(await h.request(`/v1/sessions/${created.id}/permissions/abc`, { method: 'POST', json: { decision: 'maybe' } }))).toMatchObject({ status: 400, field: 'decision' });
+    expect(await errorOf(await h.request('/v1/nowhere'))).toMatchObject({ status: 404, code: 'not_found' });
+    expect((await h.request(`/v1/sessions/${created.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await errorOf(await h.request(`/v1/sessions/${created.id}`))).toMatchObject({ status: 404 });
+  });
+
+  it('a token reaches only its own sessions: every route refuses bob on alice’s session', async () => {
+    const h = await start();
+    const { id } = await createSession(h);
+    const attempts: Array<[string, RequestInit & { json?: unknown }]> = [
+      [`/v1/sessions/${id}`, {}],
+      [`/v1/sessions/${id}`, { method: 'PATCH', json: { name: 'mine now' } }],
+      [`/v1/sessions/${id}/history`, {}],
+      [`/v1/sessions/${id}/abort`, { method: 'POST' }],
+      [`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'hi' } }],
+      [`/v1/sessions/${id}/chat`, { method: 'POST', json: { messages: [{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }] } }],
+      [`/v1/sessions/${id}/stream`, {}],
+      [`/v1/sessions/${id}/permissions/req-1`, { method: 'POST', json: { decision: 'allow' } }],
+      [`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'help' } }],
+      [`/v1/sessions/${id}`, { method: 'DELETE' }],
+      ['/v1/sessions', { method: 'POST', json: { resume: id } }],
+    ];
+    for (const [path, init] of attempts) {
+      const response = await h.request(path, { ...init, token: TOKEN_B });
+      expect({ path, method: init.method ?? 'GET', status: response.status }).toEqual({ path, method: init.method ?? 'GET', status: 404 });
+    }
+    expect(((await (await h.request('/v1/sessions', { token: TOKEN_B })).json()) as { sessions: unknown[] }).sessions).toEqual([]);
+    expect((await h.request(`/v1/sessions/${id}`)).status).toBe(200);
+  });
+
+  it('serves the OpenAPI document generated from the body schemas', async () => {
+    const h = await start();
+    const document = (await (await h.request('/openapi.json', { token: null })).json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown>; additionalProperties?: unknown } }> } }>> };
+    expect(document.openapi).toBe('3.1.0');
+    const create = document.paths['/v1/sessions']!.post!.requestBody!.content['application/json']!.schema;
+    expect(Object.keys(create.properties!)).toEqual(['cwd', 'name', 'model', 'permissionMode', 'resume']);
+    expect(create.additionalProperties).toBe(false);
+    expect(Object.keys(document.paths)).toContain('/v1/sessions/{id}/chat');
+  });
+});
+
+describe('HTTP transport: turns as the AI SDK UI message stream', () => {
+  it('a multi-tool turn, read by the AI SDK’s readUIMessageStream', async () => {
+    let workspace = '';
+    const h = await start({
+      allow: ['Bash(echo:*)', 'Read'],
+      turns: (request) =>
+        request.index === 0
+          ? { text: ['Looking ', 'around.'], toolCalls: [{ name: 'Bash', input: { command: 'echo from-the-tool' } }, { name: 'Read', input: { file_path: join(workspace, 'notes.md') } }] }
+          : { thinking: 'Both worked.', text: ['All ', 'done.'] },
+    });
+    workspace = h.workspace;
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(h.workspace, 'notes.md'), 'a note\n');
+    const { id } = await createSession(h);
+    const message = await readWithAiSdk(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'look' } }));
+    expect(message.role).toBe('assistant');
+    const types = message.parts.map((part) => part.type);
+    expect(types.filter((type) => type === 'step-start')).toHaveLength(2);
+    const text = message.parts.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text);
+    expect(text).toEqual(['Looking around.', 'All done.']);
+    expect(message.parts.find((part) => part.type === 'reasoning')).toMatchObject({ text: 'Both worked.' });
+    const tools = message.parts.filter((part) => part.type.startsWith('tool-') || part.type === 'dynamic-tool') as Array<{ state: string; output?: { output?: string }; input?: unknown; toolName?: string; type: string }>;
+    expect(tools).toHaveLength(2);
+    expect(tools.every((tool) => tool.state === 'output-available')).toBe(true);
+    expect(tools[0]!.output!.output).toContain('from-the-tool');
+  });
+
+  it('useChat’s request body runs a turn; a permission ask travels to the client and its answer lets the call run', async () => {
+    let workspace = '';
+    const h = await start({
+      turns: (request) => (request.index === 0 ? { toolCalls: [{ name: 'Write', input: { file_path: join(workspace, 'made.txt'), content: 'approved\n' } }] } : { text: 'written' }),
+    });
+    workspace = h.workspace;
+    const { id } = await createSession(h);
+    const response = await h.request(`/v1/sessions/${id}/chat`, { method: 'POST', json: { id: 'chat-1', trigger: 'submit-message', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'write the file' }] }] } });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = '';
+    let requestId: string | undefined;
+    while (requestId === undefined) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before the permission request: ${seen}`);
+      seen += value;
+      requestId = /"requestId":"([^"]+)","status":"pending"/.exec(seen)?.[1];
+    }
+    expect(seen).toContain('"type":"data-tessera-permission"');
+    expect((await h.request(`/v1/sessions/${id}`).then((r) => r.json())) as object).toMatchObject({ pendingPermissions: [{ requestId, toolName: 'Write' }] });
+    const answer = await h.request(`/v1/sessions/${id}/permissions/${requestId}`, { method: 'POST', json: { decision: 'allow' } });
+    expect(answer.status).toBe(200);
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += value;
+    }
+    expect(seen).toContain('"status":"allowed"');
+    expect(seen).toContain('"type":"tool-output-available"');
+    expect(seen.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(readFileSync(join(h.workspace, 'made.txt'), 'utf8')).toBe('approved\n');
+  });
+
+  it('a second turn while one runs is refused; an unanswered ask times out to deny', async () => {
+    let workspace = '';
+    const h = await start({
+      permissionTimeoutMs: 300,
+      turns: (request) => (request.index === 0 ? { toolCalls: [{ name: 'Write', input: { file_path: join(workspace, 'never.txt'), content: 'x' } }] } : { text: 'ok, not written' }),
+    });
+    workspace = h.workspace;
+    const { id } = await createSession(h);
+    const first = h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'write' } });
+    const firstResponse = await first;
+    expect(await errorOf(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'again' } }))).toMatchObject({ status: 409, code: 'turn_in_progress' });
+    const parts = await readSse(firstResponse);
+    expect(parts.join('\n')).toContain('"status":"timed_out"');
+    expect(parts.join('\n')).toContain('ok, not written');
+    expect(existsSync(join(h.workspace, 'never.txt'))).toBe(false);
+  });
+
+  it('a client that disconnects mid-turn aborts it by default', async () => {
+    const h = await start({ turns: [{ text: Array.from({ length: 200 }, (_, index) => `w${index} `), delayMs: 20 }] });
+    const { id } = await createSession(h);
+    const controller = new AbortController();
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'talk' }, signal: controller.signal });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    const aborted = Date.now();
+    const deadline = Date.now() + 5000;
+    while (h.hub.get('alice', id).summary().running && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(h.hub.get('alice', id).summary().running).toBe(false);
+    // Well before the 4 s the whole answer would take.
+    expect(Date.now() - aborted).toBeLessThan(1500);
+    expect(h.hub.get('alice', id).turn!.chunks.some((chunk) => chunk.type === 'abort')).toBe(true);
+  });
+
+  it('with abortOnDisconnect off, the turn goes on and the client re-attaches to the rest', async () => {
+    const h = await start({ server: { abortOnDisconnect: false }, turns: [{ text: Array.from({ length: 40 }, (_, index) => `w${index} `), delayMs: 15 }] });
+    const { id } = await createSession(h);
+    const controller = new AbortController();
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'talk' }, signal: controller.signal });
+    await response.body!.getReader().read();
+    controller.abort();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(h.hub.get('alice', id).summary().running).toBe(true);
+    const again = await h.request(`/v1/sessions/${id}/stream`);
+    expect(again.status).toBe(200);
+    const message = await readWithAiSdk(again);
+    expect((message.parts.find((part) => part.type === 'text') as { text: string }).text).toBe(Array.from({ length: 40 }, (_, index) => `w${index} `).join(''));
+    expect((await h.request(`/v1/sessions/${id}/stream`)).status).toBe(204);
+  });
+
+  it('a slow reader cannot grow the server’s memory: past the bound its stream ends, the turn goes on', async () => {
+    const big = 'x'.repeat(4000);
+    const h = await start({ server: { maxBufferedBytes: 64 * 1024 }, turns: [{ text: Array.from({ length: 600 }, () => big) }] });
+    const { id } = await createSession(h);
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'flood' } });
+    // Do not read until the turn is over: 2.4 MB of parts are produced meanwhile.
+    const deadline = Date.now() + 10_000;
+    while (h.hub.get('alice', id).summary().running && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(h.hub.get('alice', id).summary().running).toBe(false);
+    const text = await response.text();
+    expect(text).toContain('read too slowly');
+    expect(text.length).toBeLessThan(2_000_000);
+  });
+
+  it('resumes a stored session after a restart, for its owner only', async () => {
+    const first = await start({ turns: [{ text: 'remembered answer' }] });
+    const { id } = await createSession(first);
+    await readSse(await first.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'remember this' } }));
+    const { root, storeDir } = first;
+    await first.close();
+    harness = undefined;
+    const second = await start({ root, storeDir, turns: [{ text: 'second' }] });
+    expect(await errorOf(await second.request('/v1/sessions', { method: 'POST', json: { resume: id }, token: TOKEN_B }))).toMatchObject({ status: 404, code: 'session_not_found' });
+    const resumed = await second.request('/v1/sessions', { method: 'POST', json: { resume: id } });
+    expect(resumed.status).toBe(201);
+    expect(await resumed.json()).toMatchObject({ id, messageCount: 2 });
+  });
+});
+
+describe('HTTP transport: WebSocket', () => {
+  it('subscribe, prompt, permission answer and command over one socket; bad frames get errors', async () => {
+    let workspace = '';
+    const h = await start({
+      turns: (request) => (request.index === 0 ? { toolCalls: [{ name: 'Write', input: { file_path: join(workspace, 'ws.txt'), content: 'via ws\n' } }] } : { text: 'done over ws' }),
+    });
+    workspace = h.workspace;
+    const { id } = await createSession(h);
+    expect(await new Promise<number>((resolve) => {
+      const refused = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws`);
+      refused.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+      refused.on('error', () => undefined);
+    })).toBe(401);
+    const socket = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${TOKEN_A}` } });
+    const frames: Array<Record<string, unknown>> = [];
+    const waiters: Array<() => void> = [];
+    socket.on('message', (data) => {
+      frames.push(JSON.parse(String(data)) as Record<string, unknown>);
+      for (const wake of waiters.splice(0)) wake();
+    });
+    await new Promise((resolve) => socket.once('open', resolve));
+    const until = async (predicate: (frame: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
+      for (;;) {
+        const found = frames.find(predicate);
+        if (found) return found;
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    };
+    socket.send('not json');
+    expect(await until((frame) => frame.type === 'error')).toMatchObject({ error: { code: 'invalid_json' } });
+    socket.send(JSON.stringify({ type: 'prompt', sessionId: 'not-mine-000' , prompt: 'x' }));
+    expect(await until((frame) => frame.type === 'result' && frame.ok === false)).toMatchObject({ error: { code: 'session_not_found' } });
+    socket.send(JSON.stringify({ type: 'prompt', sessionId: id, prompt: 'write it' }));
+    const ask = (await until((frame) => frame.type === 'chunk' && (frame.chunk as { type: string }).type === 'data-tessera-permission')) as { chunk: { data: { requestId: string } } };
+    socket.send(JSON.stringify({ type: 'permission', sessionId: id, requestId: ask.chunk.data.requestId, decision: 'allow' }));
+    await until((frame) => frame.type === 'chunk' && (frame.chunk as { type: string }).type === 'finish');
+    expect(frames.some((frame) => frame.type === 'chunk' && JSON.stringify(frame.chunk).includes('done over ws'))).toBe(true);
+    expect(readFileSync(join(h.workspace, 'ws.txt'), 'utf8')).toBe('via ws\n');
+    socket.send(JSON.stringify({ type: 'command', sessionId: id, name: 'cost' }));
+    expect(await until((frame) => frame.type === 'result' && frame.request === 'command')).toMatchObject({ ok: true });
+    socket.close();
+  });
+});

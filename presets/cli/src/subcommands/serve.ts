@@ -1,0 +1,172 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseArgs as parseNodeArgs } from 'node:util';
+import { describeError } from '@tessera/contracts';
+import { hashToken, SessionHub, startServer, TokenAuth, type TokenEntry } from '@tessera/plugin-transport-http';
+import { ApprovalRouter } from '@tessera/session-hub';
+import { z } from 'zod';
+import { defaultFlags } from '../args.js';
+import { composeHost } from '../host-sessions.js';
+import type { CliIO, Subcommand } from '../io.js';
+
+const USAGE = `Usage: tessera serve [--port <n>] [--host <addr>] [--root <dir>]... [--config <file>] [--provider <profile>]
+       tessera serve --hash-token <token>
+
+Serves sessions over HTTP: REST (create, list, rename, delete, resume), turns streamed in the
+AI SDK UI message stream protocol (SSE), WebSocket, OpenAPI at /openapi.json. Every /v1 route
+needs a bearer token; each token sees only its own sessions.
+
+Tokens and limits come from --config (default ~/.tessera/server.json):
+  { "tokens": [{ "id": "alice", "sha256": "<tessera serve --hash-token …>" }],
+    "allowedRoots": ["/srv/projects"], "port": 8787, "hostname": "127.0.0.1",
+    "corsOrigins": [], "allowBypassPermissions": false, "permissionTimeoutMs": 60000,
+    "rateLimitPerMinute": 600, "maxBodyBytes": 1048576, "abortOnDisconnect": true }
+TESSERA_SERVER_TOKEN=<token> adds one token (owner "default") without a file.
+`;
+
+const serverConfig = z.strictObject({
+  tokens: z.array(z.strictObject({ id: z.string().min(1).max(100), sha256: z.string().regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex characters') })).optional(),
+  allowedRoots: z.array(z.string().min(1)).optional(),
+  port: z.number().int().min(0).max(65535).optional(),
+  hostname: z.string().min(1).optional(),
+  corsOrigins: z.array(z.string().url()).optional(),
+  allowBypassPermissions: z.boolean().optional(),
+  permissionTimeoutMs: z.number().int().positive().optional(),
+  rateLimitPerMinute: z.number().int().min(0).optional(),
+  maxBodyBytes: z.number().int().positive().optional(),
+  maxSessionsPerOwner: z.number().int().positive().optional(),
+  maxConcurrentTurnsPerOwner: z.number().int().positive().optional(),
+  abortOnDisconnect: z.boolean().optional(),
+});
+type ServerConfig = z.infer<typeof serverConfig>;
+
+function readConfig(file: string, explicit: boolean): ServerConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !explicit) return {};
+    throw new Error(`cannot read the server config ${file}: ${describeError(error)}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file} is not valid JSON (${describeError(error)}); fix it and start again.`);
+  }
+  const parsed = serverConfig.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.join(', ') : issue.path.join('.');
+    throw new Error(`${file}: ${field ? `${field}: ` : ''}${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** `tessera serve`: the HTTP server over one composed kernel; SIGINT / SIGTERM end it, saving every session. */
+export const runServeCommand: Subcommand = async (argv, io) => {
+  let args: ReturnType<typeof parseNodeArgs<{ options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>; allowPositionals: false }>>['values'];
+  try {
+    args = parseNodeArgs({
+      args: [...argv],
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        root: { type: 'string', multiple: true },
+        config: { type: 'string' },
+        provider: { type: 'string' },
+        model: { type: 'string' },
+        'hash-token': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    io.stderr(`${describeError(error)}\n${USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  if (typeof args['hash-token'] === 'string') {
+    io.stdout(`${hashToken(args['hash-token'])}\n`);
+    return 0;
+  }
+  let config: ServerConfig;
+  try {
+    const file = typeof args.config === 'string' ? resolve(io.cwd, args.config) : join(io.home, '.tessera', 'server.json');
+    config = readConfig(file, typeof args.config === 'string');
+  } catch (error) {
+    io.stderr(`${describeError(error)}\n`);
+    return 1;
+  }
+  const tokens: TokenEntry[] = [...(config.tokens ?? [])];
+  if (io.env.TESSERA_SERVER_TOKEN) tokens.push({ id: 'default', sha256: hashToken(io.env.TESSERA_SERVER_TOKEN) });
+  if (tokens.length === 0) {
+    io.stderr('No tokens: every request would be refused. Add tokens to ~/.tessera/server.json ({ "tokens": [{ "id": "me", "sha256": "…" }] }, hash with tessera serve --hash-token <token>) or set TESSERA_SERVER_TOKEN.\n');
+    return 1;
+  }
+  const roots = ((args.root as string[] | undefined) ?? config.allowedRoots ?? [io.cwd]).map((root) => (isAbsolute(root) ? root : resolve(io.cwd, root)));
+  const port = typeof args.port === 'string' ? Number(args.port) : (config.port ?? 8787);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    io.stderr(`--port must be a port number (0–65535), got ${String(args.port)}\n`);
+    return 2;
+  }
+  const approvals = new ApprovalRouter();
+  const flags = { ...defaultFlags(), ...(typeof args.provider === 'string' ? { provider: args.provider } : {}), ...(typeof args.model === 'string' ? { model: args.model } : {}) };
+  let host;
+  try {
+    host = await composeHost({ flags, io: { ...io, cwd: roots[0]! }, approvals, allowBypassPermissions: config.allowBypassPermissions === true });
+  } catch (error) {
+    io.stderr(`Could not start: ${describeError(error)}\n`);
+    return 1;
+  }
+  let hub: SessionHub;
+  let auth: TokenAuth;
+  try {
+    hub = new SessionHub({
+      sessions: host.sessions,
+      approvals,
+      allowedRoots: roots,
+      ...(config.allowBypassPermissions === undefined ? {} : { allowBypassPermissions: config.allowBypassPermissions }),
+      ...(config.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: config.permissionTimeoutMs }),
+      ...(config.maxSessionsPerOwner === undefined ? {} : { maxSessionsPerOwner: config.maxSessionsPerOwner }),
+      ...(config.maxConcurrentTurnsPerOwner === undefined ? {} : { maxConcurrentTurnsPerOwner: config.maxConcurrentTurnsPerOwner }),
+    });
+    auth = new TokenAuth(tokens);
+  } catch (error) {
+    await host.close();
+    io.stderr(`${describeError(error)}\n`);
+    return 1;
+  }
+  const server = await startServer({
+    hub,
+    auth,
+    port,
+    hostname: typeof args.host === 'string' ? args.host : (config.hostname ?? '127.0.0.1'),
+    ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
+    ...(config.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: config.rateLimitPerMinute }),
+    ...(config.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.maxBodyBytes }),
+    ...(config.abortOnDisconnect === undefined ? {} : { abortOnDisconnect: config.abortOnDisconnect }),
+  }).catch(async (error: unknown) => {
+    await host.close();
+    io.stderr(`Could not listen: ${describeError(error)}\n`);
+    return undefined;
+  });
+  if (!server) return 1;
+  io.stdout(`Tessera is serving on ${server.url} (sessions under ${roots.join(', ')}; OpenAPI at ${server.url}/openapi.json)\n`);
+  await new Promise<void>((done) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await server.close();
+  await host.close();
+  io.stderr('Stopped; sessions saved.\n');
+  return 0;
+};
