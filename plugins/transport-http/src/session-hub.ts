@@ -154,6 +154,8 @@ const DEFAULT_PERMISSION_TIMEOUT_MS = 60_000;
  */
 export class SessionHub {
   private readonly live = new Map<string, HubSession>();
+  /** Each live session's approval route, removed when the session leaves the hub. */
+  private readonly unroute = new Map<string, () => void>();
   private readonly roots: string[];
   private readonly ownerField: string;
   private closing = false;
@@ -211,6 +213,8 @@ export class SessionHub {
   async delete(owner: string, id: string): Promise<void> {
     const session = this.get(owner, id);
     this.live.delete(id);
+    this.unroute.get(id)?.();
+    this.unroute.delete(id);
     session.interactive.abort();
     this.cancelAsks(session, 'cancelled');
     await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
@@ -298,6 +302,8 @@ export class SessionHub {
     this.closing = true;
     const sessions = [...this.live.values()];
     this.live.clear();
+    for (const stop of this.unroute.values()) stop();
+    this.unroute.clear();
     await Promise.all(
       sessions.map(async (session) => {
         session.interactive.abort();
@@ -333,7 +339,7 @@ export class SessionHub {
   private adopt(owner: string, cwd: string, interactive: InteractiveSession): HubSession {
     const session = new HubSession(interactive.getSessionId(), owner, cwd, new Date().toISOString(), interactive);
     this.live.set(session.id, session);
-    this.options.approvals.route(session.id, { requestApproval: (request) => this.ask(session, request) });
+    this.unroute.set(session.id, this.options.approvals.route(session.id, { requestApproval: (request) => this.ask(session, request) }));
     return session;
   }
 

@@ -340,6 +340,10 @@ Commands:
   provider add|list|use               Provider profiles
   history search <text>               Search your prompt history
   doctor                              Check the setup: composition, settings, provider, context files
+  plugin marketplace|install|list|…   Claude Code bundle plugins and marketplaces
+  serve [--port n] [--root dir]       Serve sessions over HTTP (SSE UI message stream, WebSocket, OpenAPI)
+  mcp serve                           Serve this agent as an MCP server over stdio (Claude Code .mcp.json)
+  acp                                 Run as an Agent Client Protocol agent on stdio (Zed and other editors)
 
 Examples:
   tessera -p "explain this repository"

@@ -12,6 +12,15 @@ const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
   doctor: async () => (await import('./subcommands/doctor.js')).runDoctorCommand,
   plugin: async () => (await import('./subcommands/plugin.js')).runPluginCommand,
   serve: async () => (await import('./subcommands/serve.js')).runServeCommand,
+  acp: async () => (await import('./subcommands/acp.js')).runAcpCommand,
+  mcp: async () => {
+    const { runMcpServeCommand } = await import('./subcommands/mcp-serve.js');
+    return (argv, io) => {
+      if (argv[0] === 'serve') return runMcpServeCommand(argv.slice(1), io);
+      io.stderr('usage: tessera mcp serve [options]   (serve this agent as an MCP server over stdio; see tessera mcp serve --help)\n');
+      return Promise.resolve(2);
+    };
+  },
 };
 
 function processIO(): CliIO {

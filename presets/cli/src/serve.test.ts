@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 // `tessera serve` through the built bin: the demo model, a token from the environment, a turn
@@ -82,6 +84,13 @@ describe('tessera serve', () => {
     expect(text).toContain('"type":"tool-output-available"');
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
     expect(existsSync(join(root, 'SUMMARY.md'))).toBe(true);
+
+    // The same server speaks MCP at /mcp, behind the same token.
+    const client = new Client({ name: 'serve-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${first.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('prompt');
+    await client.close();
+    expect((await fetch(`${first.url}/mcp`, { method: 'POST', body: '{}' })).status).toBe(401);
     expect(await first.stop()).toBe(0);
 
     const second = await serve();

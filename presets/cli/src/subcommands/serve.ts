@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs as parseNodeArgs } from 'node:util';
 import { describeError } from '@tessera/contracts';
 import { hashToken, SessionHub, startServer, TokenAuth, type TokenEntry } from '@tessera/plugin-transport-http';
+import { createMcpHttpHandler, mcpServerTransport } from '@tessera/plugin-transport-mcp';
 import { ApprovalRouter } from '@tessera/session-hub';
 import { z } from 'zod';
 import { defaultFlags } from '../args.js';
@@ -140,16 +141,24 @@ export const runServeCommand: Subcommand = async (argv, io) => {
     io.stderr(`${describeError(error)}\n`);
     return 1;
   }
+  const hostname = typeof args.host === 'string' ? args.host : (config.hostname ?? '127.0.0.1');
+  // MCP over Streamable HTTP at /mcp, behind the same bearer tokens: another agent can use this one as a tool.
+  const mcp = createMcpHttpHandler(mcpServerTransport({ sessions: host.sessions, approvals, cwd: roots[0]! }), {
+    ...(['127.0.0.1', 'localhost', '::1'].includes(hostname) ? {} : { allowedHosts: ['*'] }),
+    ...(config.corsOrigins ? { allowedOrigins: config.corsOrigins } : {}),
+  });
   const server = await startServer({
     hub,
     auth,
     port,
-    hostname: typeof args.host === 'string' ? args.host : (config.hostname ?? '127.0.0.1'),
+    hostname,
+    mcpHandler: (request) => mcp(request),
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: config.rateLimitPerMinute }),
     ...(config.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.maxBodyBytes }),
     ...(config.abortOnDisconnect === undefined ? {} : { abortOnDisconnect: config.abortOnDisconnect }),
   }).catch(async (error: unknown) => {
+    await mcp.close();
     await host.close();
     io.stderr(`Could not listen: ${describeError(error)}\n`);
     return undefined;
@@ -166,6 +175,7 @@ export const runServeCommand: Subcommand = async (argv, io) => {
     process.on('SIGTERM', stop);
   });
   await server.close();
+  await mcp.close();
   await host.close();
   io.stderr('Stopped; sessions saved.\n');
   return 0;

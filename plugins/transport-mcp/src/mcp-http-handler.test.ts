@@ -1,0 +1,84 @@
+import { SessionStore } from '@tessera/contracts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { httpTransportOf, startMcpHost, type McpHost } from './mcp-server.test-helper.js';
+import type { PromptOutput } from './mcp-tool-schemas.js';
+
+let host: McpHost | undefined;
+afterEach(async () => {
+  await host?.close();
+  host = undefined;
+});
+
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+function post(url: URL, body: unknown, headers: Record<string, string> = {}): Request {
+  return new Request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+}
+
+describe('createMcpHttpHandler', () => {
+  it('refuses a foreign Host or Origin with 403 before anything else', async () => {
+    host = await startMcpHost();
+    const foreignHost = await host.handler(post(host.url, initialize, { host: 'rebound.example' }));
+    expect(foreignHost.status).toBe(403);
+    expect(((await foreignHost.json()) as { error: { message: string } }).error.message).toContain('Host "rebound.example" is not allowed');
+    const foreignOrigin = await host.handler(post(host.url, initialize, { origin: 'https://evil.example' }));
+    expect(foreignOrigin.status).toBe(403);
+    expect(host.handler.sessionCount).toBe(0);
+  });
+
+  it('answers an unknown mcp-session-id with 404 and a request without one (not initialize) with 400', async () => {
+    host = await startMcpHost();
+    const unknown = await host.handler(post(host.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': 'nope' }));
+    expect(unknown.status).toBe(404);
+    const noSession = await host.handler(post(host.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+    expect(noSession.status).toBe(400);
+    const get = await host.handler(new Request(host.url, { method: 'GET', headers: { accept: 'text/event-stream' } }));
+    expect(get.status).toBe(400);
+    expect(host.handler.sessionCount).toBe(0);
+  });
+
+  it('keeps one MCP session per mcp-session-id and ends it (saving its sessions) on DELETE', async () => {
+    host = await startMcpHost({ turns: [{ text: 'Saved.' }] });
+    const client = await host.client();
+    expect(host.handler.sessionCount).toBe(1);
+    const { sessionId } = (await client.callTool({ name: 'prompt', arguments: { prompt: 'remember me' } })).structuredContent as PromptOutput;
+    const transport = httpTransportOf(client);
+    const mcpSessionId = transport.sessionId!;
+    await transport.terminateSession();
+    await expect.poll(() => host!.handler.sessionCount).toBe(0);
+    await expect.poll(async () => (await host!.kernel.get(SessionStore).load(sessionId))?.messages.length ?? 0).toBeGreaterThan(0);
+    const after = await host.handler(post(host.url, { jsonrpc: '2.0', id: 9, method: 'tools/list' }, { 'mcp-session-id': mcpSessionId, 'mcp-protocol-version': '2025-06-18' }));
+    expect(after.status).toBe(404);
+  });
+
+  it('resumes a stored session in a new MCP session only when allowResume is on', async () => {
+    host = await startMcpHost({ turns: [{ text: 'One.' }, { text: 'Two.' }], transport: { allowResume: true } });
+    const first = await host.client();
+    const { sessionId } = (await first.callTool({ name: 'prompt', arguments: { prompt: 'one' } })).structuredContent as PromptOutput;
+    // While the first MCP session holds it, nobody else can resume it.
+    const second = await host.client();
+    const refused = await second.callTool({ name: 'prompt', arguments: { prompt: 'two', sessionId } });
+    expect(refused.isError).toBe(true);
+    await httpTransportOf(first).terminateSession();
+    await expect.poll(() => host!.handler.sessionCount).toBe(1);
+    const resumed = await second.callTool({ name: 'prompt', arguments: { prompt: 'two', sessionId } });
+    expect(resumed.isError).toBeFalsy();
+    expect((resumed.structuredContent as PromptOutput).response).toBe('Two.');
+    expect(host.provider.requests[1]!.messages.some((message) => JSON.stringify(message.content).includes('one'))).toBe(true);
+  });
+
+  it('refuses to resume a stored session by default', async () => {
+    host = await startMcpHost({ turns: [{ text: 'One.' }] });
+    const first = await host.client();
+    const { sessionId } = (await first.callTool({ name: 'prompt', arguments: { prompt: 'one' } })).structuredContent as PromptOutput;
+    await httpTransportOf(first).terminateSession();
+    const second = await host.client();
+    const refused = await second.callTool({ name: 'prompt', arguments: { prompt: 'two', sessionId } });
+    expect(refused.isError).toBe(true);
+  });
+});

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { checkHostAndOrigin, type HostValidationOptions } from './host-validation.js';
+import type { McpConnection } from './mcp-connection.js';
+import type { McpServerTransport } from './mcp-server-transport.js';
+
+export interface McpHttpHandlerOptions extends HostValidationOptions {
+  /** Most MCP sessions open at once (default 64); an `initialize` beyond it is answered 503. */
+  maxSessions?: number;
+  /** Answer with one JSON body instead of an SSE stream (no progress notifications then). */
+  enableJsonResponse?: boolean;
+}
+
+/** `(request) => response` for a Web-standard server (Hono: `app.all('/mcp', (c) => handler(c.req.raw))`). */
+export interface McpHttpHandler {
+  (request: Request): Promise<Response>;
+  /** Ends every MCP session (their Tessera sessions are saved). */
+  close(): Promise<void>;
+  /** MCP sessions open now. */
+  readonly sessionCount: number;
+}
+
+interface HttpSession {
+  transport: WebStandardStreamableHTTPServerTransport;
+  connection: McpConnection;
+}
+
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json' } });
+}
+
+/**
+ * Streamable HTTP for an MCP server transport, stateful: an `initialize` POST without an
+ * `mcp-session-id` header starts an MCP session (its own connection, server and Tessera
+ * sessions); later requests carry the id the response gave; `DELETE` with it ends the session.
+ * Host and Origin are checked first (localhost names by default — DNS-rebinding protection).
+ */
+export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHandlerOptions = {}): McpHttpHandler {
+  const sessions = new Map<string, HttpSession>();
+  const maxSessions = options.maxSessions ?? 64;
+  let pending = 0;
+
+  const end = (id: string): void => {
+    const session = sessions.get(id);
+    sessions.delete(id);
+    void session?.connection.close();
+  };
+
+  const start = async (request: Request): Promise<Response> => {
+    if (sessions.size + pending >= maxSessions) return jsonRpcError(503, -32000, `Too many MCP sessions are open (${maxSessions}); end one (DELETE) and try again.`);
+    pending += 1;
+    let connection: McpConnection | undefined;
+    try {
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        ...(options.enableJsonResponse === true ? { enableJsonResponse: true } : {}),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, connection: connection! }),
+        onsessionclosed: end,
+      });
+      // Closed any other way (the MCP transport stopped): forget the session. Kept by `connect`.
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined && sessions.get(transport.sessionId)?.transport === transport) sessions.delete(transport.sessionId);
+      };
+      connection = await mcp.connect(transport);
+      const response = await transport.handleRequest(request);
+      // Not an initialize request (the transport refused it): nothing to keep.
+      if (transport.sessionId === undefined) await connection.close();
+      return response;
+    } catch (error) {
+      await connection?.close();
+      throw error;
+    } finally {
+      pending -= 1;
+    }
+  };
+
+  const handler = async (request: Request): Promise<Response> => {
+    const refused = checkHostAndOrigin(request, options);
+    if (refused !== undefined) return jsonRpcError(403, -32000, refused);
+    const id = request.headers.get('mcp-session-id');
+    if (id === null) {
+      if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no mcp-session-id header; start a session with an initialize POST.');
+      return start(request);
+    }
+    const session = sessions.get(id);
+    if (!session) return jsonRpcError(404, -32001, 'Session not found; it ended or never existed. Start a new one with an initialize POST.');
+    return session.transport.handleRequest(request);
+  };
+
+  return Object.defineProperties(handler, {
+    close: {
+      value: async (): Promise<void> => {
+        const open = [...sessions.values()];
+        sessions.clear();
+        await Promise.all(open.map(async ({ transport, connection }) => {
+          await connection.close();
+          await transport.close().catch(() => undefined);
+        }));
+      },
+    },
+    sessionCount: { get: () => sessions.size },
+  }) as McpHttpHandler;
+}
