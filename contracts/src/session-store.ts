@@ -35,6 +35,11 @@ export interface SessionStore {
   /** Newest `updatedAt` first. */
   list(): ISessionRecord[] | Promise<ISessionRecord[]>;
   delete(id: string): void | Promise<void>;
+  /**
+   * The session ended in this process (after its last save): drop what the store keeps of it in
+   * memory and close its files. A later `load` or `save` opens it again. Optional.
+   */
+  release?(id: string): void | Promise<void>;
 }
 
 export const SessionStore = createToken<SessionStore>('SessionStore');

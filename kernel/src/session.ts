@@ -496,6 +496,8 @@ export class Session implements ISession {
       await this.hooks.sessionEnd.promise({ session: this, reason }).catch((error: unknown) =>
         this.log('error', { phase: 'sessionEnd', error: describeError(error) }),
       );
+      // A long-lived host (a server) opens thousands of sessions: the store lets go of this one.
+      await Promise.resolve(this.options.sessionStore?.release?.(this.sessionId)).catch((error: unknown) => this.log('error', { phase: 'releaseStore', error: describeError(error) }));
       await this.options.sessionLogger?.flush?.();
       await this.services.dispose?.().catch((error: unknown) => this.log('error', { phase: 'releaseServices', error: describeError(error) }));
     })();

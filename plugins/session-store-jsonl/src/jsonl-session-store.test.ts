@@ -48,6 +48,25 @@ describe('JsonlSessionStore', () => {
     expect(info?.firstMessage).toBe('hi');
   });
 
+  it('a session that ends is released: its file closed, nothing kept in memory; saving it again appends', async () => {
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'one' }, { text: 'two' }], replace: [jsonlSessionStore(opts())] }) });
+    const store = kernel.get(SessionStore) as JsonlSessionStore;
+    const release = vi.spyOn(store, 'release');
+    const session = kernel.createSession({ cwd: '/proj' });
+    await session.run('first');
+    await session.shutdown();
+    expect(release).toHaveBeenCalledWith(session.sessionId);
+    // Released: the next load reads the file again, and a resumed session appends to it.
+    const resumed = kernel.resumeSession((await store.load(session.sessionId))!);
+    await resumed.run('second');
+    await resumed.shutdown();
+    await kernel.shutdown();
+    const [info] = (await SessionManager.listAll(opts())).filter((item) => item.id === session.sessionId);
+    const lines = (await readFile(info?.path as string, 'utf8')).trim().split('\n');
+    expect(lines.filter((line) => line.includes('"role":"user"'))).toHaveLength(2);
+    expect((await new JsonlSessionStore(opts()).load(session.sessionId))?.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+  });
+
   it('appends only the new tail of the messages', async () => {
     const store = new JsonlSessionStore(opts());
     await store.save(record([user('a'), reply('b')]));

@@ -90,6 +90,16 @@ export class JsonlSessionStore implements SessionStore {
     });
   }
 
+  /** Flushes and closes one session's file and forgets it in memory (its session ended); `load` reopens it. */
+  release(id: string): Promise<void> {
+    return this.#serial(async () => {
+      const tracked = this.#open.get(id);
+      if (!tracked) return;
+      this.#open.delete(id);
+      await tracked.manager.close();
+    });
+  }
+
   /** Flushes and closes every open session file. */
   close(): Promise<void> {
     return this.#serial(async () => {

@@ -10,6 +10,7 @@ import { readTool } from '@tessera/plugin-tools';
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { toolsPlugin } from '@tessera/kernel';
 import { testPreset } from '@tessera/preset-test';
+import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { ApprovalRouter } from '@tessera/session-hub';
 import { hashToken, SessionHub, startServer, TokenAuth } from '@tessera/plugin-transport-http';
 import { SCRIPT, TOKEN } from './script.mjs';
@@ -20,7 +21,8 @@ for (const name of ['a.txt', 'b.txt', 'c.txt']) writeFileSync(join(root, 'projec
 const approvals = new ApprovalRouter();
 const kernel = await createKernel({
   plugins: testPreset({
-    turns: (request) => SCRIPT.turn(request.messages.at(-1)?.role === 'tool' ? 1 : 0, join(root, 'project')),
+    // Requests are not recorded: a server bench must not keep every prompt it was sent.
+    provider: new ScriptedProvider({ turns: (request) => SCRIPT.turn(request.messages.at(-1)?.role === 'tool' ? 1 : 0, join(root, 'project')), recordRequests: false }),
     // Sessions are stored on disk, as `tessera serve` stores them (an in-memory store would keep every one).
     replace: [permissionsPlugin({ rules: { allow: ['Read'], ask: [], deny: [] }, settingsRoot: root }), jsonlSessionStore({ agentDir: join(root, 'store'), terminalId: null })],
     plugins: [definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }), toolsPlugin(readTool())],
