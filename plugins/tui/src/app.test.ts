@@ -264,6 +264,40 @@ describe('TesseraTui', () => {
     rmSync(seen, { force: true });
   });
 
+  it('a bracketed paste arrives as one chunk: a large one is collapsed on screen and sent whole', async () => {
+    const seen: string[] = [];
+    harness = await startHarness({
+      turns: (request) => {
+        const last = request.messages[request.messages.length - 1];
+        seen.push(typeof last?.content === 'string' ? last.content : '');
+        return { text: 'got it' };
+      },
+    });
+    const pasted = Array.from({ length: 30 }, (_, index) => `line ${index} of the log`).join('\n');
+    harness.terminal.type(`\x1b[200~${pasted}\x1b[201~`);
+    await harness.settle();
+    expect(harness.screen.text()).toMatch(/\[paste #1 \+30 lines\]/i);
+    // The Enter inside the paste did not submit it.
+    expect(seen).toEqual([]);
+    await harness.press(KEY.enter);
+    await harness.waitFor((text) => text.includes('got it'), 'the answer');
+    expect(seen).toEqual([pasted]);
+  });
+
+  it('\\+Enter and Shift+Enter start a new line instead of sending', async () => {
+    const seen: string[] = [];
+    harness = await startHarness({ turns: (request) => (seen.push(String(request.messages.at(-1)?.content)), { text: 'ok' }) });
+    await harness.type('first\\');
+    await harness.press(KEY.enter);
+    await harness.type('second');
+    await harness.press('\x1b[13;2u');
+    await harness.type('third');
+    expect(seen).toEqual([]);
+    await harness.press(KEY.enter);
+    await harness.waitFor((text) => text.includes('ok'), 'the answer');
+    expect(seen).toEqual(['first\nsecond\nthird']);
+  });
+
   it('Ctrl-R searches prompt history', async () => {
     harness = await startHarness({ app: { recentPrompts: () => ['fix the login bug', 'write tests for parser', 'explain the cache'] } });
     await harness.press(KEY.ctrlR);
