@@ -1,0 +1,37 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hashToken } from '@tessera/plugin-transport-http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTesseraServer, serverPreset } from './index.js';
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('serverPreset / createTesseraServer', () => {
+  it('serverPreset routes permission asks: its ApprovalHandler is the router', async () => {
+    const { plugins, approvals } = serverPreset({ cwd: '/tmp', provider: { kind: 'demo' } });
+    expect(plugins.length).toBeGreaterThan(10);
+    expect(await approvals.requestApproval({ toolName: 'Bash', input: {}, sessionId: 'nobody', toolCallId: 't', signal: new AbortController().signal })).toMatchObject({ behavior: 'deny' });
+  });
+
+  it('one call serves HTTP with the demo model; a run streams and /mcp answers', async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'tessera-preset-server-')));
+    const server = await createTesseraServer({ cwd: dir, home: dir, provider: { kind: 'demo' }, sessionLog: false, permissions: { allow: ['Bash(pwd)', 'Write'] }, tokens: [{ id: 'me', sha256: hashToken('secret-token') }] });
+    try {
+      const headers = { authorization: 'Bearer secret-token', 'content-type': 'application/json' };
+      const created = (await (await fetch(`${server.url}/v1/sessions`, { method: 'POST', headers, body: '{}' })).json()) as { id: string };
+      const text = await (await fetch(`${server.url}/v1/sessions/${created.id}/messages`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'hello' }) })).text();
+      expect(text).toContain('"type":"start"');
+      expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      expect(text).toContain('"type":"tool-output-available"');
+      const mcp = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
+      expect(mcp.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});

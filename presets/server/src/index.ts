@@ -1,0 +1,97 @@
+import { createKernel, InteractiveSession, type Kernel, type PluginInput } from '@tessera/kernel';
+import { cliPreset, type CliPresetOptions } from '@tessera/preset-cli';
+import { SessionHub, startServer, TokenAuth, type RunningServer, type StartServerOptions, type TokenEntry } from '@tessera/plugin-transport-http';
+import { createMcpHttpHandler, mcpServerTransport } from '@tessera/plugin-transport-mcp';
+import { ApprovalRouter, type SessionFactory } from '@tessera/session-hub';
+
+export interface ServerPresetOptions extends Omit<CliPresetOptions, 'approvalHandler'> {
+  /** The router the kernel's `ApprovalHandler` becomes (a new one by default). */
+  approvals?: ApprovalRouter;
+}
+
+/**
+ * The CLI's plugin set for a server: the same plugins (tools, permissions, hooks, stores,
+ * commands, MCP client, bundle plugins…) with every permission ask routed to the client that
+ * owns the session. Pure: nothing is read or built until the kernel is created.
+ */
+export function serverPreset(options: ServerPresetOptions): { plugins: PluginInput[]; approvals: ApprovalRouter } {
+  const approvals = options.approvals ?? new ApprovalRouter();
+  const { approvals: _given, ...rest } = options;
+  return { plugins: cliPreset({ ...rest, approvalHandler: approvals }), approvals };
+}
+
+/** A session factory over one kernel: what every transport opens sessions with. */
+export function kernelSessionFactory(kernel: Kernel, defaults: { model?: string } = {}): SessionFactory {
+  return {
+    async open(request) {
+      const session = new InteractiveSession({
+        kernel,
+        cwd: request.cwd,
+        ...(request.resumeSessionId === undefined ? {} : { resumeSessionId: request.resumeSessionId }),
+        ...(request.sessionId === undefined ? {} : { sessionId: request.sessionId }),
+        ...(request.model ?? defaults.model ? { model: request.model ?? defaults.model! } : {}),
+        ...(request.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: request.appendSystemPrompt }),
+      });
+      await session.whenReady();
+      return session;
+    },
+    list: (cwd) => InteractiveSession.listResumableSessions(kernel, cwd),
+  };
+}
+
+export interface TesseraServerOptions extends ServerPresetOptions, Omit<StartServerOptions, 'hub' | 'auth' | 'mcpHandler'> {
+  tokens: readonly TokenEntry[];
+  /** Sessions work only inside these folders (default: `cwd`). */
+  allowedRoots?: readonly string[];
+  permissionTimeoutMs?: number;
+  allowBypassPermissions?: boolean;
+  /** Serve MCP at `/mcp`. Default true. */
+  mcpServer?: boolean;
+}
+
+/** The whole server in one call: kernel, hub, HTTP (SSE, WebSocket, OpenAPI) and MCP at `/mcp`. */
+export async function createTesseraServer(options: TesseraServerOptions): Promise<RunningServer & { kernel: Kernel; hub: SessionHub }> {
+  const { tokens, allowedRoots, permissionTimeoutMs, allowBypassPermissions, mcpServer: mcpOption, port, hostname, websocket, rateLimitPerMinute, corsOrigins, maxBodyBytes, keepAliveMs, abortOnDisconnect, maxBufferedBytes, ...presetOptions } = options;
+  const { plugins, approvals } = serverPreset(presetOptions);
+  const kernel = await createKernel({ plugins });
+  const sessions = kernelSessionFactory(kernel);
+  const roots = [...(allowedRoots ?? [options.cwd])];
+  const hub = new SessionHub({
+    sessions,
+    approvals,
+    allowedRoots: roots,
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
+    ...(allowBypassPermissions === undefined ? {} : { allowBypassPermissions }),
+  });
+  const mcp = mcpOption === false ? undefined : createMcpHttpHandler(mcpServerTransport({ sessions, approvals, cwd: roots[0]! }));
+  try {
+    const server = await startServer({
+      hub,
+      auth: new TokenAuth(tokens),
+      ...(port === undefined ? {} : { port }),
+      ...(hostname === undefined ? {} : { hostname }),
+      ...(websocket === undefined ? {} : { websocket }),
+      ...(rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute }),
+      ...(corsOrigins === undefined ? {} : { corsOrigins }),
+      ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+      ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
+      ...(abortOnDisconnect === undefined ? {} : { abortOnDisconnect }),
+      ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
+      ...(mcp ? { mcpHandler: (request: Request) => mcp(request) } : {}),
+    });
+    return {
+      ...server,
+      kernel,
+      hub,
+      close: async () => {
+        await server.close();
+        await mcp?.close();
+        await kernel.shutdown();
+      },
+    };
+  } catch (error) {
+    await mcp?.close();
+    await kernel.shutdown();
+    throw error;
+  }
+}
