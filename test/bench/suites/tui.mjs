@@ -244,8 +244,16 @@ function claudeBinary() {
 
 function timeToPrompt(socket, command, marker) {
   spawnSync('tmux', ['-L', socket, 'kill-session', '-t', 'bench']);
-  const started = performance.now();
-  execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'bench', '-x', '100', '-y', '30', `${command}; sleep 30`]);
+  let started = performance.now();
+  try {
+    execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'bench', '-x', '100', '-y', '30', `${command}; sleep 30`], { stdio: 'pipe' });
+  } catch {
+    // A tmux server that was still exiting from the last kill: start again once.
+    spawnSync('tmux', ['-L', socket, 'kill-server']);
+    spawnSync('sleep', ['0.2']);
+    started = performance.now();
+    execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'bench', '-x', '100', '-y', '30', `${command}; sleep 30`], { stdio: 'pipe' });
+  }
   for (;;) {
     const pane = spawnSync('tmux', ['-L', socket, 'capture-pane', '-p', '-t', 'bench'], { encoding: 'utf8' }).stdout ?? '';
     if (pane.includes(marker)) break;
