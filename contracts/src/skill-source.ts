@@ -18,6 +18,9 @@ export interface SkillEntry {
   userInvocable?: boolean;
   /** False hides it from the model's skill list. */
   modelInvocable?: boolean;
+  /** A bundle plugin's folder and data folder: `${CLAUDE_PLUGIN_ROOT}` / `${CLAUDE_PLUGIN_DATA}` in the body. */
+  pluginRoot?: string;
+  pluginData?: string;
 }
 
 /**

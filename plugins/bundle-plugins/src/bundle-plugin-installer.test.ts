@@ -68,6 +68,13 @@ describe('installing from a directory marketplace', () => {
     expect(readJson(join(pluginsDir, 'installed_plugins.json'))).toMatchObject({ version: 2, plugins: { 'demo@team-tools': [{ scope: 'user', installPath, version: '1.0.0' }] } });
     expect(readJson(join(box.home, '.tessera', 'settings.json')).enabledPlugins).toEqual({ 'demo@team-tools': true });
     expect(existsSync(join(pluginsDir, 'data', 'demo-team-tools'))).toBe(true);
+    {
+      // A plugin command's body names the plugin's own folders.
+      const { kernel } = await nextSession();
+      const session = kernel.createSession({ cwd: box.cwd });
+      const activation = await kernel.get(SkillActivator).activate('demo:ship', 'main', { invocation: 'user-slash', sessionId: session.sessionId, cwd: box.cwd, services: session.services });
+      expect(JSON.stringify(activation)).toContain(`Ship main with ${join(installPath, 'scripts', 'ship.sh')} (state in ${join(pluginsDir, 'data', 'demo-team-tools')})`);
+    }
 
     const on = await nextSession();
     expect(on.skills).toEqual(['demo:review', 'demo:ship']);

@@ -147,7 +147,7 @@ export class BundlePluginLoader {
       // A root SKILL.md makes a single-skill plugin named after the plugin, not its (versioned) folder.
       const id = dirname(file) === plugin.root ? plugin.name : value.id;
       const label = value.name !== value.id && QUALIFIABLE.test(value.name) ? value.name : id;
-      plugin.skills.push(entryOf(plugin.name, id, label, value.description, file, value.argumentHint, value.userInvocable, !value.disableModelInvocation));
+      plugin.skills.push({ ...entryOf(plugin.name, id, label, value.description, file, value.argumentHint, value.userInvocable, !value.disableModelInvocation), pluginRoot: plugin.root, pluginData: plugin.dataDir });
     }
   }
 
@@ -159,7 +159,7 @@ export class BundlePluginLoader {
       const { value, diagnostics } = readCommandFile(file);
       plugin.diagnostics.push(...diagnostics);
       if (diagnostics.some((diagnostic) => diagnostic.severity === 'error')) continue;
-      plugin.commands.push(entryOf(plugin.name, value.name, value.name, value.description, file, value.argumentHint, value.userInvocable, !value.disableModelInvocation));
+      plugin.commands.push({ ...entryOf(plugin.name, value.name, value.name, value.description, file, value.argumentHint, value.userInvocable, !value.disableModelInvocation), pluginRoot: plugin.root, pluginData: plugin.dataDir });
     }
   }
 

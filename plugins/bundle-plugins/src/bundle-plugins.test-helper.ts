@@ -25,7 +25,7 @@ export function sandbox(prefix = 'tessera-bundle-'): { root: string; home: strin
 export function samplePlugin(name: string, options: { version?: string; extra?: Record<string, string | object> } = {}): Record<string, string | object> {
   return {
     '.claude-plugin/plugin.json': { name, ...(options.version ? { version: options.version } : {}), description: `${name} plugin` },
-    'commands/ship.md': '---\ndescription: Ship it\nargument-hint: [branch]\n---\nShip $ARGUMENTS\n',
+    'commands/ship.md': '---\ndescription: Ship it\nargument-hint: [branch]\n---\nShip $ARGUMENTS with ${CLAUDE_PLUGIN_ROOT}/scripts/ship.sh (state in ${CLAUDE_PLUGIN_DATA})\n',
     'skills/review/SKILL.md': '---\nname: review\ndescription: Review the diff\n---\nReview carefully.\n',
     'agents/helper.md': '---\nname: helper\ndescription: Helps\nmodel: sonnet\n---\nYou help. Data is in ${CLAUDE_PLUGIN_DATA}.\n',
     'hooks/hooks.json': { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'bash "${CLAUDE_PLUGIN_ROOT}/hooks/check.sh" ${CLAUDE_PLUGIN_DATA}', timeout: 10 }] }] } },

@@ -118,6 +118,8 @@ export class DefaultSkillActivator implements SkillActivator {
       sessionId: request.sessionId,
       skillDir: loaded.dir,
       projectDir: request.cwd,
+      ...(skill.pluginRoot === undefined ? {} : { pluginRoot: skill.pluginRoot }),
+      ...(skill.pluginData === undefined ? {} : { pluginData: skill.pluginData }),
       ...(loaded.effort === undefined ? {} : { effort: loaded.effort }),
     });
     // After substitution, so the permission check judges the command that will really run.
