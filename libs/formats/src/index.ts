@@ -11,7 +11,7 @@ export { substituteVariables, splitArguments } from './substitute-variables.js';
 export type { SkillPromptContext } from './substitute-variables.js';
 export { preprocessShellCommands, applyShellOutputs } from './shell-commands.js';
 export type { ShellCommand } from './shell-commands.js';
-export { readPluginManifest } from './plugin-manifest.js';
+export { findMarkdown, findSkills, readPluginManifest } from './plugin-manifest.js';
 export type { PluginComponents, PluginHooksSource, PluginLayout, ReadPluginOptions } from './plugin-manifest.js';
 export { pluginManifestSchema } from './plugin-manifest-schema.js';
 export type { PluginManifest } from './plugin-manifest-schema.js';

@@ -1,28 +1,17 @@
 import { resolve } from 'node:path';
-import type { Diagnostic, ParseResult } from '@tessera/contracts';
+import type { Diagnostic, McpRemoteServerSpec, McpServerSpec, McpStdioServerSpec, ParseResult } from '@tessera/contracts';
 import { z } from 'zod';
 import { expandPluginVariables, type PluginVariables } from './plugin-variables.js';
 import { parseJsonText, readTextFile } from './read-text.js';
 import { zodDiagnostics } from './zod-diagnostics.js';
 
-/** A local MCP server started as a child process. */
-export interface McpStdioServer {
-  type: 'stdio';
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd?: string;
-}
+/** A local MCP server started as a child process (the contracts' shape). */
+export type McpStdioServer = McpStdioServerSpec;
 
 /** A remote MCP server. */
-export interface McpRemoteServer {
-  type: 'http' | 'sse' | 'ws';
-  url: string;
-  headers: Record<string, string>;
-  headersHelper?: string;
-}
+export type McpRemoteServer = McpRemoteServerSpec;
 
-export type McpServerConfig = McpStdioServer | McpRemoteServer;
+export type McpServerConfig = McpServerSpec;
 
 export interface McpConfig {
   servers: Record<string, McpServerConfig>;

@@ -196,7 +196,7 @@ function isDirectory(path: string): boolean {
 }
 
 /** `<dir>/SKILL.md` itself, or every `<dir>/<name>/SKILL.md`. */
-function findSkills(dir: string): string[] {
+export function findSkills(dir: string): string[] {
   if (!isDirectory(dir)) return [];
   if (existsSync(join(dir, 'SKILL.md'))) return [join(dir, 'SKILL.md')];
   return readdirSync(dir, { withFileTypes: true })
@@ -206,7 +206,7 @@ function findSkills(dir: string): string[] {
 }
 
 /** A `.md` file itself, or every `.md` below a directory (recursively, sorted). */
-function findMarkdown(path: string): string[] {
+export function findMarkdown(path: string): string[] {
   if (!isDirectory(path)) return path.endsWith('.md') && existsSync(path) ? [path] : [];
   const files: string[] = [];
   for (const entry of readdirSync(path, { withFileTypes: true })) {

@@ -1,2 +1,2 @@
 export { ApprovalRouter } from './approval-router.js';
-export type { SessionFactory, SessionOpenOptions } from './session-factory.js';
+export { kernelSessionFactory, type SessionDefaults, type SessionFactory, type SessionOpenOptions } from './session-factory.js';

@@ -1,4 +1,4 @@
-import type { IResumableSession, InteractiveSession } from '@tessera/kernel';
+import { InteractiveSession, type InteractiveSessionOptions, type IResumableSession, type Kernel } from '@tessera/kernel';
 
 /** How a transport opens sessions without knowing the preset behind them. */
 export interface SessionOpenOptions {
@@ -20,4 +20,32 @@ export interface SessionOpenOptions {
 export interface SessionFactory {
   open(options: SessionOpenOptions): Promise<InteractiveSession>;
   list(cwd?: string): Promise<IResumableSession[]>;
+}
+
+/** What every session a factory opens shares (a model, a permission mode, command host adapters…). */
+export type SessionDefaults = Partial<Omit<InteractiveSessionOptions, 'kernel' | 'session' | 'cwd' | 'resumeSessionId' | 'sessionId'>>;
+
+/**
+ * The factory over one kernel: each `open` is a new `InteractiveSession` (resumed when asked),
+ * ready before it is returned; `list` reads the kernel's store.
+ */
+export function kernelSessionFactory(kernel: Kernel, defaults: SessionDefaults = {}): SessionFactory {
+  return {
+    async open(request) {
+      const model = request.model ?? defaults.model;
+      const append = request.appendSystemPrompt ?? defaults.appendSystemPrompt;
+      const session = new InteractiveSession({
+        ...defaults,
+        kernel,
+        cwd: request.cwd,
+        ...(request.resumeSessionId === undefined ? {} : { resumeSessionId: request.resumeSessionId }),
+        ...(request.sessionId === undefined ? {} : { sessionId: request.sessionId }),
+        ...(model === undefined ? {} : { model }),
+        ...(append === undefined ? {} : { appendSystemPrompt: append }),
+      });
+      await session.whenReady();
+      return session;
+    },
+    list: (cwd) => InteractiveSession.listResumableSessions(kernel, cwd),
+  };
 }

@@ -1,25 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { AgentDefinition, Diagnostic, HookHandlerConfig, HooksConfig, HooksSource, McpServerDeclaration, SkillEntry } from '@tessera/contracts';
-import {
-  expandPluginVariables,
-  parseFrontmatter,
-  parseHooksConfig,
-  parseJsonText,
-  parseMcpServers,
-  readAgentDefinition,
-  readCommandFile,
-  readHooksFile,
-  readPluginManifest,
-  readSkillFile,
-  readTextFile,
-  type MarketplaceEntry,
-  type McpServerConfig,
-  type PluginHooksSource,
-  type PluginLayout,
-  type PluginManifest,
-  type PluginVariables,
-} from '@tessera/formats';
+import { expandPluginVariables, findMarkdown, findSkills, type MarketplaceEntry, type McpServerConfig, parseFrontmatter, parseHooksConfig, parseJsonText, parseMcpServers, type PluginHooksSource, type PluginLayout, type PluginManifest, type PluginVariables, readAgentDefinition, readCommandFile, readHooksFile, readPluginManifest, readSkillFile, readTextFile } from '@tessera/formats';
 
 /** An output style a plugin ships (`output-styles/*.md`). Listed; applying one is the host's choice. */
 export interface PluginOutputStyle {
@@ -351,24 +333,3 @@ function isDirectory(path: string): boolean {
   return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
 
-/** `<dir>/SKILL.md` itself, or every `<dir>/<name>/SKILL.md`. */
-function findSkills(dir: string): string[] {
-  if (!isDirectory(dir)) return [];
-  if (existsSync(join(dir, 'SKILL.md'))) return [join(dir, 'SKILL.md')];
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsSync(join(dir, entry.name, 'SKILL.md')))
-    .map((entry) => join(dir, entry.name, 'SKILL.md'))
-    .sort();
-}
-
-/** A `.md` file itself, or every `.md` below a directory (recursively, sorted). */
-function findMarkdown(path: string): string[] {
-  if (!isDirectory(path)) return path.endsWith('.md') && existsSync(path) ? [path] : [];
-  const files: string[] = [];
-  for (const entry of readdirSync(path, { withFileTypes: true })) {
-    const child = join(path, entry.name);
-    if (entry.isDirectory()) files.push(...findMarkdown(child));
-    else if (entry.isFile() && entry.name.endsWith('.md')) files.push(child);
-  }
-  return files.sort();
-}

@@ -1,14 +1,14 @@
 import { resolve } from 'node:path';
-import { describeError, type ApprovalHandler } from '@tessera/contracts';
-import { createKernel, InteractiveSession, type Kernel } from '@tessera/kernel';
-import type { SessionFactory } from '@tessera/session-hub';
+import type { ApprovalHandler } from '@tessera/contracts';
+import { createKernel, type Kernel } from '@tessera/kernel';
+import { kernelSessionFactory, type SessionFactory } from '@tessera/session-hub';
 import type { CliFlags } from './args.js';
 import { CliUsageError } from './args.js';
 import { cliCommandHostAdapters } from './host-adapters.js';
 import type { CliIO } from './io.js';
 import { loadCliPreset } from './load-cli-preset.js';
 import { cliMcpOptions } from './mcp-setup.js';
-import { withModel } from './print/headless.js';
+import { runPresetOptions } from './run-preset-options.js';
 import { chooseProvider, resolveModelAlias } from './provider-selection.js';
 import { loadCliSettings } from './settings.js';
 
@@ -33,43 +33,13 @@ export async function composeHost(options: { flags: CliFlags; io: CliIO; approva
   if (choice.kind === 'none') throw new CliUsageError(choice.message);
   const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show: (message) => io.stderr(`${message}\n`) });
   for (const warning of mcpSetup.warnings) io.stderr(`${warning}\n`);
-  const kernel = await createKernel({
-    plugins: await loadCliPreset({
-      cwd,
-      home: io.home,
-      ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
-      provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags) },
-      permissions: settings.permissions,
-      hookFiles: settings.hookFiles,
-      approvalHandler: approvals,
-      ...(settings.tools === undefined ? {} : { tools: settings.tools }),
-      sessionPersistence: flags.sessionPersistence,
-      sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
-      pluginDirs: flags.pluginDir,
-      mcp: mcpSetup.mcp,
-    }),
-  });
+  const kernel = await createKernel({ plugins: await loadCliPreset(runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp })) });
   const permissionMode = settings.permissionMode === 'bypassPermissions' && options.allowBypassPermissions !== true ? undefined : settings.permissionMode;
-  const sessions: SessionFactory = {
-    async open(request) {
-      const interactive = new InteractiveSession({
-        kernel,
-        cwd: request.cwd,
-        ...(request.resumeSessionId === undefined ? {} : { resumeSessionId: request.resumeSessionId }),
-        ...(request.sessionId === undefined ? {} : { sessionId: request.sessionId }),
-        ...(request.model ?? flags.model ? { model: resolveModelAlias(request.model ?? flags.model)! } : {}),
-        ...(permissionMode === undefined ? {} : { permissionMode }),
-        ...(request.appendSystemPrompt ?? flags.appendSystemPrompt ? { appendSystemPrompt: request.appendSystemPrompt ?? flags.appendSystemPrompt! } : {}),
-        commandHostAdapters: cliCommandHostAdapters(kernel),
-      });
-      try {
-        await interactive.whenReady();
-      } catch (error) {
-        throw new Error(`Could not open a session in ${request.cwd}: ${describeError(error)}`);
-      }
-      return interactive;
-    },
-    list: (dir) => InteractiveSession.listResumableSessions(kernel, dir),
-  };
+  const sessions = kernelSessionFactory(kernel, {
+    ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),
+    ...(permissionMode === undefined ? {} : { permissionMode }),
+    ...(flags.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: flags.appendSystemPrompt }),
+    commandHostAdapters: cliCommandHostAdapters(kernel),
+  });
   return { kernel, sessions, close: () => kernel.shutdown() };
 }

@@ -76,3 +76,9 @@ export function chooseProvider(flag: string | undefined, settings: ProviderSetti
   }
   return { kind: 'none', message: NO_PROVIDER };
 }
+
+/** The profile with `--model` applied (aliases resolved). */
+export function withModel(choice: Extract<ProviderChoice, { kind: 'profile' }>, model: string | undefined): ProviderProfile {
+  const resolved = resolveModelAlias(model);
+  return resolved === undefined ? choice.profile : { ...choice.profile, model: resolved };
+}

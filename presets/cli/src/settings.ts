@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parsePermissionMode, PERMISSION_MODES, type Diagnostic, type PermissionMode } from '@tessera/contracts';
+import { describeError, parsePermissionMode, PERMISSION_MODES, type Diagnostic, type PermissionMode } from '@tessera/contracts';
 import { loadConfig, mergeSettings, resolveProvider, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config/settings';
 import { CliUsageError, type CliFlags } from './args.js';
 import type { CliPermissionRules } from './preset.js';
@@ -119,4 +119,30 @@ function settingsMode(layers: readonly SettingsLayer[], warnings: string[]): Per
     return mode;
   }
   return undefined;
+}
+
+/**
+ * The run's working directory (`--cwd` applied, checked) and its settings, warnings printed; or
+ * the exit code after a message on stderr naming the folder or the settings problem.
+ */
+export function loadRunSettings(flags: CliFlags, io: { cwd: string; home: string; env: Readonly<Record<string, string | undefined>>; stderr(text: string): void }): { cwd: string; settings: CliSettings } | { exitCode: number } {
+  const cwd = resolve(io.cwd, flags.cwd ?? '.');
+  let isFolder = false;
+  try {
+    isFolder = statSync(cwd).isDirectory();
+  } catch {
+    // Missing: reported below.
+  }
+  if (!isFolder) {
+    io.stderr(`Error: the working directory ${cwd} does not exist or is not a directory${flags.cwd === undefined ? '' : ' (--cwd)'}.\n`);
+    return { exitCode: 1 };
+  }
+  try {
+    const settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
+    for (const warning of settings.warnings) io.stderr(`${warning}\n`);
+    return { cwd, settings };
+  } catch (error) {
+    io.stderr(`${describeError(error)}\n`);
+    return { exitCode: 1 };
+  }
 }

@@ -1,8 +1,8 @@
-import { createKernel, InteractiveSession, type Kernel, type PluginInput } from '@tessera/kernel';
+import { createKernel, type Kernel, type PluginInput } from '@tessera/kernel';
 import { cliPreset, type CliPresetOptions } from '@tessera/preset-cli';
 import { SessionHub, startServer, TokenAuth, type RunningServer, type StartServerOptions, type TokenEntry } from '@tessera/plugin-transport-http';
 import { createMcpHttpHandler, mcpServerTransport } from '@tessera/plugin-transport-mcp';
-import { ApprovalRouter, type SessionFactory } from '@tessera/session-hub';
+import { ApprovalRouter, kernelSessionFactory } from '@tessera/session-hub';
 
 export interface ServerPresetOptions extends Omit<CliPresetOptions, 'approvalHandler'> {
   /** The router the kernel's `ApprovalHandler` becomes (a new one by default). */
@@ -20,24 +20,7 @@ export function serverPreset(options: ServerPresetOptions): { plugins: PluginInp
   return { plugins: cliPreset({ ...rest, approvalHandler: approvals }), approvals };
 }
 
-/** A session factory over one kernel: what every transport opens sessions with. */
-export function kernelSessionFactory(kernel: Kernel, defaults: { model?: string } = {}): SessionFactory {
-  return {
-    async open(request) {
-      const session = new InteractiveSession({
-        kernel,
-        cwd: request.cwd,
-        ...(request.resumeSessionId === undefined ? {} : { resumeSessionId: request.resumeSessionId }),
-        ...(request.sessionId === undefined ? {} : { sessionId: request.sessionId }),
-        ...(request.model ?? defaults.model ? { model: request.model ?? defaults.model! } : {}),
-        ...(request.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: request.appendSystemPrompt }),
-      });
-      await session.whenReady();
-      return session;
-    },
-    list: (cwd) => InteractiveSession.listResumableSessions(kernel, cwd),
-  };
-}
+export { kernelSessionFactory } from '@tessera/session-hub';
 
 export interface TesseraServerOptions extends ServerPresetOptions, Omit<StartServerOptions, 'hub' | 'auth' | 'mcpHandler'> {
   tokens: readonly TokenEntry[];

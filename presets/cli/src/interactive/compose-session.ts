@@ -5,7 +5,8 @@ import type { IResumableSession } from '@tessera/kernel';
 import type { CliFlags } from '../args.js';
 import type { CliIO } from '../io.js';
 import { loadCliPreset } from '../load-cli-preset.js';
-import { resolveResume, withModel } from '../print/headless.js';
+import { resolveResume } from '../print/headless.js';
+import { runPresetOptions } from '../run-preset-options.js';
 import { resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
 import type { CliSettings } from '../settings.js';
 import { cliCommandHostAdapters, reloadBundlePlugins } from '../host-adapters.js';
@@ -47,22 +48,7 @@ export async function composeSession(options: {
   const { flags, io, cwd, settings, choice, approvals, show } = options;
   const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show });
   for (const warning of mcpSetup.warnings) show(warning);
-  const kernel = await createKernel({
-    plugins: await loadCliPreset({
-      cwd,
-      home: io.home,
-      ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
-      provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags) },
-      permissions: settings.permissions,
-      hookFiles: settings.hookFiles,
-      approvalHandler: approvals,
-      ...(settings.tools === undefined ? {} : { tools: settings.tools }),
-      sessionPersistence: flags.sessionPersistence,
-      sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
-      pluginDirs: flags.pluginDir,
-      mcp: mcpSetup.mcp,
-    }),
-  });
+  const kernel = await createKernel({ plugins: await loadCliPreset(runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp })) });
   const make = (extra: Partial<ConstructorParameters<typeof InteractiveSession>[0]>): InteractiveSession =>
     new InteractiveSession({
       kernel,

@@ -1,5 +1,5 @@
-import { readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describeError } from '@tessera/contracts';
 import type { InteractiveSession } from '@tessera/kernel';
 import { processTerminal, TerminalApprovals, TesseraTui, type StatusLineCommand, type Terminal } from '@tessera/plugin-tui';
@@ -7,7 +7,7 @@ import type { CliFlags } from '../args.js';
 import type { CliIO } from '../io.js';
 import { DEMO_MODEL_ID } from '../demo-model.js';
 import { chooseProvider } from '../provider-selection.js';
-import { loadCliSettings, type CliSettings } from '../settings.js';
+import { loadCliSettings, loadRunSettings } from '../settings.js';
 import { readSettingsForEdit, writeSettings } from '../subcommands/shared.js';
 import { TESSERA_VERSION } from '../version.js';
 import { costUsd } from '../print/sdk-messages.js';
@@ -27,19 +27,10 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   // `TESSERA_TIMING=1`: where start-up time goes, as `+ms phase` lines on stderr (redirect it).
   const mark = io.env.TESSERA_TIMING === '1' ? (phase: string) => io.stderr(`[timing] +${Math.round(performance.now())} ms: ${phase}\n`) : () => undefined;
   mark('interactive');
-  const cwd = resolve(io.cwd, flags.cwd ?? '.');
-  if (!isDirectory(cwd)) {
-    io.stderr(`Error: the working directory ${cwd} does not exist or is not a directory${flags.cwd === undefined ? '' : ' (--cwd)'}.\n`);
-    return 1;
-  }
-  let settings: CliSettings;
-  try {
-    settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
-  } catch (error) {
-    io.stderr(`${describeError(error)}\n`);
-    return 1;
-  }
-  for (const warning of settings.warnings) io.stderr(`${warning}\n`);
+  const run = loadRunSettings(flags, io);
+  if ('exitCode' in run) return run.exitCode;
+  const { cwd } = run;
+  let { settings } = run;
   mark('settings loaded');
   const terminal = options.terminal ?? processTerminal();
 
@@ -145,14 +136,6 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   // vanished terminal's mode and abort on the error (a Node 20 assertion), so leave at once.
   if (hungUp) process.kill(process.pid, 'SIGKILL');
   return exitCode;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** The branch in `.git/HEAD` of the repository holding `cwd` (no git process). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   describeError,
@@ -21,7 +21,7 @@ import { CliUsageError, splitToolList } from '../args.js';
 import type { CliIO } from '../io.js';
 import { loadCliPreset } from '../load-cli-preset.js';
 import { DEMO_MODEL_ID } from '../demo-model.js';
-import { loadCliSettings, type CliSettings } from '../settings.js';
+import { loadRunSettings, type CliSettings } from '../settings.js';
 import { chooseProvider, resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
 import { TESSERA_VERSION } from '../version.js';
 import { ControlChannel, ControlRequestError, isRecord } from './control-channel.js';
@@ -41,6 +41,7 @@ import {
   type ResultSubtype,
 } from './sdk-messages.js';
 import { StdinLines } from './stdin-lines.js';
+import { runPresetOptions } from '../run-preset-options.js';
 import { cliCommandHostAdapters, loadedPluginsForInit, mcpServerStates } from '../host-adapters.js';
 import { cliMcpOptions } from '../mcp-setup.js';
 import { McpClients } from '@tessera/plugin-mcp/plugin';
@@ -73,22 +74,11 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   const mark = io.env.TESSERA_TIMING === '1' ? (phase: string) => io.stderr(`[timing] +${Math.round(performance.now())} ms, rss ${Math.round(process.memoryUsage.rss() / 2 ** 20)} MB: ${phase}\n`) : () => undefined;
   mark('headless');
   checkFlagCombinations(flags);
-  const cwd = resolve(io.cwd, flags.cwd ?? '.');
-  if (!isDirectory(cwd)) {
-    io.stderr(`Error: the working directory ${cwd} does not exist or is not a directory${flags.cwd === undefined ? '' : ' (--cwd)'}.\n`);
-    return 1;
-  }
+  const prepared = loadRunSettings(flags, io);
+  if ('exitCode' in prepared) return prepared.exitCode;
+  const { cwd, settings } = prepared;
   const streamInput = flags.inputFormat === 'stream-json';
   const out = new Output(flags, io);
-
-  let settings: CliSettings;
-  try {
-    settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
-  } catch (error) {
-    io.stderr(`${describeError(error)}\n`);
-    return 1;
-  }
-  for (const warning of settings.warnings) io.stderr(`${warning}\n`);
 
   const choice = chooseProvider(flags.provider, settings.providerSettings, io.env);
   if (choice.kind === 'none') {
@@ -131,25 +121,14 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
     mark('settings and provider chosen');
     kernel = await createKernel({
       plugins: await loadCliPreset({
-        cwd,
-        home: io.home,
-        ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
-        provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags) },
-        permissions: settings.permissions,
-        hookFiles: settings.hookFiles,
+        ...runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: host.approvalHandler(), mcp: mcpSetup.mcp }),
         hookConfigs: host.hookConfigs(),
-        approvalHandler: host.approvalHandler(),
-        ...(settings.tools === undefined ? {} : { tools: settings.tools }),
-        sessionPersistence: flags.sessionPersistence,
         ...(flags.fallbackModel === undefined
           ? {}
           : {
               fallbackModels: flags.fallbackModel.split(',').map((model) => resolveModelAlias(model.trim())!),
               onFallback: (from: string | undefined, to: string) => io.stderr(`${from ?? 'The model'} is overloaded; switching to ${to}.\n`),
             }),
-        sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
-        pluginDirs: flags.pluginDir,
-        mcp: mcpSetup.mcp,
         plugins: [out.historyTap()],
       }),
     });
@@ -372,10 +351,6 @@ function readStdin(stream: NodeJS.ReadableStream, firstDataMs: number | undefine
   });
 }
 
-export function withModel(choice: Extract<ProviderChoice, { kind: 'profile' }>, flags: CliFlags) {
-  const model = resolveModelAlias(flags.model);
-  return model === undefined ? choice.profile : { ...choice.profile, model };
-}
 
 /** `-r <id|name>`: an id as given; a name is looked up among this directory's sessions. */
 export async function resolveResume(kernel: Kernel, flags: CliFlags, cwd: string): Promise<string | undefined> {
@@ -909,13 +884,6 @@ class HostBridge {
   }
 }
 
-export function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 function readFlagFile(path: string | undefined, cwd: string): string | undefined {
   if (path === undefined) return undefined;

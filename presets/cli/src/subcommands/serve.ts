@@ -8,7 +8,7 @@ import { ApprovalRouter } from '@tessera/session-hub';
 import { z } from 'zod';
 import { defaultFlags } from '../args.js';
 import { composeHost } from '../host-sessions.js';
-import type { CliIO, Subcommand } from '../io.js';
+import type { Subcommand } from '../io.js';
 
 const USAGE = `Usage: tessera serve [--port <n>] [--host <addr>] [--root <dir>]... [--config <file>] [--provider <profile>]
        tessera serve --hash-token <token>

@@ -1,0 +1,38 @@
+import type { ApprovalHandler } from '@tessera/contracts';
+import type { CliFlags } from './args.js';
+import type { CliIO } from './io.js';
+import type { CliPresetOptions } from './preset-composition.js';
+import { withModel, type ProviderChoice } from './provider-selection.js';
+import type { CliSettings } from './settings.js';
+
+/**
+ * The preset's options for one run of the CLI, as every mode builds them (print, interactive,
+ * `serve`, `mcp serve`, `acp`): the settings' rules, hooks and tools, the chosen provider, the
+ * flags' plugin folders, MCP servers and persistence. A mode adds its own (hook callbacks, a
+ * fallback model, extra plugins) on top.
+ */
+export function runPresetOptions(options: {
+  flags: CliFlags;
+  io: CliIO;
+  cwd: string;
+  settings: CliSettings;
+  choice: Exclude<ProviderChoice, { kind: 'none' }>;
+  approvalHandler: ApprovalHandler;
+  mcp: CliPresetOptions['mcp'];
+}): CliPresetOptions {
+  const { flags, io, cwd, settings, choice } = options;
+  return {
+    cwd,
+    home: io.home,
+    ...(settings.settingsFile === undefined ? {} : { settingsFile: settings.settingsFile }),
+    provider: choice.kind === 'demo' ? { kind: 'demo', delayMs: Number(io.env.TESSERA_DEMO_DELAY_MS ?? 0) || 0 } : { kind: 'profile', name: choice.name, profile: withModel(choice, flags.model) },
+    permissions: settings.permissions,
+    hookFiles: settings.hookFiles,
+    approvalHandler: options.approvalHandler,
+    ...(settings.tools === undefined ? {} : { tools: settings.tools }),
+    sessionPersistence: flags.sessionPersistence,
+    sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
+    pluginDirs: flags.pluginDir,
+    ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+  };
+}
