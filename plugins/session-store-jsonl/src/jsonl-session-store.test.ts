@@ -6,6 +6,7 @@ import { createKernel, definePlugin } from '@tessera/kernel';
 import { InMemorySessionStore } from '@tessera/kernel/testing';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FileSessionStorage } from './file-session-storage.js';
 import { JsonlSessionStore } from './jsonl-session-store.js';
 import { jsonlSessionStore } from './plugin.js';
 import { SessionManager } from './session-manager.js';
@@ -65,6 +66,21 @@ describe('JsonlSessionStore', () => {
     const lines = (await readFile(info?.path as string, 'utf8')).trim().split('\n');
     expect(lines.filter((line) => line.includes('"role":"user"'))).toHaveLength(2);
     expect((await new JsonlSessionStore(opts()).load(session.sessionId))?.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+  });
+
+  it('finds sessions without listing every file per new session; sees files another process adds', async () => {
+    const storage = new FileSessionStorage();
+    const listings = vi.spyOn(storage, 'listFilesSync');
+    const store = new JsonlSessionStore({ ...opts(), storage });
+    await Promise.all(Array.from({ length: 40 }, (_, index) => store.save(record([user(`q${index}`), reply(`a${index}`)], { id: `many-${index}` }))));
+    // One listing builds the index; this store's own new files keep it current.
+    expect(listings.mock.calls.length).toBeLessThanOrEqual(2);
+    const other = new JsonlSessionStore(opts());
+    await other.save(record([user('from elsewhere'), reply('ok')], { id: 'other-process' }));
+    await other.close();
+    expect((await store.load('other-process'))?.messages).toEqual([user('from elsewhere'), reply('ok')]);
+    for (let index = 0; index < 40; index += 1) expect((await store.load(`many-${index}`))?.messages).toEqual([user(`q${index}`), reply(`a${index}`)]);
+    await store.close();
   });
 
   it('appends only the new tail of the messages', async () => {

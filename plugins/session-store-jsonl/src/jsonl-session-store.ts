@@ -37,7 +37,16 @@ export class JsonlSessionStore implements SessionStore {
   readonly #storage: SessionStorage;
   readonly #agentDir: string;
   readonly #open = new Map<string, TrackedSession>();
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Each session's operations run in order; different sessions' run side by side. */
+  readonly #chains = new Map<string, Promise<unknown>>();
+  /** Operations over every session (list, close, fork…) wait for all chains, and chains for them. */
+  #global: Promise<unknown> = Promise.resolve();
+  /**
+   * The session files by id, with the folders' modification times it was read at: looking a
+   * session up rescans only when a folder changed (a server opening thousands of sessions would
+   * otherwise list every file for each new one).
+   */
+  #index: { byId: Map<string, string[]>; stamp: string } | undefined;
 
   constructor(options: JsonlSessionStoreOptions = {}) {
     this.#storage = options.storage ?? new FileSessionStorage();
@@ -46,19 +55,22 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   save(record: ISessionRecord, change?: SessionRecordChange): Promise<void> {
-    return this.#serial(async () => {
-      if (typeof record.id !== 'string' || record.id === '') {
-        throw new TesseraError('Cannot save a session record without an id.', { code: 'invalid_session_record', category: 'validation', recoverable: false, details: { field: 'id' } });
-      }
+    if (typeof record.id !== 'string' || record.id === '') {
+      return Promise.reject(new TesseraError('Cannot save a session record without an id.', { code: 'invalid_session_record', category: 'validation', recoverable: false, details: { field: 'id' } }));
+    }
+    return this.#serialFor(record.id, async () => {
       assertValidSessionId(record.id);
-      const tracked = this.#open.get(record.id) ?? (await this.#openTracked(record.id))?.tracked ?? this.#create(record);
+      let tracked = this.#open.get(record.id) ?? (await this.#openTracked(record.id))?.tracked;
+      const created = tracked === undefined;
+      tracked ??= this.#create(record);
       tracked.save(record, change);
       await tracked.manager.flush();
+      if (created) this.#indexAdd(record.id, tracked.manager.getSessionFile());
     });
   }
 
   load(id: string): Promise<ISessionRecord | undefined> {
-    return this.#serial(async () => {
+    return this.#serialFor(id, async () => {
       assertValidSessionId(id);
       const tracked = this.#open.get(id);
       if (tracked) return recordFromSession(tracked.manager).record;
@@ -69,7 +81,7 @@ export class JsonlSessionStore implements SessionStore {
 
   /** Every stored session, fully loaded, newest `updatedAt` first. */
   list(): Promise<ISessionRecord[]> {
-    return this.#serial(async () => {
+    return this.#serialAll(async () => {
       const records: ISessionRecord[] = [];
       for (const info of await SessionManager.listAll(this.#options)) {
         const tracked = this.#open.get(info.id);
@@ -81,18 +93,19 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   delete(id: string): Promise<void> {
-    return this.#serial(async () => {
+    return this.#serialFor(id, async () => {
       assertValidSessionId(id);
       const tracked = this.#open.get(id);
       this.#open.delete(id);
       await tracked?.manager.close();
       for (const { file } of await this.#filesOf(id)) await this.#storage.unlink(file);
+      this.#index?.byId.delete(id);
     });
   }
 
   /** Flushes and closes one session's file and forgets it in memory (its session ended); `load` reopens it. */
   release(id: string): Promise<void> {
-    return this.#serial(async () => {
+    return this.#serialFor(id, async () => {
       const tracked = this.#open.get(id);
       if (!tracked) return;
       this.#open.delete(id);
@@ -102,7 +115,7 @@ export class JsonlSessionStore implements SessionStore {
 
   /** Flushes and closes every open session file. */
   close(): Promise<void> {
-    return this.#serial(async () => {
+    return this.#serialAll(async () => {
       const open = [...this.#open.values()];
       this.#open.clear();
       for (const tracked of open) await tracked.manager.close();
@@ -115,7 +128,7 @@ export class JsonlSessionStore implements SessionStore {
    * `save` compares against it. Unknown ids throw `SessionNotFoundError`.
    */
   withSession<T>(id: string, operation: (manager: SessionManager) => T, options: { write?: boolean } = {}): Promise<T> {
-    return this.#serial(async () => {
+    return this.#serialFor(id, async () => {
       const tracked = await this.#require(id);
       try {
         return operation(tracked.manager);
@@ -130,7 +143,7 @@ export class JsonlSessionStore implements SessionStore {
 
   /** Header and entries of every session, open or on disk; files that are not open are read, not kept. */
   snapshots(): Promise<SessionSnapshot[]> {
-    return this.#serial(async () => {
+    return this.#serialAll(async () => {
       const snapshots: SessionSnapshot[] = [...this.#open.values()].map(({ manager }) => ({ header: manager.getHeader(), entries: manager.getEntries() }));
       for (const file of this.#sessionFiles()) {
         const id = sessionIdFromFileName(file);
@@ -159,7 +172,7 @@ export class JsonlSessionStore implements SessionStore {
    * returns the new id. The original is not changed.
    */
   fork(id: string, entryId: string, options: { newSessionId?: string; name?: string } = {}): Promise<string> {
-    return this.#serial(async () => {
+    return this.#serialAll(async () => {
       const source = await this.#require(id);
       if (source.manager.getEntry(entryId) === undefined) throw new SessionEntryNotFoundError(entryId, id);
       const newId = options.newSessionId ?? randomUUID();
@@ -178,10 +191,60 @@ export class JsonlSessionStore implements SessionStore {
     else process.emitWarning(message, { code: 'TESSERA_SESSION_WARNING' });
   }
 
-  #serial<T>(operation: () => Promise<T>): Promise<T> {
-    const next = this.#queue.then(operation, operation);
-    this.#queue = next.catch(() => undefined);
+  /** Runs after the session's earlier operations (and any store-wide one). */
+  #serialFor<T>(id: string, operation: () => Promise<T>): Promise<T> {
+    const before = Promise.all([this.#global, this.#chains.get(id)]);
+    const next = before.then(operation, operation);
+    const settled = next.catch(() => undefined);
+    this.#chains.set(id, settled);
+    void settled.then(() => {
+      if (this.#chains.get(id) === settled) this.#chains.delete(id);
+    });
     return next;
+  }
+
+  /** Runs after every operation queued so far; later ones wait for it. */
+  #serialAll<T>(operation: () => Promise<T>): Promise<T> {
+    const before = Promise.all([this.#global, ...this.#chains.values()]);
+    const next = before.then(operation, operation);
+    this.#global = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The folders' modification times: what the index was read at. */
+  #stamp(): string {
+    const root = join(this.#agentDir, 'sessions');
+    const parts = [`${this.#storage.statSync(root)?.mtimeMs ?? 0}`];
+    for (const dir of this.#storage.listDirsSync(root)) parts.push(`${dir}:${this.#storage.statSync(join(root, dir))?.mtimeMs ?? 0}`);
+    return parts.join('|');
+  }
+
+  /** Files named for `id`, from the index (read again when a folder changed since). */
+  #namedFiles(id: string): string[] {
+    const stamp = this.#stamp();
+    if (!this.#index || this.#index.stamp !== stamp) {
+      const byId = new Map<string, string[]>();
+      for (const file of this.#sessionFiles()) {
+        const named = sessionIdFromFileName(file);
+        if (named === undefined) continue;
+        const list = byId.get(named);
+        if (list) list.push(file);
+        else byId.set(named, [file]);
+      }
+      this.#index = { byId, stamp };
+    }
+    return this.#index.byId.get(id) ?? [];
+  }
+
+  /** A file this store just created: indexed, and the index's stamp moved past its own change. */
+  #indexAdd(id: string, file: string | undefined): void {
+    // A session is written once it has a reply: until then there is no file to index.
+    if (!this.#index || file === undefined || !this.#storage.existsSync(file)) return;
+    const list = this.#index.byId.get(id);
+    if (list) {
+      if (!list.includes(file)) list.push(file);
+    } else this.#index.byId.set(id, [file]);
+    this.#index.stamp = this.#stamp();
   }
 
   async #require(id: string): Promise<TrackedSession> {
@@ -210,8 +273,7 @@ export class JsonlSessionStore implements SessionStore {
    */
   async #filesOf(id: string): Promise<Array<{ file: string; confirmed: boolean }>> {
     const found: Array<{ file: string; confirmed: boolean }> = [];
-    for (const file of this.#sessionFiles()) {
-      if (sessionIdFromFileName(file) !== id) continue;
+    for (const file of this.#namedFiles(id)) {
       const headerId = (await readHeader(this.#storage, file))?.header.id;
       if (headerId !== undefined && headerId !== id) {
         this.#warn(`${file}: named for session ${id}, but its header says session ${headerId}; it is not used as ${id}.`, { file });
