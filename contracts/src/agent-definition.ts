@@ -35,7 +35,9 @@ export const AgentDefinitionContribution = createToken<AgentDefinition>('AgentDe
  */
 export interface AgentDefinitionSource {
   readonly name: string;
+  /** The definitions this source has now. */
   agents(): readonly AgentDefinition[];
+  /** Calls `listener` whenever the answer of `agents()` may have changed; returns an unsubscribe. */
   onChange?(listener: () => void): () => void;
 }
 

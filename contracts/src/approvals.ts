@@ -6,9 +6,11 @@ import { createToken } from './token.js';
 export interface ApprovalAsker {
   /** Who answered, in outcomes: `permissionHandler`, `approvalHandler`, `promptForApproval`, a plugin's own name… */
   readonly via: string;
+  /** Asks for an answer; may throw or reject, which the chain turns into a refusal. */
   ask(request: ApprovalRequest): ApprovalAnswer | Promise<ApprovalAnswer>;
 }
 
+/** The answer and who gave it; a refusal the chain made itself (no asker, abort, failure) carries a reason. */
 export type ApprovalOutcome =
   | { answer: ApprovalAnswer; via: string }
   | { answer: false; via: 'none' | 'aborted' | 'error'; reason: string };
@@ -20,9 +22,14 @@ export type ApprovalOutcome =
  * with a reason, and a forgotten prompt never holds the turn past the request's signal.
  */
 export interface Approvals {
+  /** Asks the first present asker of `askers`, else the bound handler, and resolves with the outcome. */
   request(request: ApprovalRequest, askers?: readonly (ApprovalAsker | undefined)[]): Promise<ApprovalOutcome>;
 }
 
+/**
+ * The approval chain plugins ask through. The kernel binds an {@link ApprovalChain} over the bound
+ * `ApprovalHandler` unless a plugin binds its own; resolved afresh per session.
+ */
 export const Approvals = createToken<Approvals>('Approvals');
 
 /** Resolves when the signal aborts first. */
@@ -82,6 +89,7 @@ function normalizeAnswer(answer: unknown): ApprovalAnswer {
 export class ApprovalChain implements Approvals {
   constructor(private readonly handler?: ApprovalHandler) {}
 
+  /** Runs the chain once with `askers` first, then this chain's handler. */
   request(request: ApprovalRequest, askers: readonly (ApprovalAsker | undefined)[] = []): Promise<ApprovalOutcome> {
     return runApprovalChain(request, askers, this.handler);
   }

@@ -10,6 +10,7 @@ export interface BackgroundProcessRequest {
   sessionId?: string;
 }
 
+/** What `spawn` returns: the new task's id, for `readOutput`, `stop` and `close`. */
 export interface BackgroundTaskTicket {
   id: string;
   /** Where its output is logged, when the runtime writes a log file. */
@@ -45,6 +46,7 @@ export interface BackgroundOutputRead {
  * so one session cannot read or stop another's commands (or tasks started outside a session).
  */
 export interface BackgroundTasks {
+  /** Starts the command (or queues it) and resolves with its ticket without waiting for it to finish. */
   spawn(request: BackgroundProcessRequest): Promise<BackgroundTaskTicket>;
   /** Output from line `fromLine` (0: the first) on; rejects for an unknown task. Optional for runtimes without readable logs. */
   readOutput?(taskId: string, fromLine: number, sessionId?: string): Promise<BackgroundOutputRead>;
@@ -85,4 +87,8 @@ export interface BackgroundTaskNotice {
   [field: string]: unknown;
 }
 
+/**
+ * The background runtime, bound by `backgroundRuntime()`. Optional: Bash's `run_in_background`, the
+ * `/background` commands and subagents started in the background need it.
+ */
 export const BackgroundTasks = createToken<BackgroundTasks>('BackgroundTasks');

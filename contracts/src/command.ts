@@ -28,6 +28,7 @@ export interface ICommand {
 /** Supplies palette entries; dynamic sources (skills, plugin commands) may change between calls. */
 export interface ICommandSource {
   readonly name: string;
+  /** The entries this source offers now. */
   getCommands(): readonly ICommand[];
 }
 
@@ -41,10 +42,13 @@ export interface ICapabilityDescriptor {
   safety?: TCapabilitySafety;
 }
 
+/** What a command module needs of the session: `agent-executor` means it runs subagents, so agents are listed in the system prompt. */
 export type TCommandModuleSessionRequirement = 'agent-executor';
 
+/** A JSON value, as command results carry them in `data`. */
 export type TCommandResultDataValue = string | number | boolean | null | readonly TCommandResultDataValue[] | { readonly [key: string]: TCommandResultDataValue };
 
+/** Status-line settings a command asks the host to change; fields left out stay as they are. */
 export interface TStatusLineCommandSettingsPatch {
   enabled?: boolean;
   showGitBranch?: boolean;
@@ -86,12 +90,20 @@ export type ICommandInteractionPrompt =
       validation?: { pattern: string; message: string };
     };
 
+/** A command that needs an answer before it can finish: the host shows `prompt`, then calls `submit` or `cancel`. */
 export interface ICommandInteraction {
   prompt: ICommandInteractionPrompt;
+  /** Continues the command with the user's answer; the result may ask again through its own `interaction`. */
   submit(value: string): Promise<ICommandResult> | ICommandResult;
+  /** The user dismissed the prompt. Without it, the host just drops the interaction. */
   cancel?(): Promise<ICommandResult> | ICommandResult;
 }
 
+/**
+ * What a command returns: a message for the user, structured `data` for transports, `effects`
+ * for the host to apply, and an `interaction` when it needs an answer first. A command reports
+ * failure with `success: false` rather than throwing.
+ */
 export interface ICommandResult {
   message: string;
   success: boolean;
@@ -133,24 +145,39 @@ export interface ICommandHostContext {
   readonly services: SessionServices;
   /** Who asked: a person typing `/name`, or the model through `tessera_command_<name>`. */
   readonly invocation?: 'user-slash' | 'model-tool';
+  /** The session's timeline, events included, oldest first. */
   getHistory(): readonly IHistoryEntry[];
   /** Messages the model sees (user, assistant and tool messages). */
   getMessageCount?(): number;
+  /** The user-facing session name, if one was given. */
   getSessionName?(): string | undefined;
+  /** Context-window usage; `undefined` when the session tracks none. */
   getContextState(): IContextWindowState | undefined;
+  /** The fraction of the window that triggers auto-compaction; `false` when it is off. */
   getAutoCompactThreshold?(): number | false;
+  /** Sets the auto-compaction threshold, a fraction in (0, 1], or turns it off with `false`; throws for other values. */
   setAutoCompactThreshold?(threshold: number | false): void;
+  /** Replaces the conversation with a summary; rejects, leaving history as it was, when summarising fails. */
   compact?(instructions?: string): Promise<void>;
+  /** Empties the conversation. */
   clearHistory?(): void;
+  /** The session's current permission mode. */
   getPermissionMode?(): PermissionMode;
+  /** Switches the permission mode for the following tool calls. */
   setPermissionMode?(mode: PermissionMode): void;
+  /** The model the next call uses, when known. */
   getModel(): string | undefined;
+  /** Every command the session offers, for help and palettes. */
   listCommands?(): readonly ICommandInfo[];
+  /** This session's edit checkpoints; `[]` without the checkpoints plugin. */
   listEditCheckpoints?(): Promise<IEditCheckpointSummary[]>;
+  /** The files a checkpoint holds; rejects when checkpoints are not enabled or the id is unknown. */
   inspectEditCheckpoint?(checkpointId: string): Promise<IEditCheckpointInspection>;
+  /** Restores files to a checkpoint; rejects with `CheckpointRestoreBusyError` while a prompt runs. */
   restoreEditCheckpoint?(checkpointId: string): Promise<IEditCheckpointRestoreResult>;
   /** Activates a skill (spec: executeSkillCommandByName): injects or forks it and records the activation. */
   executeSkillCommandByName?(name: string, args: string, request: { invocation: 'user-slash' | 'model-tool' }): Promise<ICommandResult>;
+  /** The adapters the host lends (see {@link ICommandHostAdapters}); a command checks for the one it needs. */
   getCommandHostAdapters(): ICommandHostAdapters;
 }
 
@@ -164,6 +191,7 @@ export interface ISystemCommand {
   safety?: TCapabilitySafety;
   subcommands?: readonly ICommand[];
   lifecycle?: 'inline' | 'blocking' | 'background';
+  /** Runs the command with the raw text after its name and returns its result. */
   execute(context: ICommandHostContext, args: string): Promise<ICommandResult> | ICommandResult;
 }
 

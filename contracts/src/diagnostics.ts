@@ -39,7 +39,9 @@ export interface DiagnosticReport {
   path?: string;
 }
 
+/** Receives diagnostic reports; bound to {@link Diagnostics}. */
 export interface DiagnosticsReporter {
+  /** Delivers one report. Must not throw: callers report from error paths. */
   report(report: DiagnosticReport): void;
 }
 

@@ -11,6 +11,7 @@ export type ErrorCategory =
   | 'io'
   | 'internal';
 
+/** Constructor options of {@link TesseraError}. `cause` is passed on to `Error`. */
 export interface TesseraErrorOptions {
   code: string;
   category: ErrorCategory;
@@ -40,6 +41,7 @@ export class TesseraError extends Error {
     this.details = options.details;
   }
 
+  /** A plain object with name, code, category, recoverable, message and details, for logs and wire formats. The cause is left out. */
   toJSON(): Record<string, unknown> {
     return {
       name: this.name,
@@ -52,6 +54,7 @@ export class TesseraError extends Error {
   }
 }
 
+/** True for any {@link TesseraError}, subclasses included. */
 export function isTesseraError(value: unknown): value is TesseraError {
   return value instanceof TesseraError;
 }
@@ -61,6 +64,7 @@ export function createAbortError(): DOMException {
   return new DOMException('Aborted', 'AbortError');
 }
 
+/** True for any error named `AbortError`, whichever realm or library created it. */
 export function isAbortError(value: unknown): boolean {
   return (
     typeof value === 'object' &&

@@ -15,21 +15,26 @@ export interface IHistoryEntry<T = unknown> {
   data: T;
 }
 
+/** A history entry that holds a message for the model. */
 export type ChatHistoryEntry = IHistoryEntry<Message> & { category: 'chat' };
 
+/** True for entries that hold a message (`category: 'chat'`). */
 export function isChatEntry(entry: IHistoryEntry): entry is ChatHistoryEntry {
   return entry.category === 'chat';
 }
 
+/** The message held by a chat entry. */
 export function chatEntryToMessage(entry: ChatHistoryEntry): Message {
   return entry.data;
 }
 
+/** The id and ISO-8601 timestamp to give a new history entry; the caller generates both. */
 export interface MessageToHistoryEntryOptions {
   id: string;
   timestamp: string;
 }
 
+/** Wraps a message in a chat entry whose `type` is the message role. */
 export function messageToHistoryEntry(message: Message, options: MessageToHistoryEntryOptions): ChatHistoryEntry {
   return { id: options.id, timestamp: options.timestamp, category: 'chat', type: message.role, data: message };
 }

@@ -16,7 +16,9 @@ export interface ISession {
   readonly cwd: string;
   /** Services as this session resolved them (see `SessionServices`). */
   readonly services: SessionServices;
+  /** The session's current permission mode. */
   getPermissionMode(): PermissionMode;
+  /** The conversation so far, oldest first. Read-only: do not mutate the array or its messages. */
   getHistory(): readonly Message[];
   /**
    * Publishes an event on this session's stream (`session.subscribe`) — for plugins whose
@@ -26,19 +28,24 @@ export interface ISession {
   emit?(event: SessionEvent): void;
 }
 
+/** Context of the kernel hooks `boot`, `ready` and `shutdown`. */
 export interface KernelLifecycleContext {
   /** Set for `shutdown`. */
   reason?: string;
 }
 
+/** Why a session started (Claude Code's `SessionStart` sources): fresh, resumed from a store, or after a clear or a compaction. */
 export type SessionStartSource = 'startup' | 'resume' | 'clear' | 'compact';
+/** Why a session ended (Claude Code's `SessionEnd` reasons); `other` when nothing more specific applies. */
 export type SessionEndReason = 'clear' | 'logout' | 'prompt_input_exit' | 'other';
 
+/** Context of `sessionStart`, fired once per session before its first turn runs. */
 export interface SessionStartContext {
   session: ISession;
   source: SessionStartSource;
 }
 
+/** Context of `sessionEnd`, fired when a session shuts down. */
 export interface SessionEndContext {
   session: ISession;
   reason: SessionEndReason;
@@ -58,6 +65,7 @@ export interface UserPromptSubmitContext {
   blocked?: { reason: string; source?: string; details?: Record<string, unknown> };
 }
 
+/** The parts of a provider request that `beforeProviderRequest` taps may replace. */
 export interface ProviderRequestDraft {
   messages: readonly Message[];
   system?: string;
@@ -74,6 +82,7 @@ export interface BeforeProviderRequestContext {
   request: ProviderRequestDraft;
 }
 
+/** Context of `afterProviderResponse`: the reply of model call number `round` of the run and how long it took, in ms. */
 export interface AfterProviderResponseContext {
   session: ISession;
   round: number;
@@ -81,18 +90,21 @@ export interface AfterProviderResponseContext {
   durationMs: number;
 }
 
+/** Context of `textDelta`. The object is reused for every chunk of a run: copy `delta`, never keep the object. */
 export interface TextDeltaContext {
   session: ISession;
   round: number;
   delta: string;
 }
 
+/** Context of `providerRawPayload`: one wire payload of model call number `round`. */
 export interface ProviderRawPayloadContext {
   session: ISession;
   round: number;
   payload: ProviderRawPayload;
 }
 
+/** Context of `preToolUse`, before a tool call runs. `round` is the 1-based model call of the run that asked for it. */
 export interface PreToolUseContext {
   session: ISession;
   round: number;
@@ -136,6 +148,7 @@ export type PreToolUseDecision =
   | { decision: 'respond'; result: ToolResult }
   | PreToolUseContinue;
 
+/** The `continue` decision of a `preToolUse` tap (see {@link PreToolUseDecision}). */
 export interface PreToolUseContinue {
   decision: 'continue';
   input?: unknown;
@@ -155,6 +168,7 @@ export interface PostToolUseContext {
   durationMs: number;
 }
 
+/** Context of `preCompact` and `postCompact`. */
 export interface CompactContext {
   session: ISession;
   trigger: 'manual' | 'auto';
@@ -163,6 +177,7 @@ export interface CompactContext {
   summary?: string;
 }
 
+/** Context of `stop`, at the end of a successful turn: the final reply and its text. */
 export interface StopContext {
   session: ISession;
   response: string;
@@ -177,17 +192,20 @@ export interface StopDecision {
   reason: string;
 }
 
+/** Context of `stopFailure`: the error a turn failed with and its description. */
 export interface StopFailureContext {
   session: ISession;
   error: unknown;
   reason: string;
 }
 
+/** Context of `contextUpdate`: the session's new context-window state. */
 export interface ContextUpdateContext {
   session: ISession;
   state: IContextWindowState;
 }
 
+/** Context of `historyAppend`: the entry just added to the session's history. */
 export interface HistoryAppendContext {
   session: ISession;
   entry: IHistoryEntry;
@@ -199,6 +217,7 @@ export interface HistoryResetContext {
   reason: 'clear' | 'compact';
 }
 
+/** Context of `subagentStart` and `subagentStop`; `session` is the parent session. */
 export interface SubagentContext {
   session: ISession;
   agentId: string;
@@ -207,18 +226,21 @@ export interface SubagentContext {
   result?: string;
 }
 
+/** Context of `worktreeCreate` and `worktreeRemove`: the worktree's path and branch. */
 export interface WorktreeContext {
   session?: ISession;
   path: string;
   branch?: string;
 }
 
+/** Context of `notification`: a message meant for the user, outside the conversation. */
 export interface NotificationContext {
   session?: ISession;
   message: string;
   notificationType: string;
 }
 
+/** Context of `observerError`: the hook and tap name of an observer tap that threw, and what it threw. */
 export interface ObserverErrorContext {
   hook: string;
   tap: string;

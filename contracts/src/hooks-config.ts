@@ -26,6 +26,7 @@ interface HookHandlerCommon {
   if?: string;
 }
 
+/** Runs a shell command with the hook input as JSON on stdin (Claude Code's `command` hook). `async` does not wait for it. */
 export interface CommandHookHandler extends HookHandlerCommon {
   type: 'command';
   command: string;
@@ -33,6 +34,7 @@ export interface CommandHookHandler extends HookHandlerCommon {
   shell?: string;
 }
 
+/** POSTs the hook input as JSON to `url`. `$VAR` in header values is filled in only for names in `allowedEnvVars`. */
 export interface HttpHookHandler extends HookHandlerCommon {
   type: 'http';
   url: string;
@@ -40,6 +42,7 @@ export interface HttpHookHandler extends HookHandlerCommon {
   allowedEnvVars?: string[];
 }
 
+/** Asks a model (`prompt`) or a subagent (`agent`) to judge the event, with `prompt` as instructions. */
 export interface PromptHookHandler extends HookHandlerCommon {
   type: 'prompt' | 'agent';
   prompt: string;
@@ -55,11 +58,14 @@ export interface CallbackHookHandler extends HookHandlerCommon {
   type: 'callback';
   /** Names it in messages and keeps two callbacks apart. */
   id: string;
+  /** Handles one hook run; may return a promise. `signal` aborts when the hook times out or the run is aborted. */
   callback(input: Record<string, unknown>, signal: AbortSignal): unknown;
 }
 
+/** One configured hook handler, told apart by `type`. */
 export type HookHandlerConfig = CommandHookHandler | HttpHookHandler | PromptHookHandler | CallbackHookHandler;
 
+/** Handlers that run for an event when `matcher` matches (for tool events, the tool name). */
 export interface HookMatcherGroup {
   /** Absent, `""` or `"*"` match everything. */
   matcher?: string;
@@ -83,7 +89,9 @@ export interface HooksSource {
  */
 export interface HooksConfigSource {
   readonly name: string;
+  /** The configurations this source has now, each with where it came from. */
   configs(): ReadonlyArray<{ config: HooksConfig; source: HooksSource }>;
+  /** Calls `listener` whenever the answer of `configs()` may have changed; returns an unsubscribe. */
   onChange?(listener: () => void): () => void;
 }
 

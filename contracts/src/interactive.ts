@@ -37,6 +37,7 @@ export interface IToolState {
   toolResultData?: string;
 }
 
+/** A finished tool call as an execution result lists it (spec: IToolSummary); same shape as {@link IToolState}. */
 export type IToolSummary = IToolState;
 
 /** Usage of one turn (spec: IUsageSnapshot). */
@@ -104,6 +105,7 @@ export interface SystemPromptRequest {
   appendSystemPrompt?: string;
 }
 
+/** A built system prompt with what went into it. */
 export interface SystemPromptResult {
   /** The prompt text: the same inputs always give the same text. */
   prompt: string;
@@ -117,13 +119,19 @@ export interface SystemPromptResult {
 
 /** Builds the system prompt of a session (a plugin provides it; a test swaps it). */
 export interface SystemPromptBuilder {
+  /** Builds the prompt for one session; the same request and files give the same text. */
   build(request: SystemPromptRequest): Promise<SystemPromptResult>;
 }
 
+/**
+ * The system prompt builder, bound by `systemPrompt()`. The interactive session uses it when it
+ * creates a session; optional: without it sessions start with no system prompt of their own.
+ */
 export const SystemPromptBuilder = createToken<SystemPromptBuilder>('SystemPromptBuilder');
 
 // ---------------------------------------------------------------- edit checkpoints
 
+/** A turn checkpoint as `list` returns it. */
 export interface IEditCheckpointSummary {
   /** `<sequence>-<turnId>`: sorts in turn order. */
   id: string;
@@ -139,6 +147,7 @@ export interface IEditCheckpointSummary {
   fileCount: number;
 }
 
+/** One file a checkpoint captured before the turn changed it. */
 export interface IEditCheckpointFile {
   /** Absolute path. */
   path: string;
@@ -151,6 +160,7 @@ export interface IEditCheckpointFile {
   bytes?: number;
 }
 
+/** A checkpoint's files and what restoring to it would roll back. */
 export interface IEditCheckpointInspection {
   checkpoint: IEditCheckpointSummary;
   files: IEditCheckpointFile[];
@@ -160,6 +170,7 @@ export interface IEditCheckpointInspection {
   kept: string[];
 }
 
+/** What a restore did: files written back, files deleted (created in the turns undone), checkpoints removed. */
 export interface IEditCheckpointRestoreResult {
   checkpointId: string;
   restoredFiles: string[];
@@ -174,13 +185,22 @@ export interface IEditCheckpointRestoreResult {
  * before their first change in the turn (Write, Edit and edit-family tools).
  */
 export interface EditCheckpoints {
+  /** Opens the checkpoint for a turn about to run `prompt` and returns it; `cwd` must be absolute. */
   beginTurn(session: { sessionId: string; cwd: string }, prompt: string): Promise<IEditCheckpointSummary>;
+  /** Closes the session's open turn, if any; later changes are no longer captured. */
   finalizeTurn(sessionId: string): Promise<void>;
+  /** The session's checkpoints, oldest first. */
   list(sessionId: string): Promise<IEditCheckpointSummary[]>;
+  /** Describes one checkpoint; rejects for an id the session does not have. */
   inspect(sessionId: string, checkpointId: string): Promise<IEditCheckpointInspection>;
+  /**
+   * Puts files back as they were before the checkpoint's turn, undoing later turns too, and
+   * removes those checkpoints. Rejects with {@link CheckpointRestoreBusyError} while a turn is open.
+   */
   restore(sessionId: string, checkpointId: string): Promise<IEditCheckpointRestoreResult>;
 }
 
+/** The edit checkpoint service, bound by `editCheckpoints()`. Optional: without it no turn is checkpointed and `/rewind` says so. */
 export const EditCheckpoints = createToken<EditCheckpoints>('EditCheckpoints');
 
 /** A restore asked for while a prompt runs (the session's, or its open turn checkpoint's). */

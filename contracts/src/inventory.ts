@@ -7,6 +7,7 @@ import { createToken } from './token.js';
  * taps, replaced plugins, decorators, hook taps).
  */
 export interface KernelInfo {
+  /** The composition as it is now: plugins, replacements and hook taps. */
   describe(): {
     plugins: ReadonlyArray<{ name: string; provides: string[]; requires: string[]; optional: string[]; contributes: string[]; replaces: string[] }>;
     replaced: Record<string, string>;
@@ -14,6 +15,7 @@ export interface KernelInfo {
   };
 }
 
+/** The kernel's self-description. The kernel binds it unless a plugin already has; `/doctor` reads it. */
 export const KernelInfo = createToken<KernelInfo>('KernelInfo');
 
 /** One configured hook handler, as `/hooks` lists it. */
@@ -32,7 +34,9 @@ export interface HookInventoryEntry {
 
 /** What hooks are configured and where from (the hooks plugin provides it). */
 export interface HookInventory {
+  /** Every configured hook handler, in configuration order (settings files first, then contributed sources). */
   list(): readonly HookInventoryEntry[];
 }
 
+/** The configured hooks, bound by `hooksPlugin()`. Optional: `/hooks` reads it. */
 export const HookInventory = createToken<HookInventory>('HookInventory');

@@ -19,6 +19,7 @@ export interface McpRemoteServerSpec {
   headersHelper?: string;
 }
 
+/** How to reach an MCP server: a local process or a remote URL. */
 export type McpServerSpec = McpStdioServerSpec | McpRemoteServerSpec;
 
 /** Where a server was declared; decides precedence (local > project > user) and approval. */
@@ -43,9 +44,11 @@ export interface McpServerDeclaration {
  */
 export interface McpServerSource {
   readonly name: string;
+  /** The servers this source declares for the session now. */
   servers(session: { readonly sessionId: string; readonly cwd: string }): readonly McpServerDeclaration[] | Promise<readonly McpServerDeclaration[]>;
   /** Problems the source found reading its files (reported once per change). */
   diagnostics?(): readonly Diagnostic[];
+  /** Calls `listener` whenever the answer of `servers()` may have changed; returns an unsubscribe. */
   onChange?(listener: () => void): () => void;
 }
 

@@ -5,15 +5,18 @@ import { createToken } from './token.js';
 /** What an entry is about; written as `[kind]` in front of the entry. */
 export type MemoryKind = 'user' | 'feedback' | 'project' | 'reference';
 
+/** Every {@link MemoryKind}, for validation and menus. */
 export const MEMORY_KINDS: readonly MemoryKind[] = Object.freeze(['user', 'feedback', 'project', 'reference']);
 
 /** Startup caps from the spec: the first 200 lines of MEMORY.md, and at most 25 KB of them. */
 export const DEFAULT_MEMORY_STARTUP_CAPS: MemoryStartupCaps = Object.freeze({ maxLines: 200, maxBytes: 25 * 1024 });
 
-/** Session record fields the memory events and the last used references are kept under. */
+/** The session record field memory events are kept under (see {@link ProjectMemory.events}). */
 export const MEMORY_EVENTS_RECORD_FIELD = 'memoryEvents';
+/** The session record field the last used memory references are kept under (see {@link ProjectMemory.used}). */
 export const USED_MEMORY_RECORD_FIELD = 'usedMemoryReferences';
 
+/** A topic file as `list` shows it. */
 export interface MemoryTopicSummary {
   /** Lower-case topic name; the file is `topics/<topic>.md`. */
   readonly topic: string;
@@ -24,6 +27,7 @@ export interface MemoryTopicSummary {
   readonly entries: number;
 }
 
+/** The text of the memory index (MEMORY.md) or of one topic file. */
 export interface MemoryDocument {
   /** Absent for the index. */
   readonly topic?: string;
@@ -33,6 +37,7 @@ export interface MemoryDocument {
   readonly exists: boolean;
 }
 
+/** One fact to remember under a topic. */
 export interface MemoryEntryInput {
   readonly kind: MemoryKind;
   /** Letters, digits, `.`, `_`, `-`; no path separators, no `..`; lower-cased. */
@@ -49,6 +54,7 @@ export interface MemoryRefusal {
   readonly message: string;
 }
 
+/** The kinds of secret or personal data the memory policy refuses to store. */
 export type SensitiveContentKind =
   | 'aws-access-key'
   | 'aws-secret-key'
@@ -75,6 +81,7 @@ export type SensitiveContentKind =
   | 'kr-rrn'
   | 'high-entropy-string';
 
+/** What `append` did: wrote the entry, found it already there, or refused it. */
 export interface MemoryAppendResult {
   readonly topic: string;
   /** True when the topic already held the same normalised entry; nothing was written. */
@@ -94,6 +101,7 @@ export interface PendingMemoryCandidate extends MemoryEntryInput {
   readonly source: string;
 }
 
+/** What `propose` did: the new pending candidate, or why there is none (duplicate or refused). */
 export interface MemoryProposeResult {
   readonly candidate?: PendingMemoryCandidate;
   /** True when the same normalised candidate is already pending, or already saved in the topic. */
@@ -101,6 +109,7 @@ export interface MemoryProposeResult {
   readonly refused?: MemoryRefusal;
 }
 
+/** The outcome of approving or rejecting a pending candidate; the candidate is no longer pending. */
 export interface MemoryDecisionResult {
   readonly candidate: PendingMemoryCandidate;
   readonly event: MemoryEvent;
@@ -127,6 +136,7 @@ export type MemoryEvent =
   | (MemoryEventBase & { readonly type: 'approve'; readonly candidateId: string; readonly kind: MemoryKind; readonly text: string; readonly deduplicated: boolean })
   | (MemoryEventBase & { readonly type: 'reject'; readonly candidateId: string; readonly kind: MemoryKind; readonly text: string });
 
+/** Fields every {@link MemoryEvent} has. */
 export interface MemoryEventBase {
   /** ISO time. */
   readonly at: string;
@@ -135,12 +145,14 @@ export interface MemoryEventBase {
   readonly sessionId?: string;
 }
 
+/** How much of MEMORY.md goes into the system prompt. */
 export interface MemoryStartupCaps {
   readonly maxLines: number;
   /** UTF-8 bytes. */
   readonly maxBytes: number;
 }
 
+/** The start of MEMORY.md as cut for the system prompt, with the sizes before and after. */
 export interface MemoryStartupIndex {
   readonly path: string;
   /** The kept start of MEMORY.md; `''` when there is none. */
@@ -172,11 +184,15 @@ export interface ProjectMemory {
   append(entry: MemoryEntryInput): Promise<MemoryAppendResult>;
   /** Adds a pending candidate (same policy and deduplication) for a person to review. */
   propose(entry: MemoryEntryInput & { readonly source?: string }): Promise<MemoryProposeResult>;
+  /** Candidates waiting for review. */
   pending(): Promise<PendingMemoryCandidate[]>;
+  /** Appends a pending candidate to its topic and drops it from the queue; throws for an unknown id. */
   approve(id: string): Promise<MemoryDecisionResult>;
+  /** Drops a pending candidate without writing it; throws for an unknown id. */
   reject(id: string): Promise<MemoryDecisionResult>;
   /** Replaces the last used references (what `/memory used` reports). */
   recordUsed(references: readonly MemoryReference[]): void;
+  /** The references last recorded with `recordUsed`. */
   used(): readonly MemoryReference[];
   /** Events of this service's life (and restored ones), oldest first. Store them as `memoryEvents`. */
   events(): readonly MemoryEvent[];
@@ -186,10 +202,15 @@ export interface ProjectMemory {
   startupIndex(caps?: Partial<MemoryStartupCaps>): Promise<MemoryStartupIndex>;
 }
 
+/**
+ * The project memory of the session's cwd, made per session by `projectMemory()`. Optional:
+ * the `/memory` command uses it when it is bound.
+ */
 export const ProjectMemory = createToken<ProjectMemory>('ProjectMemory');
 
 // ── User-local storage (~/.tessera) ──────────────────────────────────────────────────────
 
+/** The folders of user-local storage, one per kind of data. */
 export type UserLocalCategory =
   | 'preferences'
   | 'view-state'
@@ -198,6 +219,7 @@ export type UserLocalCategory =
   | 'workflow-metadata'
   | 'inspection-index';
 
+/** Every {@link UserLocalCategory}. */
 export const USER_LOCAL_CATEGORIES: readonly UserLocalCategory[] = Object.freeze([
   'preferences',
   'view-state',
@@ -216,6 +238,7 @@ export type UserLocalMemoryCategory =
   | 'display-preference'
   | 'inspection-choice';
 
+/** Every {@link UserLocalMemoryCategory}. */
 export const USER_LOCAL_MEMORY_CATEGORIES: readonly UserLocalMemoryCategory[] = Object.freeze([
   'view-preference',
   'last-visible-cwd',
@@ -225,8 +248,10 @@ export const USER_LOCAL_MEMORY_CATEGORIES: readonly UserLocalMemoryCategory[] = 
   'inspection-choice',
 ]);
 
+/** A JSON value, as user-local memory items store them. */
 export type UserLocalJsonValue = string | number | boolean | null | readonly UserLocalJsonValue[] | { readonly [key: string]: UserLocalJsonValue };
 
+/** Where user-local data lives and which repository it is kept apart from. */
 export interface UserLocalRoot {
   /** The validated storage root (absolute, symlinks resolved when it exists). */
   readonly root: string;
@@ -234,6 +259,7 @@ export interface UserLocalRoot {
   readonly repositoryRoot: string;
 }
 
+/** One category folder as `inspect()` shows it. */
 export interface UserLocalCategorySummary {
   readonly category: UserLocalCategory;
   readonly location: string;
@@ -250,6 +276,7 @@ export interface UserLocalStorageProjection extends UserLocalRoot {
   readonly memoryItems: readonly UserLocalMemoryItemProjection[];
 }
 
+/** A user-local memory item to store; an item with the same category and key is replaced. */
 export interface UserLocalMemoryItemInput {
   readonly category: UserLocalMemoryCategory;
   /** 1–200 printable characters. */
@@ -263,6 +290,7 @@ export interface UserLocalMemoryItemInput {
   readonly scope?: 'user' | 'repository';
 }
 
+/** A stored item as lists show it: its value only in summary, with where it is kept and what it may affect. */
 export interface UserLocalMemoryItemProjection {
   readonly category: UserLocalMemoryCategory;
   readonly key: string;
@@ -285,6 +313,7 @@ export interface UserLocalMemoryItemProjection {
   readonly commandExecutionEffect: 'none';
 }
 
+/** A stored item with its full value. */
 export interface UserLocalMemoryItem extends UserLocalMemoryItemProjection {
   readonly value: UserLocalJsonValue;
 }
@@ -296,16 +325,21 @@ export interface UserLocalMemoryItem extends UserLocalMemoryItemProjection {
  * repository. Items influence display and navigation only (`commandExecutionEffect: 'none'`).
  */
 export interface UserLocalStorage {
+  /** Validates the storage root and returns it with the active repository; throws `UserLocalStorageRootError` for a bad root. */
   resolveRoot(): Promise<UserLocalRoot>;
   /** The folder of a category (created when `create` is true), so callers never build paths. */
   categoryLocation(category: UserLocalCategory, options?: { readonly create?: boolean }): Promise<string>;
+  /** Everything stored, by category, with every memory item. */
   inspect(): Promise<UserLocalStorageProjection>;
+  /** Stores an item (replacing one with the same category and key) and returns how it is listed; throws for invalid input. */
   setMemoryItem(item: UserLocalMemoryItemInput): Promise<UserLocalMemoryItemProjection>;
+  /** Stored items, disabled ones included, optionally of one category. */
   listMemoryItems(filter?: { readonly category?: UserLocalMemoryCategory }): Promise<UserLocalMemoryItemProjection[]>;
   /** Item with its value, disabled or not; undefined when absent. */
   inspectMemoryItem(category: UserLocalMemoryCategory, key: string): Promise<UserLocalMemoryItem | undefined>;
   /** Keeps the item inspectable; `readEnabledMemoryItem` returns null for it. False when absent. */
   disableMemoryItem(category: UserLocalMemoryCategory, key: string): Promise<boolean>;
+  /** Re-enables a disabled item. False when absent. */
   enableMemoryItem(category: UserLocalMemoryCategory, key: string): Promise<boolean>;
   /** False when absent. */
   deleteMemoryItem(category: UserLocalMemoryCategory, key: string): Promise<boolean>;
@@ -313,4 +347,5 @@ export interface UserLocalStorage {
   readEnabledMemoryItem(category: UserLocalMemoryCategory, key: string): Promise<UserLocalJsonValue | null>;
 }
 
+/** User-local storage, bound by `userLocalStorage()`, for hosts that keep view state and preferences outside the repository. Optional. */
 export const UserLocalStorage = createToken<UserLocalStorage>('UserLocalStorage');

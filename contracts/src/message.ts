@@ -8,11 +8,13 @@ export interface ProviderUsage {
   raw?: Record<string, unknown>;
 }
 
+/** Plain text in a message. */
 export interface TextBlock {
   type: 'text';
   text: string;
 }
 
+/** An inline image, as base64 data with its media type (`image/png`, …). */
 export interface ImageBlock {
   type: 'image';
   /** Base64-encoded bytes. */
@@ -20,6 +22,7 @@ export interface ImageBlock {
   mediaType: string;
 }
 
+/** The model's reasoning, when the provider exposes it. Kept in history so it can be sent back. */
 export interface ThinkingBlock {
   type: 'thinking';
   thinking: string;
@@ -28,6 +31,7 @@ export interface ThinkingBlock {
   redacted?: boolean;
 }
 
+/** A tool call requested by the model; `id` pairs it with its {@link ToolResultBlock}. */
 export interface ToolUseBlock {
   type: 'tool_use';
   id: string;
@@ -35,6 +39,7 @@ export interface ToolUseBlock {
   input: unknown;
 }
 
+/** The outcome of one tool call, matched to its call by `toolUseId`. */
 export interface ToolResultBlock {
   type: 'tool_result';
   toolUseId: string;
@@ -43,11 +48,16 @@ export interface ToolResultBlock {
   isError: boolean;
 }
 
+/** Any block that can appear in a message's content. */
 export type ContentBlock = TextBlock | ImageBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock;
 
 /** `interrupted` marks an assistant reply cut short by abort; its partial text is kept. */
 export type MessageState = 'complete' | 'interrupted';
 
+/**
+ * Why the model stopped, mapped from the provider's own reasons. `tool_use` means the reply ends
+ * in tool calls to run; `aborted` marks a reply cut short by abort.
+ */
 export type StopReason =
   | 'end_turn'
   | 'tool_use'
@@ -57,22 +67,26 @@ export type StopReason =
   | 'aborted'
   | 'error';
 
+/** Free-form data kept with a message (a provider's message and request ids, a plugin's notes). Never sent to the model. */
 export interface MessageMetadata {
   [key: string]: unknown;
 }
 
+/** A system instruction. */
 export interface SystemMessage {
   role: 'system';
   content: string;
   metadata?: MessageMetadata;
 }
 
+/** A message from the user: text, or text and images. */
 export interface UserMessage {
   role: 'user';
   content: string | Array<TextBlock | ImageBlock>;
   metadata?: MessageMetadata;
 }
 
+/** One reply from the model, with the provider and model that produced it and their token usage. */
 export interface AssistantMessage {
   role: 'assistant';
   content: Array<TextBlock | ThinkingBlock | ToolUseBlock>;
@@ -91,7 +105,9 @@ export interface ToolMessage {
   metadata?: MessageMetadata;
 }
 
+/** A message of the conversation, told apart by `role`. */
 export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+/** The role of a {@link Message}. */
 export type MessageRole = Message['role'];
 
 /** The concatenated text blocks of a message. */

@@ -16,6 +16,7 @@ export type ProviderErrorCode =
 /** Codes a later attempt can cure by itself: providers retry these while nothing has streamed. */
 export const RETRYABLE_CODES: ReadonlySet<ProviderErrorCode> = new Set(['rate_limit', 'overloaded', 'network', 'timeout', 'server']);
 
+/** Constructor options of {@link ProviderError}. `auth`, `invalid_request` and `context_length` make it not recoverable. */
 export interface ProviderErrorOptions {
   code: ProviderErrorCode;
   /** Provider name for messages and details (`anthropic`, `openai`, `lmstudio`…). */

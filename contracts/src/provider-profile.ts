@@ -16,9 +16,14 @@ export interface ProviderProfile {
 /** Builds a Provider from a profile of its `type`. Provider plugins contribute one each. */
 export interface ProviderFactory {
   readonly type: string;
+  /** Builds a new provider from the profile; `profile.options` carries settings specific to the type. */
   create(profile: ProviderProfile): Provider;
 }
 
+/**
+ * Contribution point: one factory per provider type, bound by `anthropicProviderFactory()`,
+ * `openaiProviderFactory()`, …; `providerFromProfile()` picks the one whose `type` matches.
+ */
 export const ProviderFactory = createToken<ProviderFactory>('ProviderFactory');
 
 /** What a model can take, for the context tracker. */

@@ -3,8 +3,10 @@ import { createToken } from './token.js';
 import type { ModelInfo } from './provider-profile.js';
 import type { ToolSchema } from './tool.js';
 
+/** Which part of the exchange a raw payload is: the request sent, the full response, or one stream event. */
 export type ProviderRawPayloadKind = 'request' | 'response' | 'stream_event';
 
+/** A provider's wire payload as sent or received, for debugging and recording; shape is provider-specific. */
 export interface ProviderRawPayload {
   provider: string;
   /** API surface, e.g. `messages` or `chat.completions`. */
@@ -13,12 +15,12 @@ export interface ProviderRawPayload {
   payload: unknown;
 }
 
+/** A call to a tool the provider hosts and runs itself (such as web search); the kernel does not execute it. */
 export interface ServerToolUse {
   name: string;
   input: unknown;
 }
 
-/** One model round: everything the provider needs for a single call. */
 /** A retry the provider is about to make after a failed attempt. */
 export interface ProviderRetry {
   /** 1-based number of the retry about to happen. */
@@ -31,6 +33,7 @@ export interface ProviderRetry {
   message: string;
 }
 
+/** One model round: everything the provider needs for a single call. */
 export interface ProviderRequest {
   messages: readonly Message[];
   system?: string;
@@ -48,8 +51,11 @@ export interface ProviderRequest {
   nativeTools?: { webSearch?: boolean };
   /** Per-call: deltas of this call go here and nowhere else (shared provider instances stay isolated). */
   onTextDelta?: (delta: string) => void;
+  /** Per-call: reasoning text as it streams, for providers that expose it. */
   onThinkingDelta?: (delta: string) => void;
+  /** Per-call: every wire payload of this call, as the provider sends and receives it. */
   onProviderNativeRawPayload?: (payload: ProviderRawPayload) => void;
+  /** Per-call: each hosted tool call the provider makes during this round. */
   onServerToolUse?: (use: ServerToolUse) => void;
   /** Called before each retry of a failed attempt (Claude Code's `system/api_retry`). */
   onRetry?: (retry: ProviderRetry) => void;
@@ -65,9 +71,14 @@ export interface ProviderRequest {
 export interface Provider {
   readonly name: string;
   readonly model?: string;
+  /** Makes one model call and resolves with the complete (or, on abort, partial) assistant message. */
   stream(request: ProviderRequest): Promise<AssistantMessage>;
   /** Context-window facts for a model (default: this provider's model), when known. */
   getModelInfo?(model?: string): ModelInfo | undefined;
 }
 
+/**
+ * The session's model backend, bound by a provider plugin (`anthropicProvider()`, `openaiProvider()`,
+ * …). The kernel resolves it for each session unless the session options pass a `provider`.
+ */
 export const Provider = createToken<Provider>('Provider');

@@ -54,5 +54,7 @@ export type SessionEvent =
   | { type: 'prompt_file_reference'; prompt: string; references: readonly IPromptFileReferenceRecord[] }
   | { type: 'skill_activation'; event: ISkillActivationEvent };
 
+/** The `type` of a {@link SessionEvent}. */
 export type SessionEventType = SessionEvent['type'];
+/** A subscriber to a session's events. Called synchronously as each event happens: keep it cheap. */
 export type SessionEventListener = (event: SessionEvent) => void;

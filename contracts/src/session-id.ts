@@ -8,6 +8,7 @@ import { TesseraError } from './errors.js';
  */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
+/** Thrown for a session id that breaks {@link SESSION_ID_PATTERN}; `details.id` holds the value given. */
 export class InvalidSessionIdError extends TesseraError {
   constructor(id: unknown) {
     super(
@@ -17,10 +18,12 @@ export class InvalidSessionIdError extends TesseraError {
   }
 }
 
+/** True when `id` is a string that may be used as a session id. */
 export function isValidSessionId(id: unknown): id is string {
   return typeof id === 'string' && SESSION_ID_PATTERN.test(id) && !id.includes('..');
 }
 
+/** Throws {@link InvalidSessionIdError} unless `id` is a valid session id. */
 export function assertValidSessionId(id: unknown): asserts id is string {
   if (!isValidSessionId(id)) throw new InvalidSessionIdError(id);
 }

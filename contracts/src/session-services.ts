@@ -10,7 +10,9 @@ import { createToken, type Token } from './token.js';
  * service per call asks here instead of capturing an instance at boot.
  */
 export interface SessionServices {
+  /** The service bound to `token`; throws when nothing is bound. */
   get<T>(token: Token<T>): T;
+  /** The service bound to `token`, or `undefined` when nothing is. */
   getOptional<T>(token: Token<T>): T | undefined;
   /** Every value bound to a contribution token; `[]` when none. */
   getAll<T>(token: Token<T>): T[];
@@ -46,6 +48,7 @@ export interface SessionServiceFactory<T = unknown> {
   readonly token: Token<T>;
   /** `services` resolves other tokens for the same session. */
   create(session: SessionSeed, services: SessionServices): T;
+  /** Releases a value `create` made, when its session shuts down. */
   dispose?(value: T): void | Promise<void>;
 }
 

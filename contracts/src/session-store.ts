@@ -31,9 +31,11 @@ export interface SessionRecordChange {
 export interface SessionStore {
   /** `change` is given by a live session; a store may ignore it and compare records itself. */
   save(record: ISessionRecord, change?: SessionRecordChange): void | Promise<void>;
+  /** The stored record with this id, or `undefined` when there is none. */
   load(id: string): ISessionRecord | undefined | Promise<ISessionRecord | undefined>;
   /** Newest `updatedAt` first. */
   list(): ISessionRecord[] | Promise<ISessionRecord[]>;
+  /** Removes the record; deleting an id that is not stored is not an error. */
   delete(id: string): void | Promise<void>;
   /**
    * The session ended in this process (after its last save): drop what the store keeps of it in
@@ -42,4 +44,8 @@ export interface SessionStore {
   release?(id: string): void | Promise<void>;
 }
 
+/**
+ * Where sessions are saved, bound by a store plugin (`jsonlSessionStore()`, `jsonSessionStore()`).
+ * Optional: without a binding sessions are not persisted and cannot be resumed.
+ */
 export const SessionStore = createToken<SessionStore>('SessionStore');

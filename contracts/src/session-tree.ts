@@ -18,6 +18,7 @@ export interface SessionTreeEntry {
   label?: string;
 }
 
+/** An entry with the entries that continue from it. */
 export interface SessionTreeNode {
   entry: SessionTreeEntry;
   /** Oldest first. */
@@ -62,4 +63,5 @@ export interface SessionTree {
   fork(sessionId: string, entryId: string, options?: { newSessionId?: string; name?: string }): Promise<string>;
 }
 
+/** Tree access to stored sessions, bound by the JSONL store plugin. Optional: `/fork`, `/tree` and labels need it. */
 export const SessionTree = createToken<SessionTree>('SessionTree');

@@ -11,6 +11,7 @@ export interface ShellDirectories {
   cwdFor(sessionId: string): string | undefined;
 }
 
+/** The sessions' shell directories, bound by the Bash tool plugin (`bashToolPlugin()`). Optional: without it every command resolves against the session cwd. */
 export const ShellDirectories = createToken<ShellDirectories>('ShellDirectories');
 
 /**
@@ -26,6 +27,7 @@ export interface ReadAccess {
   deniedPaths(context: { cwd: string; sessionId: string }): ((absolutePath: string) => boolean) | undefined;
 }
 
+/** The read-deny test, bound by `permissionsPlugin()`. Optional: without it Glob and Grep filter nothing. */
 export const ReadAccess = createToken<ReadAccess>('ReadAccess');
 
 /**
@@ -39,6 +41,7 @@ export interface WorkspaceGrants {
   additionalDirectories(cwd: string): readonly string[];
 }
 
+/** The extra directories granted by configuration, bound by `permissionsPlugin()`. Optional: without it the file tools work in the cwd only. */
 export const WorkspaceGrants = createToken<WorkspaceGrants>('WorkspaceGrants');
 
 /**
@@ -52,4 +55,5 @@ export interface SandboxPaths {
   readonly root: string;
 }
 
+/** The sandbox root, bound by `sandboxPathsPlugin()` when a sandbox is configured; unbound means the tools run on the host. */
 export const SandboxPaths = createToken<SandboxPaths>('SandboxPaths');

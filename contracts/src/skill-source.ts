@@ -29,7 +29,9 @@ export interface SkillEntry {
  */
 export interface SkillSource {
   readonly name: string;
+  /** The skills this source offers the session now. */
   skills(session: { readonly sessionId: string; readonly cwd: string }): readonly SkillEntry[] | Promise<readonly SkillEntry[]>;
+  /** Calls `listener` whenever the answer of `skills()` may have changed; returns an unsubscribe. */
   onChange?(listener: () => void): () => void;
 }
 

@@ -18,6 +18,7 @@ export interface SkillSessionRef {
   readonly services?: SessionServices;
 }
 
+/** How and for which session a skill is activated. */
 export interface SkillActivationRequest {
   readonly invocation: SkillInvocation;
   readonly sessionId: string;
@@ -70,6 +71,7 @@ export interface SkillForkActivation {
   readonly diagnostics: readonly Diagnostic[];
 }
 
+/** The outcome of an activation: a prompt to inject, or a forked subagent's answer. */
 export type SkillActivation = SkillInjectActivation | SkillForkActivation;
 
 /**
@@ -78,6 +80,7 @@ export type SkillActivation = SkillInjectActivation | SkillForkActivation;
  * permission rules allow, and injects the prompt or forks it into a subagent.
  */
 export interface SkillActivator {
+  /** The skills available to the session, from every skill source it sees. */
   list(session: SkillSessionRef): Promise<readonly SkillEntry[]>;
   /**
    * Rejects with `SkillNotFoundError`, `SkillNotModelInvocableError`, `SkillLoadError` or
@@ -86,6 +89,10 @@ export interface SkillActivator {
   activate(name: string, args: string, request: SkillActivationRequest): Promise<SkillActivation>;
 }
 
+/**
+ * The skill activator, bound by `skills()`. Optional: `/skills`, skill slash commands and the
+ * interactive session's `executeSkillCommandByName` report skills as disabled without it.
+ */
 export const SkillActivator = createToken<SkillActivator>('SkillActivator');
 
 /** No skill source lists the name. `details.suggestions` holds close names. */

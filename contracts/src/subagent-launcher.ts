@@ -1,5 +1,6 @@
 import { createToken } from './token.js';
 
+/** One subagent run. `signal` aborts it; `parentSessionId` and `cwd` are the session that asks. */
 export interface SubagentLaunchRequest {
   /** The task for the subagent. */
   prompt: string;
@@ -23,6 +24,7 @@ export interface SubagentLaunchRequest {
   background?: boolean;
 }
 
+/** A finished subagent run. `agentId` identifies the run in task events and transcripts. */
 export interface SubagentLaunchResult {
   /** The subagent's final answer. */
   text: string;
@@ -34,7 +36,12 @@ export interface SubagentLaunchResult {
  * other plugins (the hook runner's `agent` hooks, an Agent tool) use it when it is bound.
  */
 export interface SubagentLauncher {
+  /**
+   * Runs the subagent and resolves with its answer (at once, when `background` is set). Rejects
+   * with an `AbortError` on abort, and when a subagent session asks (subagents cannot nest).
+   */
   launch(request: SubagentLaunchRequest): Promise<SubagentLaunchResult>;
 }
 
+/** The subagent launcher, bound by `subagents()`. Optional: forked skills and the `/agent` command use it when it is bound. */
 export const SubagentLauncher = createToken<SubagentLauncher>('SubagentLauncher');

@@ -8,6 +8,10 @@ export type Token<T> = symbol & { readonly __service?: T };
 /** The service type a token stands for. */
 export type TokenType<K> = K extends Token<infer T> ? T : never;
 
+/**
+ * Creates the token for `tessera/<name>`. Calling it twice with the same name returns the same
+ * symbol, so a token can be declared in more than one place.
+ */
 export function createToken<T>(name: string): Token<T> {
   return Symbol.for(`tessera/${name}`) as Token<T>;
 }

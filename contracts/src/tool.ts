@@ -7,6 +7,7 @@ import { createToken } from './token.js';
 /** A JSON Schema object describing a tool's input, as sent to providers. */
 export type JsonSchema = Record<string, unknown>;
 
+/** What a tool's `execute` gets besides its input: the abort signal, where it runs and session services. */
 export interface ToolContext {
   /** Aborted when the run is aborted; long-running tools must stop promptly. */
   signal: AbortSignal;
@@ -29,6 +30,10 @@ export interface ToolContext {
   reportProgress?: (progress: ToolProgress) => void;
 }
 
+/**
+ * What a tool returns. A failure is a result with `success: false`, not a throw; a thrown error
+ * is turned into a `tool_error` result by the runtime.
+ */
 export interface ToolResult<TData = unknown> {
   success: boolean;
   /** What the model sees. Text, or text and image blocks. */
@@ -45,6 +50,7 @@ export interface ToolResult<TData = unknown> {
   metadata?: Record<string, unknown>;
 }
 
+/** The outcome of `Tool.validate`: the normalised input, or a message the model gets back as an `invalid_input` error. */
 export type ToolInputCheck<TInput> =
   | { success: true; data: TInput }
   | { success: false; message: string };
@@ -70,7 +76,9 @@ export interface Tool<TInput = unknown, TData = unknown> {
    * command or URL in `input[subject]`. Built-in tools need none.
    */
   readonly permission?: ToolPermission;
+  /** Checks and normalises the model's raw input. Without it, `execute` receives the input unchecked. */
   validate?(input: unknown): ToolInputCheck<TInput>;
+  /** Runs the tool and returns its result. It must honour `context.signal`. */
   execute(input: TInput, context: ToolContext): Promise<ToolResult<TData>> | ToolResult<TData>;
 }
 

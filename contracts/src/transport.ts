@@ -8,8 +8,11 @@ import { createToken } from './token.js';
 export interface ITransportAdapter<TSession = unknown> {
   /** `http`, `ws`, `mcp`, `headless`… */
   readonly name: string;
+  /** Offers a session to the transport's clients. The session stays the host's: the transport never shuts it down. */
   attach(session: TSession): void;
+  /** Starts serving (listening, reading stdio); sessions attached earlier are offered from then on. */
   start(): Promise<void>;
+  /** Stops serving and closes client connections. */
   stop(): Promise<void>;
 }
 

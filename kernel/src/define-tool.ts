@@ -4,10 +4,13 @@ import { definePlugin, type Plugin } from './plugin.js';
 
 /** The parts of a zod 4 schema `defineTool` uses (kept structural so the kernel never imports zod). */
 export interface ZodLikeSchema<T> {
+  /** Validates `input`; never throws. */
   safeParse(input: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
+  /** The schema as JSON Schema (zod 4's `z.toJSONSchema`, bound to this schema). */
   toJSONSchema(params?: unknown): Record<string, unknown>;
 }
 
+/** What `defineTool` takes: a tool with a zod schema for its input. `name` must be 1–64 letters, digits, `_` or `-`. */
 export interface ToolDefinition<TInput, TData> {
   name: string;
   description: string;
@@ -16,6 +19,7 @@ export interface ToolDefinition<TInput, TData> {
   maxResultChars?: number;
   /** See `Tool.permission`: how permission rules judge a tool they do not know by name. */
   permission?: ToolPermission;
+  /** Runs the tool on input that passed the schema; see `Tool.execute`. */
   execute(input: TInput, context: ToolContext): Promise<ToolResult<TData>> | ToolResult<TData>;
 }
 

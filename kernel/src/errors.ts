@@ -1,5 +1,6 @@
 import { TesseraError } from '@tessera/contracts';
 
+/** One reason a plugin list cannot form a kernel, with the plugins and token it concerns. */
 export interface CompositionProblem {
   /** Machine-readable kind of problem. */
   kind:
@@ -49,6 +50,7 @@ export class PluginOptionsError extends TesseraError {
   }
 }
 
+/** `run()` (or another call that needs the session idle) was called while a turn runs. */
 export class SessionBusyError extends TesseraError {
   constructor(sessionId: string) {
     super(
@@ -58,6 +60,7 @@ export class SessionBusyError extends TesseraError {
   }
 }
 
+/** The session was used after `shutdown()`. */
 export class SessionClosedError extends TesseraError {
   constructor(sessionId: string) {
     super(`Session ${sessionId} has been shut down; create a new session to continue.`, {
@@ -69,6 +72,7 @@ export class SessionClosedError extends TesseraError {
   }
 }
 
+/** The provider sent nothing for `providerTimeout` ms and the call was stopped; `run()` rejects with it. */
 export class ProviderTimeoutError extends TesseraError {
   constructor(provider: string, timeoutMs: number) {
     super(
@@ -78,6 +82,7 @@ export class ProviderTimeoutError extends TesseraError {
   }
 }
 
+/** A `userPromptSubmit` tap blocked the prompt, so nothing was sent; `run()` rejects with it. */
 export class PromptBlockedError extends TesseraError {
   /** Who blocked the prompt (a plugin name, `hook`…), when the tap said. */
   readonly source: string | undefined;
@@ -93,6 +98,7 @@ export class PromptBlockedError extends TesseraError {
   }
 }
 
+/** `compact()` was called on a session that has no `Compaction` service. */
 export class CompactionUnavailableError extends TesseraError {
   constructor() {
     super('compact() needs a Compaction service: add a compaction plugin to the kernel or pass `compaction` to the Session.', {
@@ -103,6 +109,7 @@ export class CompactionUnavailableError extends TesseraError {
   }
 }
 
+/** A session option (or a session setter's argument) is invalid; `details.field` names it. */
 export class SessionConfigurationError extends TesseraError {
   constructor(field: string, problem: string) {
     super(`Invalid session option "${field}": ${problem}`, {

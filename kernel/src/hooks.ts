@@ -87,6 +87,7 @@ export interface TesseraHooks {
   readonly observerError: SyncHook<[ObserverErrorContext]>;
 }
 
+/** The name of one hook of {@link TesseraHooks} (`preToolUse`, `stop`, …). */
 export type HookName = keyof TesseraHooks;
 
 const WATERFALL_HOOKS: ReadonlySet<HookName> = new Set([

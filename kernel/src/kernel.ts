@@ -38,10 +38,12 @@ import { commandToolProblems } from './interactive/command-tools.js';
 import { Stage } from './stage.js';
 import type { SessionOptions } from './session-options.js';
 
+/** What `createKernel` composes. `plugins` may nest arrays and contain falsy entries (see {@link PluginInput}). */
 export interface CreateKernelOptions {
   plugins: readonly PluginInput[];
 }
 
+/** One plugin of a {@link KernelDescription}: its name, its tokens by name, and the hook taps it made. */
 export interface PluginDescription {
   name: string;
   provides: string[];
@@ -54,6 +56,7 @@ export interface PluginDescription {
   taps: Array<{ hook: string; name: string; stage: number }>;
 }
 
+/** A kernel's composition as plain data (`kernel.describe()`), for `/doctor` and tests. */
 export interface KernelDescription {
   plugins: PluginDescription[];
   /** Plugins dropped by `replaces`: name → replacing plugin. */
@@ -114,14 +117,17 @@ export class Kernel {
     });
   }
 
+  /** The service bound to `token`; throws when nothing is bound. Sessions resolve through their own services instead. */
   get<T>(token: Token<T>): T {
     return this.container.get<T>(token);
   }
 
+  /** The service bound to `token`, or `undefined` when nothing is. */
   getOptional<T>(token: Token<T>): T | undefined {
     return this.container.isBound(token) ? this.container.get<T>(token) : undefined;
   }
 
+  /** Every value bound to a contribution token; `[]` when none. */
   getAll<T>(token: Token<T>): T[] {
     return this.container.isBound(token) ? this.container.getAll<T>(token) : [];
   }

@@ -2,6 +2,7 @@ import type { Token } from '@tessera/contracts';
 import type { BindToFluentSyntax, Container } from 'inversify';
 import type { TesseraHooks } from './hooks.js';
 
+/** What a plugin's `register` gets: binding for the tokens it declared, decoration, and the hooks to tap. */
 export interface PluginRegisterContext {
   /**
    * Binds a token this plugin declared in `provides` or `contributes`.
@@ -16,10 +17,16 @@ export interface PluginRegisterContext {
   readonly hooks: TesseraHooks;
 }
 
+/**
+ * What a plugin's `boot` and `shutdown` get: the composed container and hooks. Resolve services
+ * here, not in `register`, where other plugins may not have bound theirs yet.
+ */
 export interface PluginRuntimeContext {
   readonly container: Container;
   readonly hooks: TesseraHooks;
+  /** The service bound to `token`; throws when nothing is bound. */
   get<T>(token: Token<T>): T;
+  /** The service bound to `token`, or `undefined` when nothing is. */
   getOptional<T>(token: Token<T>): T | undefined;
   /** Every value bound to a contribution token; `[]` when none. */
   getAll<T>(token: Token<T>): T[];
@@ -60,17 +67,21 @@ export interface Plugin {
  * plugin's own `shutdown`.
  */
 export interface PluginActivation {
+  /** Start-up for this kernel; a rejection fails `createKernel`. */
   boot?(context: PluginRuntimeContext): void | Promise<void>;
+  /** Release for this kernel; a failure is reported and the other plugins still shut down. */
   shutdown?(context: PluginRuntimeContext): void | Promise<void>;
 }
 
 /** Anything a preset may contain: plugins, nested lists, and falsy entries (ignored). */
 export type PluginInput = Plugin | readonly PluginInput[] | false | null | undefined | 0 | '';
 
+/** Returns `plugin` unchanged; it exists so a plugin literal is checked against {@link Plugin} and keeps its own type. */
 export function definePlugin<P extends Plugin>(plugin: P): P {
   return plugin;
 }
 
+/** The plugins of a preset in order, nested arrays flattened and falsy entries dropped. */
 export function flattenPlugins(inputs: readonly PluginInput[]): Plugin[] {
   const plugins: Plugin[] = [];
   const visit = (input: PluginInput): void => {

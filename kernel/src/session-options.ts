@@ -17,8 +17,10 @@ import type {
 } from '@tessera/contracts';
 import type { TesseraHooks } from './hooks.js';
 
+/** A fraction of the context window in (0, 1] at which auto-compaction runs, or `false` for never. */
 export type TAutoCompactThreshold = number | false;
 
+/** A finished compaction with the context-window state before and after (`onCompactEvent`). */
 export interface CompactEvent {
   trigger: 'manual' | 'auto';
   before: IContextWindowState | undefined;
@@ -27,12 +29,18 @@ export interface CompactEvent {
 
 /** Per-run callbacks (and a caller's own abort signal) for one `run()`. */
 export interface RunOptions {
+  /** Each streamed text chunk of this run. */
   onTextDelta?: (delta: string) => void;
+  /** Start and end of each tool call of this run. */
   onToolExecution?: (event: ToolExecutionEvent) => void;
   /** Aborting it has the same effect as `session.abort()`. */
   signal?: AbortSignal;
 }
 
+/**
+ * Everything a `Session` is built from. Only `provider` is required; `kernel.createSession`
+ * fills in the rest from the container (see `KernelSessionOptions`).
+ */
 export interface SessionOptions {
   provider: Provider;
   tools?: readonly Tool[];
@@ -82,13 +90,19 @@ export interface SessionOptions {
   compactInstructions?: string;
   /** How often one turn may be continued by `stop` taps before it ends anyway (default 8). */
   maxStopContinuations?: number;
+  /** Each streamed text chunk of every run. Called on the hot path: keep it cheap. */
   onTextDelta?: (delta: string) => void;
+  /** Start and end of each tool call. */
   onToolExecution?: (event: ToolExecutionEvent) => void;
+  /** The context-window estimate changed. */
   onContextUpdate?: (state: IContextWindowState) => void;
+  /** A compaction finished; receives the summary that replaced the conversation. */
   onCompact?: (summary: string) => void;
+  /** A compaction finished; receives its trigger and the usage before and after. */
   onCompactEvent?: (event: CompactEvent) => void;
 }
 
+/** Options of `session.shutdown()`; `reason` is what `sessionEnd` reports (default `other`). */
 export interface ISessionShutdownOptions {
   reason?: SessionEndReason;
 }

@@ -12,7 +12,9 @@ import {
  * a subagent job's child, a per-session tool — the same view).
  */
 export interface ServiceResolver {
+  /** The service bound to `token`, or `undefined` when nothing is. */
   get<T>(token: Token<T>, options: { optional: true }): T | undefined;
+  /** Every value bound to `token`; `[]` when none. */
   getAll<T>(token: Token<T>, options: { optional: true }): T[];
 }
 
@@ -35,6 +37,7 @@ export class ContainerSessionServices implements SessionServices {
     private readonly seed?: SessionSeed,
   ) {}
 
+  /** The service for `token`; throws when nothing is bound. */
   get<T>(token: Token<T>): T {
     const service = this.getOptional(token);
     if (service === undefined) {
@@ -43,6 +46,7 @@ export class ContainerSessionServices implements SessionServices {
     return service;
   }
 
+  /** The service for `token` (made for this session when a factory covers it), or `undefined`. Kept after the first call. */
   getOptional<T>(token: Token<T>): T | undefined {
     if (this.resolved.has(token)) return this.resolved.get(token) as T | undefined;
     const factory = this.factoryFor(token);

@@ -276,10 +276,12 @@ export class Session implements ISession {
     this.controller?.abort();
   }
 
+  /** True while a `run()` is in progress. */
   isRunning(): boolean {
     return this.controller !== undefined;
   }
 
+  /** The session id (same as `sessionId`). */
   getSessionId(): string {
     return this.sessionId;
   }
@@ -350,10 +352,12 @@ export class Session implements ISession {
   /** @internal — read by the turn runner. */
   contextWindow: ContextWindow | undefined;
 
+  /** The permission mode tool calls are judged in now (default `default`). */
   getPermissionMode(): PermissionMode {
     return this.permissionMode;
   }
 
+  /** Changes the permission mode; it applies from the next tool call, even within a running turn. */
   setPermissionMode(mode: PermissionMode): void {
     this.permissionMode = mode;
   }
@@ -368,6 +372,10 @@ export class Session implements ISession {
     return this.entries;
   }
 
+  /**
+   * Appends an entry (a chat entry also joins the conversation) and fires `historyAppend`; a
+   * tap that throws is logged, not rethrown. Saved with the next save.
+   */
   addHistoryEntry(entry: IHistoryEntry): void {
     this.entries.push(entry);
     if (entry.category === 'chat') this.messages.push(entry.data as Message);
@@ -390,6 +398,7 @@ export class Session implements ISession {
     this.appendMessage(message);
   }
 
+  /** Empties the history and the context estimate, and fires `historyReset` with reason `clear`. */
   clearHistory(): void {
     this.resetHistory('clear');
   }
@@ -422,14 +431,17 @@ export class Session implements ISession {
     }
   }
 
+  /** Context-window usage as of the last update; `undefined` when the session has no tracker. */
   getContextState(): IContextWindowState | undefined {
     return this.contextWindow?.getState();
   }
 
+  /** The fraction of the window that triggers auto-compaction (default 0.835), or `false` when it is off. */
   getAutoCompactThreshold(): TAutoCompactThreshold {
     return this.autoCompactThreshold;
   }
 
+  /** Sets the auto-compaction threshold, a fraction in (0, 1], or `false` to turn it off; throws `SessionConfigurationError` otherwise. */
   setAutoCompactThreshold(threshold: TAutoCompactThreshold): void {
     if (threshold !== false && !(threshold > 0 && threshold <= 1)) {
       throw new SessionConfigurationError('autoCompactThreshold', `expected a fraction in (0, 1] or false, got ${String(threshold)}.`);
@@ -563,6 +575,7 @@ export class Session implements ISession {
     else this.recordFields[field] = value;
   }
 
+  /** A field kept in the session record beside the standard ones; `undefined` when unset. */
   getRecordField(field: string): unknown {
     return this.recordFields[field];
   }

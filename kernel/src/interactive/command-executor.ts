@@ -41,14 +41,17 @@ export class SystemCommandExecutor {
     return commands;
   }
 
+  /** True when a composed module has the command (`/name` or `name`). */
   has(name: string): boolean {
     return this.commands().has(canonicalName(name));
   }
 
+  /** The command registered under `name` (`/name` or `name`), if any. */
   get(name: string): ISystemCommand | undefined {
     return this.commands().get(canonicalName(name))?.command;
   }
 
+  /** Every registered command, sorted by name. */
   listCommands(): ICommandListing[] {
     return [...this.commands().values()]
       .map(({ command, module }) => ({

@@ -10,6 +10,7 @@ export class BuiltinCommandSource implements ICommandSource {
 
   constructor(private readonly executor: SystemCommandExecutor) {}
 
+  /** The commands a person may type, with their subcommands. */
   getCommands(): ICommand[] {
     return this.executor
       .listCommands()
@@ -37,14 +38,17 @@ export class SkillCommandSource implements ICommandSource {
   readonly name = 'skills';
   private entries: readonly SkillEntry[] = [];
 
+  /** Replaces the skills this source lists. */
   update(entries: readonly SkillEntry[]): void {
     this.entries = entries;
   }
 
+  /** The skill with this id or qualified name (`plugin:skill`), if listed. */
   skill(name: string): SkillEntry | undefined {
     return this.entries.find((entry) => entry.id === name || entry.qualifiedName === name);
   }
 
+  /** The skills a person may invoke, as commands. */
   getCommands(): ICommand[] {
     return this.entries
       .filter((entry) => entry.userInvocable !== false)
@@ -70,6 +74,7 @@ export class CommandRegistry {
   /** Qualified commands (`plugin:command`) with their lower-cased part after the colon. */
   private qualified: Array<[ICommand, string]> = [];
 
+  /** Adds a source after the existing ones; an earlier source wins a name both have. */
   addSource(source: ICommandSource): void {
     this.sources.push(source);
     this.sorted = undefined;
@@ -119,6 +124,7 @@ export class CommandRegistry {
     return qualified.length === 1 ? qualified[0]!.name : null;
   }
 
+  /** The subcommands of the command named exactly `name`; `[]` when it has none or does not exist. */
   getSubcommands(name: string): ICommand[] {
     return [...(this.all().find((command) => command.name === name)?.subcommands ?? [])];
   }

@@ -12,6 +12,7 @@ import { createKernel, type Kernel } from '../kernel.js';
 import { definePlugin, type PluginInput } from '../plugin.js';
 import { InteractiveSession, type InteractiveSessionOptions } from './interactive-session.js';
 
+/** What `createQuery` takes: the prompt, a kernel (or plugins to compose one) and the interactive session options. */
 export interface CreateQueryOptions extends Omit<InteractiveSessionOptions, 'session' | 'kernel' | 'resumeSessionId'> {
   prompt: string;
   /** The composed application. Without one, a kernel is composed from `plugins` (and `provider`) for this query and shut down after it. */

@@ -15,15 +15,23 @@ export interface InteractiveSessionEvents {
   thinking_delta: (delta: string) => void;
   /** `true` when a prompt starts executing, `false` when it ended (any way). */
   thinking: (isThinking: boolean) => void;
+  /** A tool call started; `state` is a copy, yours to keep. */
   tool_start: (state: IToolState) => void;
+  /** A tool call finished (success, error or denied); `state` is a copy, yours to keep. */
   tool_end: (state: IToolState) => void;
+  /** A prompt finished successfully. */
   complete: (result: IExecutionResult) => void;
+  /** A prompt failed; `submit` rejects with the same error. Not emitted for an abort (see `interrupted`). */
   error: (error: Error) => void;
+  /** The context-window estimate changed, with the session's current auto-compaction threshold. */
   context_update: (state: IContextWindowState & { autoCompactThreshold: number | false }) => void;
   /** The abort completed; the result holds what the turn produced before it. */
   interrupted: (result: IExecutionResult) => void;
+  /** `@file` references of a prompt were read and sent to the model. */
   prompt_file_reference: (event: { prompt: string; references: readonly IPromptFileReferenceRecord[] }) => void;
+  /** A background task of this session (or of none) changed state; needs a bound `BackgroundTasks` with events. */
   background_task_event: (event: BackgroundTaskNotice) => void;
+  /** A skill activation started, completed or failed. */
   skill_activation: (event: ISkillActivationEvent) => void;
 }
 

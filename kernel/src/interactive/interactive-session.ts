@@ -51,10 +51,13 @@ import { firstArgOf, finishedToolState } from './tool-state.js';
 
 /** What a sandbox offers the interactive session: snapshots on shutdown, restore on resume. */
 export interface InteractiveSandboxClient {
+  /** Snapshots the sandbox and returns the snapshot id, kept in the session record as `sandboxSnapshotId`. */
   snapshot?(): Promise<string>;
+  /** Restores a snapshot taken by `snapshot` when a session is resumed (not when forked). */
   restore?(snapshotId: string): Promise<void>;
 }
 
+/** How to create an `InteractiveSession`: from a kernel (with the session options below) or around a ready `Session`. */
 export interface InteractiveSessionOptions {
   /** The composed application; sessions are created from it. Either this or `session`. */
   kernel?: Kernel;
@@ -98,6 +101,7 @@ export interface IResumableSession {
   messageCount: number;
 }
 
+/** `submit` was called while one prompt runs and another already waits; the queue holds one. */
 export class PromptQueueFullError extends TesseraError {
   constructor() {
     super('A prompt is already queued behind the running one; wait for it, or cancel it with cancelQueue().', {
@@ -108,12 +112,14 @@ export class PromptQueueFullError extends TesseraError {
   }
 }
 
+/** `submit` was called after `shutdown()`. */
 export class InteractiveSessionClosedError extends TesseraError {
   constructor(sessionId: string) {
     super(`The interactive session ${sessionId} has been shut down; create a new one.`, { code: 'session_closed', category: 'state', recoverable: false, details: { sessionId } });
   }
 }
 
+/** `resumeSessionId` names no session in the store (or no store is bound). */
 export class ResumeSessionNotFoundError extends TesseraError {
   constructor(sessionId: string) {
     super(`No stored session "${sessionId}" to resume; list the stored sessions (listResumableSessions) and pick one of their ids.`, {
@@ -182,6 +188,7 @@ export class InteractiveSession {
     await this.ready;
   }
 
+  /** Listens to one event until the returned function is called. A listener that throws is reported as a diagnostic, never breaks the turn. */
   on<K extends keyof InteractiveSessionEvents>(name: K, listener: InteractiveSessionEvents[K]): () => void {
     return this.events.on(name, listener);
   }
@@ -225,18 +232,22 @@ export class InteractiveSession {
     return pending?.input ?? null;
   }
 
+  /** True while a prompt runs. */
   isExecuting(): boolean {
     return this.executing;
   }
 
+  /** The text of the prompt waiting behind the running one, or `null`. */
   getPendingPrompt(): string | null {
     return this.pending?.input ?? null;
   }
 
+  /** The assistant text streamed so far in the current model call. */
   getStreamingText(): string {
     return this.streamingText;
   }
 
+  /** Copies of the tool calls of this turn that are still running. */
   getActiveTools(): IToolState[] {
     return this.turnTools.filter((state) => state.isRunning).map((state) => ({ ...state }));
   }
@@ -429,6 +440,7 @@ export class InteractiveSession {
 
   // ------------------------------------------------------------------ state
 
+  /** The session id; before the session is ready, the id asked for (or `''`). */
   getSessionId(): string {
     return this.session?.sessionId ?? this.options.sessionId ?? '';
   }
@@ -454,6 +466,7 @@ export class InteractiveSession {
     return this.getFullHistory();
   }
 
+  /** Context-window usage with the auto-compaction threshold; zeros before the session is ready or without a tracker. */
   getContextState(): IContextWindowState & { autoCompactThreshold: number | false } {
     return this.withThreshold(this.session?.getContextState() ?? EMPTY_CONTEXT);
   }
@@ -462,16 +475,19 @@ export class InteractiveSession {
     return { ...state, autoCompactThreshold: this.session?.getAutoCompactThreshold() ?? false };
   }
 
+  /** Compacts the conversation (see `Session.compact`) and saves the session. */
   async compact(instructions?: string): Promise<void> {
     const session = await this.ready;
     await session.compact(instructions);
     await session.save();
   }
 
+  /** The user-facing session name, if one was given. */
   getName(): string | undefined {
     return this.session?.getName();
   }
 
+  /** Names the session and saves it. */
   async setName(name: string): Promise<void> {
     const session = await this.ready;
     session.setName(name);
@@ -499,6 +515,7 @@ export class InteractiveSession {
     return executor.execute(canonical, args, this.hostContext(session, invocation));
   }
 
+  /** Every executable command, sorted by name; `[]` before the session is ready. */
   listCommands(): ICommandListing[] {
     return this.session ? this.commandExecutor(this.session).listCommands() : [];
   }
@@ -623,11 +640,13 @@ export class InteractiveSession {
 
   // ------------------------------------------------------------------ checkpoints
 
+  /** This session's edit checkpoints; `[]` without the checkpoints plugin. */
   async listEditCheckpoints(): Promise<IEditCheckpointSummary[]> {
     const session = await this.ready;
     return (await this.checkpoints(session)?.list(session.sessionId)) ?? [];
   }
 
+  /** Describes a checkpoint; rejects when checkpoints are not enabled or the id is unknown. */
   async inspectEditCheckpoint(checkpointId: string): Promise<IEditCheckpointInspection> {
     const session = await this.ready;
     return this.requireCheckpoints(session).inspect(session.sessionId, checkpointId);

@@ -23,12 +23,14 @@ export class FakeClock implements Clock {
     return this.current;
   }
 
+  /** Schedules `callback` at now + `ms` (negative counts as 0); it fires only during `advance`. */
   setTimeout(callback: () => void, ms: number): TimerHandle {
     const timer = { id: this.nextId++, at: this.current + Math.max(0, ms), callback };
     this.timers.push(timer);
     return timer.id as unknown as TimerHandle;
   }
 
+  /** Cancels a pending timer; unknown or fired handles are ignored. */
   clearTimeout(handle: TimerHandle): void {
     this.timers = this.timers.filter((timer) => timer.id !== (handle as unknown as number));
   }
@@ -38,6 +40,7 @@ export class FakeClock implements Clock {
     return this.timers.length;
   }
 
+  /** Moves time forward by `ms`, firing due timers synchronously, earliest first. */
   advance(ms: number): void {
     const target = this.current + ms;
     for (;;) {

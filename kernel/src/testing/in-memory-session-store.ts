@@ -19,6 +19,7 @@ export class InMemorySessionStore implements SessionStore {
     this.records.set(record.id, { ...record, messages: [...record.messages], history: [...record.history] });
   }
 
+  /** A deep copy of the stored record, or `undefined`. */
   load(id: string): ISessionRecord | undefined {
     const record = this.records.get(id);
     return record && structuredClone(record);
@@ -30,6 +31,7 @@ export class InMemorySessionStore implements SessionStore {
       .sort((a, b) => compareText(b.updatedAt, a.updatedAt));
   }
 
+  /** Forgets the record; an unknown id is ignored. */
   delete(id: string): void {
     this.records.delete(id);
   }

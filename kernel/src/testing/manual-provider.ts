@@ -8,14 +8,18 @@ export class ManualProvider implements Provider {
   readonly name = 'manual';
   readonly calls: Array<{
     request: ProviderRequest;
+    /** Streams `text` to the caller (`request.onTextDelta`) and adds it to the reply. */
     delta(text: string): void;
+    /** Resolves the call with the text streamed so far; fields of `message` override the defaults. */
     finish(message?: Partial<AssistantMessage>): void;
+    /** Rejects the call with `error`. */
     fail(error: unknown): void;
   }> = [];
   private waiters: Array<() => void> = [];
 
   constructor(private readonly onAbort: 'resolve' | 'reject' = 'resolve') {}
 
+  /** Records the call in `calls` and waits for the test to finish, fail or abort it. */
   stream(request: ProviderRequest): Promise<AssistantMessage> {
     return new Promise((resolve, reject) => {
       let text = '';

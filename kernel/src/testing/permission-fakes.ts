@@ -8,6 +8,7 @@ import type {
 
 /** Lets every tool call run. The test preset's policy. */
 export class AllowAllPermissionPolicy implements PermissionPolicy {
+  /** Always `auto`. */
   evaluate(): PermissionVerdict {
     return { decision: 'auto', reason: 'allow-all policy' };
   }
@@ -24,6 +25,7 @@ export class RecordingApprovalHandler implements ApprovalHandler {
     private readonly answer: ApprovalAnswer | ((request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>) = true,
   ) {}
 
+  /** Records the request in `requests`, then resolves with the configured answer (default `true`). */
   requestApproval(request: ApprovalRequest): Promise<ApprovalAnswer> {
     this.requests.push(request);
     const { signal } = request;

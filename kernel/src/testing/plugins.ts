@@ -16,6 +16,7 @@ import { SilentSessionLogger } from './session-loggers.js';
 // Each double is built by the container unless the test passes its own instance, so one
 // plugin value composed into two kernels gives each kernel its own clock, store and logger.
 
+/** Provides `Clock`: the given clock, or a new {@link FakeClock} per kernel. Reach it with `kernel.get(Clock)`. */
 export function fakeClock(clock?: Clock): Plugin {
   return definePlugin({
     name: 'fake-clock',
@@ -27,6 +28,7 @@ export function fakeClock(clock?: Clock): Plugin {
   });
 }
 
+/** Provides `SessionStore`: the given store, or a new {@link InMemorySessionStore} per kernel. */
 export function inMemorySessionStore(store?: SessionStore): Plugin {
   return definePlugin({
     name: 'session-store-memory',
@@ -38,6 +40,7 @@ export function inMemorySessionStore(store?: SessionStore): Plugin {
   });
 }
 
+/** Provides `SessionLogger`: the given logger (a {@link RecordingSessionLogger}, say), or a {@link SilentSessionLogger}. */
 export function silentSessionLogger(logger?: SessionLogger): Plugin {
   return definePlugin({
     name: 'session-logger-silent',
@@ -49,6 +52,7 @@ export function silentSessionLogger(logger?: SessionLogger): Plugin {
   });
 }
 
+/** Provides a `PermissionPolicy` that lets every tool call run ({@link AllowAllPermissionPolicy}). */
 export function allowAllPermissions(): Plugin {
   return definePlugin({
     name: 'permissions-allow-all',
@@ -59,6 +63,10 @@ export function allowAllPermissions(): Plugin {
   });
 }
 
+/**
+ * Provides `ApprovalHandler`: a {@link RecordingApprovalHandler} per kernel that answers with
+ * `answer` (default `true`). Read its `requests` through `kernel.get(ApprovalHandler)`.
+ */
 export function recordingApprovals(
   answer?: ApprovalAnswer | ((request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>),
 ): Plugin {

@@ -2,9 +2,11 @@ import type { SessionLogData, SessionLogger } from '@tessera/contracts';
 
 /** Discards everything. */
 export class SilentSessionLogger implements SessionLogger {
+  /** Does nothing. */
   log(): void {}
 }
 
+/** One call of `log`, as {@link RecordingSessionLogger} keeps it. */
 export interface RecordedLogEvent {
   sessionId: string;
   event: string;
@@ -15,6 +17,7 @@ export interface RecordedLogEvent {
 export class RecordingSessionLogger implements SessionLogger {
   readonly events: RecordedLogEvent[] = [];
 
+  /** Appends the event to `events`. */
   log(sessionId: string, event: string, data: SessionLogData): void {
     this.events.push({ sessionId, event, data });
   }

@@ -1,0 +1,11 @@
+export { main } from './main.js';
+export { releaseNotesPreset, type ReleaseNotesPresetOptions } from './release-notes-preset.js';
+export { relnotesPresetOptions, defaultDatabasePath, refuseApprovals } from './relnotes-options.js';
+export { parseRelnotesArgs, RelnotesUsageError, USAGE, type RelnotesFlags } from './args.js';
+export { runPrintMode, type PrintModeOptions } from './print-mode.js';
+export { gitLog, gitLogTool, GIT_LOG_RULE } from './git-log-tool.js';
+export { readGitLog, formatCommits, GitLogError, type GitCommit, type GitLogRequest, type GitLogResult } from './read-git-log.js';
+export { releaseNotesCommand, releaseNotesCommandDefinition, releaseNotesPrompt } from './release-notes-command.js';
+export { releaseNotesStyle, RELEASE_NOTES_STYLE } from './release-notes-style.js';
+export { sqliteSessionStore, SqliteSessionStore, SessionRecordCorruptError, type SqliteSessionStoreOptions } from './sqlite-session-store.js';
+export { describeReleaseNotesAgent, formatDescription } from './describe-agent.js';
