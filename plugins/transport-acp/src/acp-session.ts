@@ -74,12 +74,24 @@ export class AcpSession implements ApprovalHandler {
     this.interactive.getSession().setPermissionMode(mode);
   }
 
-  /** Sends the session's user-invocable slash commands (`available_commands_update`). */
-  advertiseCommands(): Promise<void> {
-    const availableCommands = this.interactive
-      .listCommands()
-      .filter((command) => command.userInvocable)
-      .map((command): acp.AvailableCommand => ({ name: command.name, description: command.description, ...(command.argumentHint ? { input: { hint: command.argumentHint } } : {}) }));
+  /**
+   * Sends the session's user-invocable slash commands (`available_commands_update`): the composed
+   * ones, then skills and bundle plugins' commands from the palette's registry.
+   */
+  async advertiseCommands(): Promise<void> {
+    const seen = new Set<string>();
+    const availableCommands: acp.AvailableCommand[] = [];
+    const add = (name: string, description: string, hint: string | undefined): void => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      availableCommands.push({ name, description, ...(hint ? { input: { hint } } : {}) });
+    };
+    for (const command of this.interactive.listCommands()) if (command.userInvocable) add(command.name, command.description, command.argumentHint);
+    try {
+      for (const command of (await this.interactive.getCommandRegistry()).getCommands()) add(command.name, command.description, command.argumentHint);
+    } catch {
+      // No registry: the composed commands are the list.
+    }
     return this.send({ sessionUpdate: 'available_commands_update', availableCommands });
   }
 
@@ -143,9 +155,13 @@ export class AcpSession implements ApprovalHandler {
 
   /** `undefined` when the session has no such command (the text then goes to the model). */
   private async runCommand(name: string, args: string): Promise<acp.StopReason | undefined> {
+    const streamedBefore = this.streamedText;
     const result = await this.interactive.executeCommand(name, args);
     if (result === null) return undefined;
-    const lines = [result.message, ...(result.diagnostics ?? [])];
+    // A command that ran a turn (a skill, a plugin command) already streamed its answer: its
+    // result message is that answer again, so only what did not stream is sent.
+    const streamed = this.streamedText !== streamedBefore;
+    const lines = [streamed ? '' : result.message, ...(result.diagnostics ?? [])];
     if (result.interaction) {
       lines.push(`(/${name} asks "${result.interaction.prompt.title}", which needs Tessera's terminal; it is not available over ACP.)`);
       await Promise.resolve(result.interaction.cancel?.()).catch(() => undefined);
@@ -175,10 +191,14 @@ export class AcpSession implements ApprovalHandler {
 
   // ---------------------------------------------------------------- events → updates
 
+  /** Text deltas streamed so far (a command that ran a turn is known by it). */
+  private streamedText = 0;
+
   private readonly onEvent = (event: SessionEvent): void => {
     if (this.awaitingOutput.size > 0 && !event.type.startsWith('tool_')) this.flushOutputs();
     switch (event.type) {
       case 'text_delta':
+        this.streamedText += 1;
         void this.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.delta } });
         break;
       case 'thinking_delta':

@@ -1,5 +1,5 @@
-import type { ICommandHostAdapters } from '@tessera/contracts';
-import type { Kernel } from '@tessera/kernel';
+import { createToken, SkillActivator, type AgentDefinition, type ICommandHostAdapters } from '@tessera/contracts';
+import type { InteractiveSession, Kernel } from '@tessera/kernel';
 import { BundlePlugins } from '@tessera/plugin-bundle-plugins';
 import { McpClients, type McpServerState } from '@tessera/plugin-mcp/plugin';
 
@@ -31,4 +31,41 @@ export function loadedPluginsForInit(kernel: Kernel): Array<{ name: string; path
 /** The MCP servers' states (`system/init`'s `mcp_servers`, the `mcp_status` answer, `/mcp`). */
 export function mcpServerStates(kernel: Kernel): McpServerState[] {
   return kernel.getOptional(McpClients)?.servers() ?? [];
+}
+
+/** The subagents plugin's registry (its token, without loading the plugin's module). */
+const AgentDefinitions = createToken<{ list(): readonly AgentDefinition[] }>('AgentDefinitions');
+
+/** What a session offers, as hosts list it (`system/init`, the `initialize` answer). */
+export interface HostListings {
+  /** Every slash command: built-ins, skills, bundle plugins' commands, MCP prompts. */
+  commands: Array<{ name: string; description: string; argumentHint: string }>;
+  agents: Array<{ name: string; description: string }>;
+  skills: string[];
+}
+
+/** Commands (the palette's registry: modules, skills and plugin commands), agents and skills. */
+export async function hostListings(kernel: Kernel, interactive: InteractiveSession): Promise<HostListings> {
+  const seen = new Set<string>();
+  const commands: HostListings['commands'] = [];
+  const add = (name: string, description: string | undefined, argumentHint: string | undefined): void => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    commands.push({ name, description: description ?? '', argumentHint: argumentHint ?? '' });
+  };
+  for (const command of interactive.listCommands()) add(command.name, command.description, command.argumentHint);
+  try {
+    for (const command of (await interactive.getCommandRegistry()).getCommands()) add(command.name, command.description, command.argumentHint);
+  } catch {
+    // No registry: the composed commands are the list.
+  }
+  const session = interactive.getSession();
+  let skills: string[] = [];
+  try {
+    skills = (await kernel.getOptional(SkillActivator)?.list({ sessionId: session.sessionId, cwd: session.cwd }) ?? []).map((entry) => entry.qualifiedName ?? entry.id);
+  } catch {
+    // A failing skill source lists nothing here; the session reports it.
+  }
+  const agents = (kernel.getOptional(AgentDefinitions)?.list() ?? []).map((agent) => ({ name: agent.name, description: agent.description }));
+  return { commands, agents, skills };
 }

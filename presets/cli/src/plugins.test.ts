@@ -57,13 +57,17 @@ describe('tessera plugin', () => {
 
     const init = () => {
       const { stdout } = run(['--provider', 'demo', '-p', 'hi', '--output-format', 'stream-json', '--verbose']);
-      return JSON.parse(stdout.split('\n')[0]!) as { plugins: Array<{ name: string }>; slash_commands: string[] };
+      return JSON.parse(stdout.split('\n')[0]!) as { plugins: Array<{ name: string }>; slash_commands: string[]; agents: string[] };
     };
     const enabled = init();
     expect(enabled.plugins.map((plugin) => plugin.name)).toEqual(['greeter']);
+    // Its command and agent are offered like Claude Code lists them in system/init.
+    expect(enabled.slash_commands).toContain('greeter:hello');
+    expect(enabled.agents).toContain('greeter:welcomer');
 
     expect(run(['plugin', 'disable', 'greeter@local-tools']).code).toBe(0);
     expect(init().plugins).toEqual([]);
+    expect(init().slash_commands).not.toContain('greeter:hello');
 
     expect(run(['plugin', 'enable', 'greeter@local-tools', '--yes']).code).toBe(0);
     expect(run(['plugin', 'uninstall', 'greeter@local-tools']).code).toBe(0);

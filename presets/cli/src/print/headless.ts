@@ -42,7 +42,7 @@ import {
 } from './sdk-messages.js';
 import { StdinLines } from './stdin-lines.js';
 import { runPresetOptions } from '../run-preset-options.js';
-import { cliCommandHostAdapters, loadedPluginsForInit, mcpServerStates } from '../host-adapters.js';
+import { cliCommandHostAdapters, hostListings, loadedPluginsForInit, mcpServerStates, type HostListings } from '../host-adapters.js';
 import { cliMcpOptions } from '../mcp-setup.js';
 import { McpClients } from '@tessera/plugin-mcp/plugin';
 
@@ -180,10 +180,11 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
 
   const session = interactive.getSession();
   host.attach(session);
+  const listings = await hostListings(kernel, interactive);
   host.kernel = kernel;
   const modelLabel = choice.kind === 'demo' ? DEMO_MODEL_ID : (session.getModel() ?? choice.profile.model ?? 'default');
-  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags, loadedPluginsForInit(kernel), () => mcpServerStates(kernel)));
-  if (initialize) host.answerInitialize(initialize.requestId, interactive);
+  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags, loadedPluginsForInit(kernel), () => mcpServerStates(kernel), listings));
+  if (initialize) host.answerInitialize(initialize.requestId, interactive, listings);
   // In headless input mode `system/init` is the first line, before anything the input causes.
   if (lines) run.sendInit();
 
@@ -387,6 +388,7 @@ function initMessage(
   flags: CliFlags,
   plugins: ReadonlyArray<{ name: string; path: string }>,
   mcpServers: () => ReadonlyArray<{ name: string; status: string }>,
+  listings: HostListings,
 ): () => Record<string, unknown> {
   return () => ({
     type: 'system',
@@ -397,13 +399,13 @@ function initMessage(
     mcp_servers: mcpServers().map((server) => ({ name: server.name, status: server.status })),
     model,
     permissionMode: session.getPermissionMode(),
-    slash_commands: interactive.listCommands().map((command) => command.name),
+    slash_commands: listings.commands.map((command) => command.name),
     apiKeySource: choice.kind === 'demo' ? 'none' : choice.kind === 'profile' ? choice.source : 'none',
     claude_code_version: TESSERA_VERSION,
     tessera_version: TESSERA_VERSION,
     output_style: 'default',
-    agents: [],
-    skills: [],
+    agents: listings.agents.map((agent) => agent.name),
+    skills: listings.skills,
     plugins,
     ...(flags.provider === 'demo' || choice.kind === 'demo' ? { demo_model: true } : {}),
     uuid: randomUUID(),
@@ -808,10 +810,14 @@ class HostBridge {
     return append === undefined ? {} : { appendSystemPrompt: append };
   }
 
-  answerInitialize(requestId: string, interactive: InteractiveSession): void {
+  /** What the session offers (commands incl. skills and plugin commands, agents), once composed. */
+  listings: HostListings | undefined;
+
+  answerInitialize(requestId: string, interactive: InteractiveSession, listings = this.listings): void {
+    this.listings = listings;
     this.control.respond(requestId, {
-      commands: interactive.listCommands().map((command) => ({ name: command.name, description: command.description ?? '', argumentHint: '' })),
-      agents: [],
+      commands: listings?.commands ?? interactive.listCommands().map((command) => ({ name: command.name, description: command.description ?? '', argumentHint: command.argumentHint ?? '' })),
+      agents: listings?.agents ?? [],
       output_style: 'default',
       available_output_styles: ['default'],
       models: [],
