@@ -25,6 +25,11 @@ export interface ISessionRecord {
 export interface SessionRecordChange {
   appendedFrom: number;
   rewritten: boolean;
+  /**
+   * The first save of a session that was not loaded from a store (a new one): a store need not
+   * search its files for an earlier record with this id.
+   */
+  created?: boolean;
 }
 
 /** Persistence port for session records. Methods may be sync or async. */

@@ -12,6 +12,7 @@ import {
   type IHistoryEntry,
   type ISession,
   type ISessionRecord,
+  type SessionRecordChange,
   type Message,
   type PermissionMode,
   type SessionEvent,
@@ -101,6 +102,7 @@ export class Session implements ISession {
     if (options.history && options.history.length > 0) this.contextWindow?.updateFromHistory(this.messages);
     // A resumed history is already stored.
     this.savedEntries = this.entries.length;
+    this.unsaved = options.history === undefined;
 
     const tools = new Map<string, Tool>();
     for (const tool of options.tools ?? []) {
@@ -602,6 +604,8 @@ export class Session implements ISession {
 
   /** History entries the store has (after the last successful save), and whether history was replaced since. */
   private savedEntries = 0;
+  /** A new session never saved yet (its first save tells the store so). */
+  private unsaved = false;
   private historyRewritten = false;
 
   private async persist(): Promise<void> {
@@ -609,10 +613,12 @@ export class Session implements ISession {
     if (!store) return;
     try {
       const record = this.toRecord();
-      const change = { appendedFrom: this.historyRewritten ? 0 : Math.min(this.savedEntries, record.history.length), rewritten: this.historyRewritten };
+      const change: SessionRecordChange = { appendedFrom: this.historyRewritten ? 0 : Math.min(this.savedEntries, record.history.length), rewritten: this.historyRewritten };
+      if (this.unsaved) change.created = true;
       await store.save(record, change);
       this.savedEntries = record.history.length;
       this.historyRewritten = false;
+      this.unsaved = false;
     } catch (error) {
       // The turn's result stands and history stays in memory; the failure is reported, not hidden.
       this.log('error', { phase: 'persist', error: describeError(error) });

@@ -60,7 +60,8 @@ export class JsonlSessionStore implements SessionStore {
     }
     return this.#serialFor(record.id, async () => {
       assertValidSessionId(record.id);
-      let tracked = this.#open.get(record.id) ?? (await this.#openTracked(record.id))?.tracked;
+      // A new session (`created`) is looked up in the index as it is, without rescanning the folders.
+      let tracked = this.#open.get(record.id) ?? (await this.#openTracked(record.id, change?.created === true))?.tracked;
       const created = tracked === undefined;
       tracked ??= this.#create(record);
       tracked.save(record, change);
@@ -220,7 +221,8 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   /** Files named for `id`, from the index (read again when a folder changed since). */
-  #namedFiles(id: string): string[] {
+  #namedFiles(id: string, useIndexAsIs = false): string[] {
+    if (useIndexAsIs && this.#index) return this.#index.byId.get(id) ?? [];
     const stamp = this.#stamp();
     if (!this.#index || this.#index.stamp !== stamp) {
       const byId = new Map<string, string[]>();
@@ -271,9 +273,9 @@ export class JsonlSessionStore implements SessionStore {
    * readable header, so only their name says whose they are: `delete` removes them, `load`
    * never opens them (opening would start a new session with another id there).
    */
-  async #filesOf(id: string): Promise<Array<{ file: string; confirmed: boolean }>> {
+  async #filesOf(id: string, knownNew = false): Promise<Array<{ file: string; confirmed: boolean }>> {
     const found: Array<{ file: string; confirmed: boolean }> = [];
-    for (const file of this.#namedFiles(id)) {
+    for (const file of this.#namedFiles(id, knownNew)) {
       const headerId = (await readHeader(this.#storage, file))?.header.id;
       if (headerId !== undefined && headerId !== id) {
         this.#warn(`${file}: named for session ${id}, but its header says session ${headerId}; it is not used as ${id}.`, { file });
@@ -285,8 +287,8 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   /** Opens session `id` from its file and tracks it; also returns the record read from it. */
-  async #openTracked(id: string): Promise<{ tracked: TrackedSession; loaded: ISessionRecord } | undefined> {
-    const file = (await this.#filesOf(id)).find(({ confirmed }) => confirmed)?.file;
+  async #openTracked(id: string, knownNew = false): Promise<{ tracked: TrackedSession; loaded: ISessionRecord } | undefined> {
+    const file = (await this.#filesOf(id, knownNew)).find(({ confirmed }) => confirmed)?.file;
     if (!file) return undefined;
     const manager = await SessionManager.open(file, this.#options);
     restoreLeaf(manager);

@@ -9,7 +9,6 @@ import { RateLimiter, type TokenAuth } from './auth.js';
 import { openApiDocument } from './openapi.js';
 import { chatBody, commandBody, createSessionBody, permissionAnswerBody, promptBody, renameSessionBody, wsMessage } from './schemas.js';
 import { HubError, type SessionHub, type Turn } from './session-hub.js';
-import type { UIChunk } from './ui-stream.js';
 
 export interface ServerAppOptions {
   hub: SessionHub;
@@ -168,16 +167,17 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
   function streamTurn(c: Context, turn: Turn, owner: string, sessionId: string): Response {
     for (const [name, value] of Object.entries(UI_MESSAGE_STREAM_HEADERS)) c.header(name, value);
     return streamSSE(c, async (stream: SSEStreamingApi) => {
-      const queue: Array<UIChunk | undefined> = [];
+      // Parts as JSON text (serialised once), `undefined` for the end.
+      const queue: Array<string | undefined> = [];
       let queuedBytes = 0;
       let wake: (() => void) | undefined;
       let overflow = false;
       turn.viewers += 1;
       const stop = turn.follow((chunk) => {
-        const size = chunk === undefined ? 0 : JSON.stringify(chunk).length;
-        queuedBytes += size;
+        const data = chunk === undefined ? undefined : JSON.stringify(chunk);
+        queuedBytes += data?.length ?? 0;
         if (queuedBytes > (options.maxBufferedBytes ?? 4 * 1024 * 1024)) overflow = true;
-        queue.push(chunk);
+        queue.push(data);
         wake?.();
       });
       let disconnected = false;
@@ -196,19 +196,30 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
             await stream.writeSSE({ data: JSON.stringify({ type: 'error', errorText: 'This client read too slowly; its stream was ended. Re-attach with GET /v1/sessions/:id/stream.' }) });
             break;
           }
-          const chunk = queue.shift();
-          if (chunk === undefined && queue.length === 0 && !turn.done) {
+          if (queue.length === 0) {
+            if (turn.done) {
+              await stream.write('data: [DONE]\n\n');
+              break;
+            }
             await new Promise<void>((resolve) => (wake = resolve));
             wake = undefined;
             continue;
           }
-          if (chunk === undefined) {
-            await stream.writeSSE({ data: '[DONE]' });
-            break;
+          // Everything queued goes out in one write: a burst of parts costs one syscall, not one each.
+          let batch = '';
+          let ended = false;
+          while (queue.length > 0) {
+            const data = queue.shift();
+            if (data === undefined) {
+              ended = true;
+              break;
+            }
+            queuedBytes -= data.length;
+            batch += `data: ${data}\n\n`;
           }
-          const data = JSON.stringify(chunk);
-          queuedBytes -= data.length;
-          await stream.writeSSE({ data });
+          if (ended) batch += 'data: [DONE]\n\n';
+          await stream.write(batch);
+          if (ended) break;
         }
       } finally {
         clearInterval(keepAlive);
