@@ -83,6 +83,31 @@ describe('JsonlSessionStore', () => {
     await store.close();
   });
 
+  it('a resumed pi session sends the model what pi would: the compaction summary and custom messages', async () => {
+    const written = SessionManager.create('/proj', { ...opts(), sessionDir: join(dir, 'sessions', 'proj') });
+    written.appendMessage({ role: 'user', content: 'old question', timestamp: 1 });
+    written.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'old answer' }], api: 'anthropic-messages', provider: 'anthropic', model: 'm', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 2 });
+    const kept = written.appendMessage({ role: 'user', content: 'kept question', timestamp: 3 });
+    written.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'kept answer' }], api: 'anthropic-messages', provider: 'anthropic', model: 'm', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 4 });
+    written.appendCompaction('SUMMARY OF THE OLD PART', kept, 1000);
+    written.appendCustomMessageEntry('note', 'A NOTE FOR THE MODEL', true);
+    await written.flush();
+    const id = written.getSessionId();
+
+    const kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'resumed answer' }], replace: [jsonlSessionStore(opts())] }) });
+    const record = await kernel.get(SessionStore).load(id);
+    const session = kernel.resumeSession(record!);
+    await session.run('new question');
+    const { ScriptedProvider } = await import('@tessera/plugin-provider-scripted');
+    const provider = kernel.get(Symbol.for('tessera/Provider') as never) as InstanceType<typeof ScriptedProvider>;
+    const sent = JSON.stringify(provider.requests[0]!.messages);
+    expect(sent).toContain('SUMMARY OF THE OLD PART');
+    expect(sent).toContain('A NOTE FOR THE MODEL');
+    expect(sent).toContain('kept question');
+    expect(sent).not.toContain('old question');
+    await kernel.shutdown();
+  });
+
   it('appends only the new tail of the messages', async () => {
     const store = new JsonlSessionStore(opts());
     await store.save(record([user('a'), reply('b')]));

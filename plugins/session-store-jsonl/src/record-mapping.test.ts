@@ -14,7 +14,7 @@ describe('recordFromSession', () => {
     const kept = session.appendMessage(user('kept'));
     const keptReply = session.appendMessage(assistant([{ type: 'text', text: 'kept reply' }]));
     const compaction = session.appendCompaction('the summary', kept, 1000);
-    session.appendCustomMessageEntry('note', 'a note', true);
+    const note = session.appendCustomMessageEntry('note', 'a note', true);
     const call = session.appendMessage(assistant([{ type: 'toolCall', id: 'c1', name: 'bash', arguments: {} }, { type: 'toolCall', id: 'c2', name: 'bash', arguments: {} }]));
     const first = session.appendMessage(toolResult('c1', 'one'));
     session.appendCustomEntry(HISTORY_EVENT_TYPE, { id: 'ev1', timestamp: 't', category: 'event', type: 'notice', data: {} });
@@ -32,17 +32,20 @@ describe('recordFromSession', () => {
       ['tool', 2],
     ]);
     expect(messageEntryIds).toEqual([compaction, kept, keptReply, compaction, call, second]);
-    // History: chat entries of the context (no summary, no custom message), events in path order;
-    // the tool results before and after the event stay separate entries there.
+    // History: the context (the summary and the custom message included, so a session resumed from
+    // the history sees what the model saw), events in path order; the tool results before and
+    // after the event stay separate entries there.
     expect(record.history.map((entry) => [entry.id, entry.type])).toEqual([
+      [compaction, 'user'],
       [kept, 'user'],
       [keptReply, 'assistant'],
+      [note, 'user'],
       [call, 'assistant'],
       [first, 'tool'],
       ['ev1', 'notice'],
       [second, 'tool'],
     ]);
     // Record messages and history share the converted objects.
-    expect(record.history[1]?.data).toBe(record.messages[2]);
+    expect(record.history[2]?.data).toBe(record.messages[2]);
   });
 });

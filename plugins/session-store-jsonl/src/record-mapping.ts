@@ -70,7 +70,11 @@ export function recordFromSession(manager: SessionManager): LoadedRecord {
   };
   if (compaction) {
     const summary = toKernelMessage(createCompactionSummaryMessage(compaction.summary, compaction.tokensBefore, compaction.timestamp));
-    if (summary) addMessage(summary, fallbackId, false);
+    if (summary) {
+      addMessage(summary, fallbackId, false);
+      // The history holds the context too: a resumed session (built from the history) must see the summary.
+      history.push({ id: compaction.id, timestamp: compaction.timestamp, category: 'chat', type: summary.role, data: summary });
+    }
   }
   for (let position = 0; position < path.length; position += 1) {
     const entry = path[position] as SessionEntry;
@@ -99,7 +103,11 @@ export function recordFromSession(manager: SessionManager): LoadedRecord {
     } else if (inContext && position !== compactionIndex) {
       const contextMessage = contextMessageOf(entry);
       const message = contextMessage && toKernelMessage(contextMessage);
-      if (message) addMessage(message, fallbackId, false);
+      if (message) {
+        addMessage(message, fallbackId, false);
+        // Branch summaries and custom messages are context: the history carries them as well.
+        history.push({ id: entry.id, timestamp: entry.timestamp, category: 'chat', type: message.role, data: message });
+      }
     }
   }
   if (meta) metaJson = JSON.stringify(meta);
