@@ -1,1 +1,10 @@
-export {};
+export { bullmqBackgroundRuntime, BullmqBackgroundTaskManagerToken, createBullmqBackgroundTasksAdapter } from './bullmq-background-runtime.js';
+export type { BullmqBackgroundRuntimeOptions } from './bullmq-background-runtime.js';
+export { BullmqBackgroundTaskManager, DEFAULT_PREFIX, DEFAULT_QUEUE } from './bullmq-background-task-manager.js';
+export type { BackgroundJobData, BullmqBackgroundTaskManagerOptions, BullmqConnectionOptions } from './bullmq-background-task-manager.js';
+export { startBackgroundWorker } from './background-worker.js';
+export type { BackgroundWorker, BackgroundWorkerOptions, BackgroundWorkerShutdownOptions } from './background-worker.js';
+export { STREAM_START } from './task-event-stream.js';
+export type { StreamedTaskEvent, TaskEventFollower } from './task-event-stream.js';
+export { createTaskKeys } from './redis-keys.js';
+export type { TaskKeys } from './redis-keys.js';

@@ -1,0 +1,245 @@
+import { randomBytes } from 'node:crypto';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeError, processWarningDiagnostics, systemClock, type Clock, type DiagnosticsReporter } from '@tessera/contracts';
+import {
+  BackgroundTaskError,
+  createManagedShellProcessRunner,
+  type IBackgroundTaskRequest,
+  type IBackgroundTaskRunner,
+  type IBackgroundTaskWatchdogOptions,
+  type ManagedShellProcessRunnerOptions,
+  type TBackgroundTaskKind,
+} from '@tessera/plugin-background';
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { resolveKeys, type BackgroundJobData, type BullmqConnectionOptions } from './bullmq-background-task-manager.js';
+import { runScheduledFire } from './scheduled-fire.js';
+import { TaskExecution, type TExecutionOutcome } from './task-execution.js';
+import { cancel as cancelState, complete, fail, isTerminal, snapshotEvent, staleWorkerError, transition } from './task-lifecycle.js';
+import { RedisTaskStore } from './task-store.js';
+
+export interface BackgroundWorkerOptions extends BullmqConnectionOptions {
+  /** Jobs run at once, per kind (a number applies to each kind; default 4). */
+  concurrency?: number | Partial<Record<TBackgroundTaskKind, number>>;
+  /** Kinds this worker takes (default: `process`, `scheduled`, and every kind in `runners`). */
+  kinds?: readonly TBackgroundTaskKind[];
+  /** Runners by kind; these win over the built-in shell runner (`agent` tasks need one from the host). */
+  runners?: readonly IBackgroundTaskRunner[];
+  /** Shell runner settings (`logDir` defaults to a fresh directory under the OS temp dir). */
+  shell?: ManagedShellProcessRunnerOptions;
+  /** Watchdog defaults for agent tasks (same meaning as the in-process manager's). */
+  watchdog?: IBackgroundTaskWatchdogOptions;
+  /** BullMQ job lock: a worker that has not renewed it for this long counts as dead (default 30 s). */
+  lockDurationMs?: number;
+  /** How often workers look for jobs whose lock expired (default 30 s). */
+  stalledIntervalMs?: number;
+  /** How often a running task's log is copied into Redis and its cancel flag checked (default 100 ms). */
+  logFlushMs?: number;
+  /** Names this worker in task records (default `host:pid:random`). */
+  workerId?: string;
+  clock?: Clock;
+  onError?: (error: unknown, context: { taskId?: string; phase: string }) => void;
+  diagnostics?: DiagnosticsReporter;
+}
+
+export interface BackgroundWorkerShutdownOptions {
+  /** How long running tasks may finish before they are cancelled (default 30 s; 0 = cancel at once). */
+  graceMs?: number;
+  /** Cancel reason recorded on tasks stopped by the shutdown. */
+  reason?: string;
+}
+
+export interface BackgroundWorker {
+  readonly id: string;
+  /** Ids of tasks this worker is running now. */
+  running(): string[];
+  /** Stops taking jobs, lets running tasks finish for `graceMs`, cancels the rest, disconnects. Idempotent. */
+  shutdown(options?: BackgroundWorkerShutdownOptions): Promise<void>;
+}
+
+type WorkerJobData = BackgroundJobData;
+
+type TRunnableRequest = Exclude<IBackgroundTaskRequest, { kind: 'scheduled' }>;
+
+const STALLED_FAILURE = 'job stalled more than allowable limit';
+
+/**
+ * Starts BullMQ workers (one per kind) that run background tasks with the existing runners,
+ * keeping task state, log and events in Redis. Several workers, in any number of processes,
+ * share the queues; BullMQ's job lock makes sure one of them runs each job.
+ */
+export async function startBackgroundWorker(options: BackgroundWorkerOptions): Promise<BackgroundWorker> {
+  const keys = resolveKeys(options);
+  const clock = options.clock ?? systemClock;
+  const id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const logFlushMs = options.logFlushMs ?? 100;
+  const report = (error: unknown, taskId: string | undefined, phase: string): void => {
+    try {
+      if (options.onError) options.onError(error, { ...(taskId === undefined ? {} : { taskId }), phase });
+      else (options.diagnostics ?? processWarningDiagnostics).report({ severity: 'warning', code: 'TESSERA_BACKGROUND_TASK', source: 'background-bullmq', message: `Worker ${id}, task ${taskId ?? '-'} (${phase}): ${describeError(error)}` });
+    } catch {
+      // The reporter itself failed.
+    }
+  };
+
+  const shell = createManagedShellProcessRunner({ logDir: join(tmpdir(), `tessera-worker-${process.pid}-${randomBytes(4).toString('hex')}`), ...options.shell });
+  const runners = new Map<TBackgroundTaskKind, IBackgroundTaskRunner>([['process', shell]]);
+  for (const runner of options.runners ?? []) runners.set(runner.kind, runner);
+  const kinds = options.kinds ?? [...new Set<TBackgroundTaskKind>([...runners.keys(), 'scheduled'])];
+  for (const kind of kinds) {
+    if (kind !== 'scheduled' && !runners.has(kind)) {
+      throw new BackgroundTaskError('validation', `startBackgroundWorker: kind "${kind}" has no runner; pass one in runners (agent tasks need the host's agent runner).`, { code: 'background_unknown_kind', details: { field: 'kinds' } });
+    }
+  }
+
+  const redis = new Redis({ ...options.connection, maxRetriesPerRequest: null });
+  redis.on('error', (error) => report(error, undefined, 'redis connection'));
+  const store = new RedisTaskStore(redis, keys);
+  const executions = new Map<string, TaskExecution>();
+
+  // Cancel requests: pub/sub for speed; executions also poll the task's cancel flag, so a
+  // message lost while this connection was down still stops the task.
+  const subscriber = redis.duplicate();
+  subscriber.on('error', (error) => report(error, undefined, 'redis subscriber'));
+  subscriber.on('message', (_channel, message) => {
+    try {
+      const control = JSON.parse(message) as { type?: string; taskId?: string; reason?: string };
+      if (control.type === 'cancel' && control.taskId) executions.get(control.taskId)?.cancel(control.reason ?? 'cancelled');
+    } catch (error) {
+      report(error, undefined, 'control message');
+    }
+  });
+  await subscriber.subscribe(keys.control);
+
+  const execute = (taskId: string, runId: string, request: TRunnableRequest): TaskExecution => {
+    const runner = runners.get(request.kind)!;
+    const execution = new TaskExecution({ store, taskId, runId, request, runner, clock, logFlushMs, ...(options.watchdog ? { watchdog: options.watchdog } : {}), report: (error, phase) => report(error, taskId, phase) });
+    executions.set(taskId, execution);
+    return execution;
+  };
+
+  /** Ends a plain task from the run's outcome. */
+  const settle = async (taskId: string, outcome: TExecutionOutcome): Promise<void> => {
+    if (outcome.type === 'tripped') return;
+    await store.update(taskId, (state) => {
+      if (isTerminal(state.status)) return undefined;
+      const now = clock.now();
+      if (outcome.type === 'completed') return [complete(state, outcome.result, now)];
+      if (outcome.type === 'cancelled') return [cancelState(state, outcome.reason, now)];
+      return [fail(state, outcome.error, now)];
+    });
+  };
+
+  const processTask = async (job: Job<WorkerJobData>): Promise<string> => {
+    const { taskId } = job.data;
+    const stored = await store.read(taskId);
+    if (!stored) return 'closed';
+    if (isTerminal(stored.state.status)) return stored.state.status;
+    const request = stored.request;
+    if (request.kind === 'scheduled') throw new BackgroundTaskError('validation', `Task ${taskId} is scheduled; it runs through its job scheduler, not as a job.`, { code: 'background_unknown_kind', taskId });
+    if (stored.cancel !== undefined) {
+      await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [cancelState(state, stored.cancel!, clock.now())]));
+      return 'cancelled';
+    }
+    // A task that is past `queued` was started by a worker that vanished (BullMQ handed the
+    // stalled job back). It runs again only while its retry budget lasts.
+    const retries = job.data.retries ?? 0;
+    const restarted = stored.state.status !== 'queued';
+    if (restarted && stored.attempts > retries) {
+      await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, staleWorkerError(taskId, `worker stopped renewing job ${job.id}'s lock`), clock.now())]));
+      return 'stale_worker';
+    }
+    const execution = execute(taskId, taskId, request);
+    try {
+      const attempt = await store.incrementField(taskId, 'attempts');
+      await store.setField(taskId, 'worker', id);
+      if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`]);
+      const runPromise = execution.run();
+      const started = await store.update(taskId, (state) => {
+        if (isTerminal(state.status)) return undefined;
+        const now = clock.now();
+        if (state.status === 'queued') {
+          transition(state, 'START', now);
+          state.startedAt = now;
+        }
+        state.lastActivityAt = now;
+        Object.assign(state, execution.describeHandle());
+        return [snapshotEvent(restarted ? 'background_task_updated' : 'background_task_started', state)];
+      });
+      // Cancelled while queued but after this worker read it: stop the run right away.
+      if (!started || isTerminal(started.state.status)) execution.cancel('cancelled before start');
+      await settle(taskId, await runPromise);
+      return 'done';
+    } finally {
+      executions.delete(taskId);
+    }
+  };
+
+  const schedules = kinds.includes('scheduled') ? new Queue(keys.queueName('scheduled'), { connection: options.connection, prefix: keys.bullPrefix }) : undefined;
+  schedules?.on('error', (error) => report(error, undefined, 'scheduled queue'));
+  const processFire = (job: Job<WorkerJobData>): Promise<string> =>
+    runScheduledFire({
+      job,
+      store,
+      clock,
+      execute,
+      executions,
+      nextRun: async (taskId) => (await schedules!.getJobScheduler(taskId))?.next ?? undefined,
+      removeScheduler: async (taskId) => {
+        await schedules!.removeJobScheduler(taskId);
+      },
+      report,
+    });
+
+  const concurrencyOf = (kind: TBackgroundTaskKind): number =>
+    typeof options.concurrency === 'number' ? options.concurrency : (options.concurrency?.[kind] ?? 4);
+  const workers = kinds.map((kind) => {
+    const worker = new Worker<WorkerJobData, string>(keys.queueName(kind), kind === 'scheduled' ? processFire : processTask, {
+      connection: { ...options.connection, maxRetriesPerRequest: null },
+      prefix: keys.bullPrefix,
+      concurrency: concurrencyOf(kind),
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      // The retry budget is the task's (checked in processTask), not BullMQ's stall count.
+      maxStalledCount: 1_000_000,
+      name: id,
+    });
+    worker.on('error', (error) => report(error, undefined, `worker ${kind}`));
+    // A job BullMQ itself failed for stalling (a backstop; processTask normally decides first).
+    worker.on('failed', (job, error) => {
+      if (!job || !error?.message?.includes(STALLED_FAILURE)) return;
+      const taskId = job.data.taskId;
+      void store
+        .update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, staleWorkerError(taskId, error.message), clock.now())]))
+        .catch((failure: unknown) => report(failure, taskId, 'stale worker'));
+    });
+    return worker;
+  });
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+
+  let closing: Promise<void> | undefined;
+  return {
+    id,
+    running: () => [...executions.keys()],
+    shutdown({ graceMs = 30_000, reason = 'worker shutdown' } = {}) {
+      closing ??= (async () => {
+        const stopAll = (): void => {
+          for (const execution of executions.values()) execution.cancel(reason);
+        };
+        const timer = setTimeout(stopAll, graceMs);
+        if (graceMs <= 0) stopAll();
+        try {
+          // close() stops fetching and waits for the active jobs, which end by themselves or by the cancel above.
+          await Promise.all(workers.map((worker) => worker.close()));
+        } finally {
+          clearTimeout(timer);
+        }
+        await schedules?.close().catch(() => undefined);
+        await subscriber.quit().catch(() => subscriber.disconnect());
+        await redis.quit().catch(() => redis.disconnect());
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BackgroundTasks } from '@tessera/contracts';
+import { createKernel } from '@tessera/kernel';
+import { BackgroundTaskManagerToken } from '@tessera/plugin-background';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startBackgroundWorker, type BackgroundWorker } from './background-worker.js';
+import { bullmqBackgroundRuntime } from './bullmq-background-runtime.js';
+import { BullmqBackgroundTaskManager, type BullmqBackgroundTaskManagerOptions } from './bullmq-background-task-manager.js';
+import type { StreamedTaskEvent } from './task-event-stream.js';
+import { hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
+
+let redis: TestRedis;
+let dir: string;
+let queueNumber = 0;
+const cleanups: Array<() => Promise<unknown>> = [];
+
+beforeAll(async () => {
+  if (!hasRedisServer) return;
+  redis = await startRedis();
+  dir = await mkdtemp(join(tmpdir(), 'tessera-bullmq-'));
+});
+afterAll(async () => {
+  if (!hasRedisServer) return;
+  await redis.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+/** A fresh queue per test, so tests share the server but never a task. */
+function setup(extra: Partial<BullmqBackgroundTaskManagerOptions> = {}) {
+  const base = { connection: { host: '127.0.0.1', port: redis.port }, queue: `q${++queueNumber}` };
+  const client = (more: Partial<BullmqBackgroundTaskManagerOptions> = {}): BullmqBackgroundTaskManager => {
+    const manager = new BullmqBackgroundTaskManager({ ...base, ...extra, ...more });
+    cleanups.push(() => manager.shutdown());
+    return manager;
+  };
+  const worker = async (more: Partial<Parameters<typeof startBackgroundWorker>[0]> = {}): Promise<BackgroundWorker> => {
+    const started = await startBackgroundWorker({ ...base, shell: { killGraceMs: 200 }, lockDurationMs: 2000, stalledIntervalMs: 500, ...more });
+    cleanups.push(() => started.shutdown({ graceMs: 0 }));
+    return started;
+  };
+  return { base, client, worker };
+}
+
+describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ background runtime (real redis-server)', () => {
+  it('spawn on one client; get, list, wait and readLog on another', async () => {
+    const { client, worker } = setup();
+    const a = client();
+    const b = client();
+    await Promise.all([a.start(), b.start()]);
+    await worker();
+    const spawned = await a.spawn({ kind: 'process', command: 'printf "one\\ntwo\\n"; echo err >&2', cwd: dir, label: 'printer', parentSessionId: 's1' });
+    expect(spawned).toMatchObject({ status: 'queued', kind: 'process', label: 'printer', parentSessionId: 's1' });
+    const done = await b.wait(spawned.id);
+    expect(done).toMatchObject({ id: spawned.id, status: 'completed', exitCode: 0, output: 'one\ntwo\nerr\n' });
+    const page = await b.readLog(spawned.id);
+    expect(page.lines).toEqual(['[stdout] one', '[stdout] two', '[stderr] err', '[exit] exit code 0']);
+    expect(await b.readLog(spawned.id, { offset: 3 })).toMatchObject({ lines: ['[exit] exit code 0'], nextCursor: { offset: 4 }, hasMore: false });
+    await until(() => b.get(spawned.id)?.status === 'completed', 'mirror of b');
+    expect(b.list({ status: 'completed' }).map((task) => task.id)).toEqual([spawned.id]);
+    expect((await b.listAll({ parentSessionId: 's1' })).map((task) => task.id)).toEqual([spawned.id]);
+    const closed = await b.remove(spawned.id);
+    expect(closed.status).toBe('completed');
+    await expect(a.fetch(spawned.id)).resolves.toBeUndefined();
+    await until(() => a.get(spawned.id) === undefined || undefined, 'closed in a');
+  });
+
+  it('cancels a queued task without a worker, and a running one by killing its process group', async () => {
+    const { client, worker } = setup();
+    const manager = client();
+    const queued = await manager.spawn({ kind: 'process', command: 'true', cwd: dir });
+    expect(await manager.cancel(queued.id, 'not needed')).toMatchObject({ status: 'cancelled', cancelReason: 'not needed' });
+    await worker();
+    const sleeper = await manager.spawn({ kind: 'process', command: 'sleep 30 & sleep 31 & echo up; wait', cwd: dir });
+    const running = await until(async () => {
+      const state = await manager.fetch(sleeper.id);
+      return state?.status === 'running' && state.pid ? state : undefined;
+    }, 'running sleeper');
+    await until(async () => (await manager.readLog(sleeper.id)).lines.includes('[stdout] up') || undefined, 'first log line');
+    expect(liveGroupMembers(running.pid!)).toBeGreaterThan(1);
+    const cancelled = await manager.cancel(sleeper.id, 'stop it');
+    expect(cancelled).toMatchObject({ status: 'cancelled', cancelReason: 'stop it' });
+    await until(() => liveGroupMembers(running.pid!) === 0 || undefined, 'process group gone');
+  });
+
+  it('delivers events in commit order and replays them from a cursor', async () => {
+    const { client, worker } = setup();
+    const producer = client();
+    const observer = client();
+    await observer.start();
+    const live: string[] = [];
+    observer.subscribe((event) => live.push(`${event.type}:${'task' in event ? event.task.status : ''}`));
+    await worker();
+    const task = await producer.spawn({ kind: 'process', command: 'echo hi', cwd: dir });
+    await observer.wait(task.id);
+    const all = (await observer.readEvents()).filter((entry) => entry.event.taskId === task.id);
+    const types = all.map((entry) => entry.event.type);
+    expect(types).toEqual(['background_task_created', 'background_task_started', 'background_task_completed']);
+    expect(all.map((entry) => entry.version)).toEqual([1, 2, 3]);
+    await until(() => live.length >= 3 || undefined, 'live events');
+    expect(live).toEqual(['background_task_created:queued', 'background_task_started:running', 'background_task_completed:completed']);
+    // Replay from the cursor of the first event: everything after it, then live ones.
+    const replayed: StreamedTaskEvent[] = [];
+    const follower = observer.followEvents(all[0]!.id, (entry) => replayed.push(entry));
+    cleanups.push(() => follower.stop());
+    await until(() => replayed.length >= 2 || undefined, 'replay');
+    expect(replayed.map((entry) => entry.event.type)).toEqual(['background_task_started', 'background_task_completed']);
+    const second = await producer.spawn({ kind: 'process', command: 'true', cwd: dir });
+    await until(() => replayed.some((entry) => entry.event.taskId === second.id && entry.event.type === 'background_task_completed') || undefined, 'live after replay');
+    expect(follower.cursor).toBe(replayed.at(-1)!.id);
+  });
+
+  it('swaps in for backgroundRuntime(): BackgroundTasks spawn, readOutput, stop and list through a kernel', async () => {
+    const { base, worker } = setup();
+    await worker();
+    const kernel = await createKernel({ plugins: [bullmqBackgroundRuntime(base)] });
+    cleanups.push(() => kernel.shutdown());
+    const tasks = kernel.get(BackgroundTasks);
+    const ticket = await tasks.spawn({ kind: 'process', command: 'echo ready; sleep 30', cwd: dir, description: 'server', sessionId: 's1' });
+    const read = await until(async () => {
+      const output = await tasks.readOutput!(ticket.id, 0, 's1');
+      return output.lines.length > 0 ? output : undefined;
+    }, 'output');
+    expect(read).toMatchObject({ status: 'running', lines: ['[stdout] ready'], nextLine: 1, dropped: false });
+    await expect(tasks.readOutput!(ticket.id, 0, 'other-session')).rejects.toMatchObject({ code: 'background_task_not_found' });
+    expect(await tasks.stop!(ticket.id, 's1')).toBe('cancelled');
+    expect(kernel.get(BackgroundTaskManagerToken).get(ticket.id)?.status ?? 'cancelled').toBe('cancelled');
+    await until(() => tasks.list!('s1')[0]?.status === 'cancelled' || undefined, 'list shows cancelled');
+    await tasks.close!(ticket.id, 's1');
+    await expect(tasks.readOutput!(ticket.id, 0)).rejects.toMatchObject({ code: 'background_task_not_found' });
+  });
+});

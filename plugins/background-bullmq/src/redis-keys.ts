@@ -1,0 +1,46 @@
+import type { TBackgroundTaskKind } from '@tessera/plugin-background';
+
+/** Where one queue's task records live in Redis. Every key starts with `prefix`. */
+export interface TaskKeys {
+  readonly prefix: string;
+  readonly queue: string;
+  /** Hash per task: `state`, `request`, `version`, `cancel`, `logDropped`, `attempts`, … */
+  task(taskId: string): string;
+  /** List of log lines per task. */
+  log(taskId: string): string;
+  /** Sorted set of task ids, scored by `createdAt`. */
+  readonly index: string;
+  /** Stream of every `background_task_*` event of the queue, in commit order. */
+  readonly events: string;
+  /** Pub/sub channel workers listen on for cancel requests. */
+  readonly control: string;
+  /** Prefix handed to BullMQ (its keys are `{bullPrefix}:{queue name}:…`). */
+  readonly bullPrefix: string;
+  /** The BullMQ queue that carries jobs of one kind. */
+  queueName(kind: TBackgroundTaskKind): string;
+}
+
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export function isSafeKeyName(name: string): boolean {
+  return typeof name === 'string' && SAFE_NAME.test(name);
+}
+
+/**
+ * Task keys share one Redis Cluster hash slot per queue (the `{queue}` tag), because the
+ * commit script touches the task hash, the index and the event stream at once.
+ */
+export function createTaskKeys(prefix: string, queue: string): TaskKeys {
+  const base = `${prefix}:bg:{${queue}}`;
+  return {
+    prefix,
+    queue,
+    task: (taskId) => `${base}:task:${taskId}`,
+    log: (taskId) => `${base}:log:${taskId}`,
+    index: `${base}:tasks`,
+    events: `${base}:events`,
+    control: `${base}:control`,
+    bullPrefix: `${prefix}:bull`,
+    queueName: (kind) => `${queue}-${kind}`,
+  };
+}

@@ -1,0 +1,91 @@
+import { describeError, type Clock } from '@tessera/contracts';
+import { type IBackgroundScheduledTaskRequest, type IBackgroundTaskRequest } from '@tessera/plugin-background';
+import type { Job } from 'bullmq';
+import type { BackgroundJobData } from './bullmq-background-task-manager.js';
+import type { TaskExecution } from './task-execution.js';
+import { cancel as cancelState, complete, isTerminal, snapshotEvent, transition } from './task-lifecycle.js';
+import type { RedisTaskStore } from './task-store.js';
+
+export interface ScheduledFireContext {
+  job: Job<BackgroundJobData>;
+  store: RedisTaskStore;
+  clock: Clock;
+  execute: (taskId: string, runId: string, request: IBackgroundScheduledTaskRequest['task']) => TaskExecution;
+  executions: Map<string, TaskExecution>;
+  /** The scheduler's next fire (epoch ms), or undefined when it has none (or was removed). */
+  nextRun: (taskId: string) => Promise<number | undefined>;
+  removeScheduler: (taskId: string) => Promise<void>;
+  report: (error: unknown, taskId: string | undefined, phase: string) => void;
+}
+
+/**
+ * One tick of a cron task, delivered by a BullMQ job scheduler (one job per tick, whichever
+ * worker takes it). The tick wakes the sleeping task through the state machine; a tick that
+ * finds the previous fire still running is skipped and recorded, as in the in-process runner.
+ * After the fire the task sleeps until the next tick, or completes when none is left.
+ */
+export async function runScheduledFire(context: ScheduledFireContext): Promise<string> {
+  const { job, store, clock, executions } = context;
+  const { taskId } = job.data;
+  const stored = await store.read(taskId);
+  if (!stored || isTerminal(stored.state.status) || stored.cancel !== undefined) {
+    // A schedule whose task ended or was closed has no business firing again.
+    await context.removeScheduler(taskId).catch(() => undefined);
+    return 'ended';
+  }
+  const request = stored.request as IBackgroundScheduledTaskRequest;
+  let woke = false;
+  await store.update(taskId, (state) => {
+    woke = false;
+    if (state.status !== 'sleeping') return undefined;
+    const now = clock.now();
+    transition(state, 'WAKE', now);
+    delete state.nextRunAt;
+    state.lastActivityAt = now;
+    woke = true;
+    return [snapshotEvent('background_task_updated', state)];
+  });
+  if (!woke) {
+    const skipped = await store.incrementField(taskId, 'skippedFires');
+    await store.appendLog(taskId, [`[schedule] skipped tick ${job.id}: the previous fire is still running (${skipped} skipped)`]);
+    return 'skipped';
+  }
+  const fire = await store.incrementField(taskId, 'fires');
+  await store.appendLog(taskId, [`[schedule] fire ${fire} started (tick ${job.id})`]);
+  const execution = context.execute(taskId, `${taskId}-run-${fire}`, request.task as Exclude<IBackgroundTaskRequest, { kind: 'scheduled' }>);
+  let outcome;
+  try {
+    outcome = await execution.run();
+  } finally {
+    executions.delete(taskId);
+  }
+  if (outcome.type === 'completed') await store.appendLog(taskId, [`[schedule] fire ${fire} completed`]);
+  else if (outcome.type === 'failed') {
+    await store.incrementField(taskId, 'failedFires');
+    await store.appendLog(taskId, [`[schedule] fire ${fire} failed: ${describeError(outcome.error)}`]);
+  }
+  if (outcome.type === 'cancelled' || outcome.type === 'tripped') {
+    await context.removeScheduler(taskId).catch((error: unknown) => context.report(error, taskId, 'remove job scheduler'));
+    if (outcome.type === 'cancelled') await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [cancelState(state, outcome.reason, clock.now())]));
+    return outcome.type;
+  }
+  const exhausted = request.maxRuns !== undefined && fire >= request.maxRuns;
+  const next = exhausted ? undefined : await context.nextRun(taskId);
+  const counters = await store.redis.hmget(store.keys.task(taskId), 'fires', 'skippedFires', 'failedFires');
+  const summary = { fires: Number(counters[0] ?? 0), skippedFires: Number(counters[1] ?? 0), failedFires: Number(counters[2] ?? 0) };
+  if (next === undefined) {
+    await context.removeScheduler(taskId).catch(() => undefined);
+    await store.appendLog(taskId, [`[schedule] schedule has no next fire; finished after ${summary.fires} fire(s), ${summary.skippedFires} skipped, ${summary.failedFires} failed`]);
+  }
+  const output = outcome.type === 'completed' ? outcome.result.output : '';
+  await store.update(taskId, (state) => {
+    if (isTerminal(state.status)) return undefined;
+    const now = clock.now();
+    if (next === undefined) return [complete(state, { output, metadata: summary }, now)];
+    transition(state, 'SLEEP', now);
+    state.nextRunAt = next;
+    if (output !== '') state.output = output;
+    return [snapshotEvent('background_task_updated', state)];
+  });
+  return 'fired';
+}

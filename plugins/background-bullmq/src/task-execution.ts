@@ -1,0 +1,232 @@
+import type { Clock } from '@tessera/contracts';
+import {
+  BackgroundTaskError,
+  BackgroundTaskWatchdog,
+  DEFAULT_BACKGROUND_WATCHDOG_LIMITS,
+  toBackgroundTaskError,
+  type IBackgroundTaskHandle,
+  type IBackgroundTaskRequest,
+  type IBackgroundTaskResult,
+  type IBackgroundTaskRunner,
+  type IBackgroundTaskWatchdogLimits,
+  type IBackgroundTaskWatchdogOptions,
+  type TBackgroundTaskEvent,
+  type TBackgroundTaskRunnerEvent,
+  type TBackgroundTaskTimeoutReason,
+} from '@tessera/plugin-background';
+import { fail, isTerminal, snapshotEvent, transition } from './task-lifecycle.js';
+import type { RedisTaskStore } from './task-store.js';
+
+/** How one run ended, for the caller to commit (a plain task ends; a cron fire sleeps again). */
+export type TExecutionOutcome =
+  | { type: 'completed'; result: IBackgroundTaskResult }
+  | { type: 'failed'; error: BackgroundTaskError }
+  | { type: 'cancelled'; reason: string }
+  /** A watchdog already failed the task in Redis. */
+  | { type: 'tripped' };
+
+export interface TaskExecutionOptions {
+  store: RedisTaskStore;
+  /** The task whose record, log and events this run updates. */
+  taskId: string;
+  /** The id the runner sees (a cron fire's `{taskId}-run-{n}`). */
+  runId: string;
+  request: Exclude<IBackgroundTaskRequest, { kind: 'scheduled' }>;
+  runner: IBackgroundTaskRunner;
+  clock: Clock;
+  logFlushMs: number;
+  /** Worker-wide watchdog defaults for agent runs; the request may override. */
+  watchdog?: IBackgroundTaskWatchdogOptions;
+  report: (error: unknown, phase: string) => void;
+}
+
+const later = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/**
+ * One run of a runner on a worker: starts the handle, turns runner progress into Redis
+ * commits and stream events (in the order the runner reported them), copies the handle's
+ * log into Redis, watches the cancel flag, and resolves with how the run ended.
+ */
+export class TaskExecution {
+  private handle: IBackgroundTaskHandle | undefined;
+  private watchdog: BackgroundTaskWatchdog | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+  private logCursor = 0;
+  private cancelReason: string | undefined;
+  private tripped = false;
+  private readonly permissions = new Set<string>();
+
+  constructor(private readonly options: TaskExecutionOptions) {}
+
+  get cancelling(): boolean {
+    return this.cancelReason !== undefined;
+  }
+
+  async run(): Promise<TExecutionOutcome> {
+    const { runner, runId, request, taskId } = this.options;
+    let handle: IBackgroundTaskHandle;
+    try {
+      handle = runner.start({ taskId: runId, request, emit: (event) => this.onRunnerEvent(event) });
+    } catch (error) {
+      return { type: 'failed', error: toBackgroundTaskError(error, 'runner', taskId) };
+    }
+    this.handle = handle;
+    if (request.kind === 'agent') {
+      this.watchdog = new BackgroundTaskWatchdog({ limits: this.limits(request), clock: this.options.clock, onTrip: (reason, message) => this.trip(reason, message) });
+      this.watchdog.start(handle.pid);
+    }
+    if (this.cancelReason !== undefined) void this.stop(this.cancelReason);
+    const settled = handle.result.then(
+      (result): TExecutionOutcome => ({ type: 'completed', result }),
+      (error: unknown): TExecutionOutcome => ({ type: 'failed', error: toBackgroundTaskError(error, request.kind === 'process' ? 'process' : 'runner', taskId) }),
+    );
+    let done = false;
+    void settled.finally(() => (done = true));
+    while (!done) {
+      await Promise.race([settled, later(this.options.logFlushMs)]);
+      await this.flushLog();
+      if (!done && this.cancelReason === undefined) await this.checkCancelFlag();
+    }
+    const outcome = await settled;
+    this.watchdog?.stop();
+    await this.flushLog();
+    await this.chain;
+    if (this.tripped) return { type: 'tripped' };
+    if (this.cancelReason !== undefined && outcome.type === 'failed') return { type: 'cancelled', reason: this.cancelReason };
+    return outcome;
+  }
+
+  /** Stops the run (its whole process group for shell tasks); `run()` then resolves `cancelled`. */
+  cancel(reason: string): void {
+    if (this.cancelReason !== undefined) return;
+    this.cancelReason = reason;
+    if (this.handle) void this.stop(reason);
+  }
+
+  /** Commits pid / log path once the handle exists (`background_task_started` carries them). */
+  describeHandle(): { pid?: number; logPath?: string; transcriptPath?: string } {
+    const handle = this.handle;
+    if (!handle) return {};
+    return {
+      ...(handle.pid === undefined ? {} : { pid: handle.pid }),
+      ...(handle.logPath === undefined ? {} : { logPath: handle.logPath }),
+      ...(handle.transcriptPath === undefined ? {} : { transcriptPath: handle.transcriptPath }),
+    };
+  }
+
+  private async stop(reason: string): Promise<void> {
+    try {
+      await this.handle?.cancel(reason);
+    } catch (error) {
+      this.options.report(error, 'cancel');
+    }
+  }
+
+  private async checkCancelFlag(): Promise<void> {
+    try {
+      const reason = await this.options.store.getField(this.options.taskId, 'cancel');
+      if (reason !== null) this.cancel(reason);
+    } catch (error) {
+      this.options.report(error, 'read cancel flag');
+    }
+  }
+
+  private async flushLog(): Promise<void> {
+    const readLog = this.handle?.readLog;
+    if (!readLog) return;
+    try {
+      for (;;) {
+        const page = await readLog.call(this.handle, { offset: this.logCursor });
+        if (page.lines.length > 0) await this.options.store.appendLog(this.options.taskId, page.lines);
+        this.logCursor = page.nextCursor.offset;
+        if (!page.hasMore || page.lines.length === 0) return;
+      }
+    } catch (error) {
+      this.options.report(error, 'copy log to Redis');
+    }
+  }
+
+  private limits(request: Extract<IBackgroundTaskRequest, { kind: 'agent' }>): IBackgroundTaskWatchdogLimits {
+    const limits: IBackgroundTaskWatchdogLimits = { ...DEFAULT_BACKGROUND_WATCHDOG_LIMITS };
+    for (const source of [this.options.watchdog ?? {}, request]) {
+      for (const key of Object.keys(DEFAULT_BACKGROUND_WATCHDOG_LIMITS) as Array<keyof IBackgroundTaskWatchdogLimits>) {
+        const value = (source as IBackgroundTaskWatchdogOptions)[key];
+        if (typeof value === 'number' && value >= 0) limits[key] = value;
+      }
+    }
+    if (request.idleTimeoutMs === undefined && typeof request.timeoutMs === 'number') limits.idleTimeoutMs = request.timeoutMs;
+    return limits;
+  }
+
+  private trip(reason: TBackgroundTaskTimeoutReason, message: string): void {
+    if (this.tripped || this.cancelReason !== undefined) return;
+    this.tripped = true;
+    const { taskId, clock } = this.options;
+    const error = new BackgroundTaskError('timeout', `Background task ${taskId} ${message}`, { code: 'background_task_timeout', taskId, timeoutReason: reason });
+    this.enqueue(async () => {
+      await this.options.store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, error, clock.now())]));
+    });
+    void this.stop(`watchdog: ${reason}`);
+  }
+
+  /** Runner callbacks must not throw or block: work is chained so commits keep the runner's order. */
+  private enqueue(work: () => Promise<void>): void {
+    this.chain = this.chain.then(work).catch((error: unknown) => this.options.report(error, 'runner event'));
+  }
+
+  private onRunnerEvent(event: TBackgroundTaskRunnerEvent): void {
+    if (this.tripped || this.cancelReason !== undefined) return;
+    const { store, taskId, clock } = this.options;
+    switch (event.type) {
+      case 'text_delta':
+        this.watchdog?.textDelta(event.delta);
+        this.enqueue(() => store.appendEvent({ type: 'background_task_text_delta', taskId, delta: event.delta }));
+        return;
+      case 'heartbeat':
+        this.watchdog?.activity();
+        return;
+      case 'worker_stale':
+        this.trip('stale_worker', `lost its worker${event.reason ? ` (${event.reason})` : ''}; restart the task.`);
+        return;
+      case 'sleep':
+      case 'wake':
+        return; // lifecycle of cron schedules belongs to BullMQ job schedulers here
+      default:
+        break;
+    }
+    this.watchdog?.activity();
+    if (event.type === 'permission_request') this.watchdog?.setPaused(true);
+    if (event.type === 'permission_decision') {
+      this.permissions.delete(event.requestId);
+      if (this.permissions.size === 0) this.watchdog?.setPaused(false);
+    } else if (event.type === 'permission_request') this.permissions.add(event.requestId);
+    const pending = this.permissions.size;
+    this.enqueue(async () => {
+      await store.update(taskId, (state) => {
+        if (isTerminal(state.status)) return undefined;
+        const now = clock.now();
+        state.lastActivityAt = now;
+        const events: TBackgroundTaskEvent[] = [];
+        if (event.type === 'tool_start') {
+          const action = event.action ?? event.toolName;
+          state.currentAction = action;
+          events.push({ type: 'background_task_tool_start', taskId, toolName: event.toolName, action, ...(event.toolCallId ? { toolCallId: event.toolCallId } : {}) });
+        } else if (event.type === 'tool_end') {
+          if (event.success) delete state.currentAction;
+          else state.currentAction = `${event.toolName} failed${event.error ? `: ${event.error}` : ''}`;
+          events.push({ type: 'background_task_tool_end', taskId, toolName: event.toolName, success: event.success, ...(event.toolCallId ? { toolCallId: event.toolCallId } : {}), ...(event.error ? { error: event.error } : {}) });
+        } else if (event.type === 'permission_request') {
+          transition(state, 'REQUEST_PERMISSION', now);
+          state.pendingPermissions = pending;
+          events.push({ type: 'background_task_permission_request', taskId, requestId: event.requestId, toolName: event.toolName, ...(event.description ? { description: event.description } : {}), task: structuredClone(state) });
+          events.push(snapshotEvent('background_task_updated', state));
+        } else if (event.type === 'permission_decision') {
+          state.pendingPermissions = pending;
+          if (pending === 0 && state.status === 'waiting_permission') transition(state, event.allowed ? 'PERMISSION_ALLOWED' : 'PERMISSION_DENIED', now);
+          events.push(snapshotEvent('background_task_updated', state));
+        }
+        return events;
+      });
+    });
+  }
+}

@@ -1,0 +1,120 @@
+import {
+  BackgroundTaskError,
+  isTerminalBackgroundTaskStatus,
+  transitionBackgroundTaskStatus,
+  type IBackgroundTaskRequest,
+  type IBackgroundTaskResult,
+  type IBackgroundTaskState,
+  type TBackgroundTaskEvent,
+  type TBackgroundTaskMetadata,
+  type TBackgroundTaskTransitionEvent,
+} from '@tessera/plugin-background';
+
+/**
+ * Pure lifecycle steps shared by the client (`BullmqBackgroundTaskManager`) and the worker.
+ * Every status change goes through `transitionBackgroundTaskStatus`, the same table the
+ * in-process manager uses; these helpers only add the bookkeeping fields around it.
+ */
+
+type TSnapshotType = Extract<TBackgroundTaskEvent, { task: unknown }>['type'];
+
+/** A snapshot event; the snapshot is a plain copy (it is serialised into the stream). */
+export function snapshotEvent(type: TSnapshotType, state: IBackgroundTaskState): TBackgroundTaskEvent {
+  return { type, taskId: state.id, task: structuredClone(state) } as TBackgroundTaskEvent;
+}
+
+export function transition(state: IBackgroundTaskState, event: TBackgroundTaskTransitionEvent, now: number): void {
+  state.status = transitionBackgroundTaskStatus(state.status, event);
+  state.updatedAt = now;
+}
+
+/** Mirrors the in-process manager's initial state (`plugins/background` task-state.ts). */
+export function initialTaskState(
+  id: string,
+  request: IBackgroundTaskRequest,
+  depth: number,
+  metadata: TBackgroundTaskMetadata,
+  now: number,
+): IBackgroundTaskState {
+  const state: IBackgroundTaskState = {
+    id,
+    kind: request.kind,
+    mode: request.mode ?? 'background',
+    status: 'queued',
+    depth,
+    cwd: request.cwd,
+    createdAt: now,
+    updatedAt: now,
+    pendingPermissions: 0,
+    metadata,
+  };
+  if (request.label !== undefined) state.label = request.label;
+  if (request.description !== undefined) state.description = request.description;
+  if (request.parentSessionId !== undefined) state.parentSessionId = request.parentSessionId;
+  if (request.kind === 'agent') state.agentType = request.agentType;
+  if (request.kind === 'process') state.command = request.command;
+  if (request.kind === 'scheduled' && request.task.kind === 'process') state.command = request.task.command;
+  return state;
+}
+
+const WORKTREE_FIELDS = ['worktreePath', 'branchName', 'worktreeStatus', 'worktreeNextAction', 'worktreeBaseRevision', 'parentWorktreeStatus'] as const;
+
+function projectWorktree(state: IBackgroundTaskState, metadata: Record<string, unknown> | undefined): void {
+  if (!metadata) return;
+  for (const field of WORKTREE_FIELDS) {
+    const value = metadata[field];
+    if (typeof value === 'string') state[field] = value;
+  }
+}
+
+/** The terminal step: transition, clear what only a live task has, and name the event. */
+export function finish(state: IBackgroundTaskState, event: 'COMPLETE' | 'FAIL' | 'CANCEL', now: number): TBackgroundTaskEvent {
+  transition(state, event, now);
+  state.pendingPermissions = 0;
+  delete state.nextRunAt;
+  if (event !== 'FAIL') delete state.currentAction;
+  state.completedAt = now;
+  const type = state.status === 'completed' ? 'background_task_completed' : state.status === 'failed' ? 'background_task_failed' : 'background_task_cancelled';
+  return snapshotEvent(type, state);
+}
+
+export function complete(state: IBackgroundTaskState, result: IBackgroundTaskResult, now: number): TBackgroundTaskEvent {
+  state.output = result.output;
+  if (result.exitCode !== undefined) state.exitCode = result.exitCode;
+  if (result.signal !== undefined) state.signal = result.signal;
+  if (result.metadata) {
+    state.resultMetadata = { ...result.metadata };
+    projectWorktree(state, result.metadata);
+  }
+  if (state.mode === 'background') state.unread = true;
+  return finish(state, 'COMPLETE', now);
+}
+
+/** Projects a `BackgroundTaskError` into plain state data (never the error object itself). */
+export function fail(state: IBackgroundTaskState, error: BackgroundTaskError, now: number): TBackgroundTaskEvent {
+  state.error = { code: error.code, category: error.taskCategory, recoverable: error.recoverable, message: error.message };
+  if (error.timeoutReason) state.timeoutReason = error.timeoutReason;
+  const details = error.details ?? {};
+  if (typeof details.exitCode === 'number' || details.exitCode === null) state.exitCode = details.exitCode as number | null;
+  if (typeof details.signal === 'string' || details.signal === null) state.signal = details.signal as string | null;
+  if (typeof details.output === 'string') state.output = details.output;
+  projectWorktree(state, details);
+  if (state.mode === 'background') state.unread = true;
+  return finish(state, 'FAIL', now);
+}
+
+export function cancel(state: IBackgroundTaskState, reason: string, now: number): TBackgroundTaskEvent {
+  state.cancelReason ??= reason;
+  return finish(state, 'CANCEL', now);
+}
+
+/** The error a task fails with when the worker that ran it disappeared (BullMQ stalled job). */
+export function staleWorkerError(taskId: string, detail: string): BackgroundTaskError {
+  return new BackgroundTaskError('timeout', `Background task ${taskId} lost its worker (${detail}); the worker process died or lost Redis. Spawn the task again, or allow retries for its kind.`, {
+    code: 'background_task_timeout',
+    taskId,
+    timeoutReason: 'stale_worker',
+  });
+}
+
+export const isTerminal = isTerminalBackgroundTaskStatus;

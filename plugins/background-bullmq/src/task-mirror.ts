@@ -1,0 +1,31 @@
+import type { IBackgroundTaskState } from '@tessera/plugin-background';
+
+/**
+ * This process's copy of the queue's tasks, fed by the event stream. A snapshot only replaces
+ * an older version, so a replayed event never rolls a task back; a closed task's version is
+ * remembered so a late snapshot does not bring it back.
+ */
+export class TaskMirror {
+  private readonly states = new Map<string, { state: IBackgroundTaskState; version: number }>();
+  private readonly closed = new Map<string, number>();
+
+  load(state: IBackgroundTaskState, version: number): void {
+    const known = this.states.get(state.id)?.version ?? this.closed.get(state.id) ?? 0;
+    if (version <= known) return;
+    this.states.set(state.id, { state: structuredClone(state), version });
+  }
+
+  delete(taskId: string, version = Number.MAX_SAFE_INTEGER): void {
+    this.states.delete(taskId);
+    this.closed.set(taskId, version);
+  }
+
+  get(taskId: string): IBackgroundTaskState | undefined {
+    const entry = this.states.get(taskId);
+    return entry ? structuredClone(entry.state) : undefined;
+  }
+
+  all(): IBackgroundTaskState[] {
+    return [...this.states.values()].map((entry) => structuredClone(entry.state));
+  }
+}

@@ -1,0 +1,202 @@
+import { BackgroundTaskError, type IBackgroundTaskLogCursor, type IBackgroundTaskLogPage, type IBackgroundTaskRequest, type IBackgroundTaskState, type TBackgroundTaskEvent } from '@tessera/plugin-background';
+import type { Redis } from 'ioredis';
+import type { TaskKeys } from './redis-keys.js';
+
+/** One task as Redis holds it. */
+export interface StoredTask {
+  state: IBackgroundTaskState;
+  request: IBackgroundTaskRequest;
+  /** Bumped by every committed change; the commit script compares it (optimistic locking). */
+  version: number;
+  /** Set once someone asked to cancel: the reason. Workers watch it. */
+  cancel?: string;
+  /** Runs of the task a worker started (1 on the first run; more after a stalled worker with retries). */
+  attempts: number;
+}
+
+/**
+ * `mutate` changes `state` in place (through the pure state machine) and returns the events
+ * to append, or `undefined` to leave the task as it is. It may run more than once: after a
+ * concurrent commit it is called again on the fresh state, so it must not have side effects.
+ */
+export type TTaskMutation = (state: IBackgroundTaskState, stored: StoredTask) => readonly TBackgroundTaskEvent[] | undefined;
+
+const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'request', ARGV[3], 'version', 1, 'attempts', 0)
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'v', 1, 'e', ARGV[6])
+return 1`;
+
+// Compare-and-set of the state plus its events, so stream order is commit order.
+const COMMIT = `
+local current = redis.call('HGET', KEYS[1], 'version')
+if not current then return -2 end
+if tonumber(current) ~= tonumber(ARGV[1]) then return -1 end
+local version = tonumber(current) + 1
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version)
+for i = 4, #ARGV do redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ARGV[i]) end
+return version`;
+
+const CLOSE = `
+local current = redis.call('HGET', KEYS[1], 'version')
+if not current then return -2 end
+if tonumber(current) ~= tonumber(ARGV[1]) then return -1 end
+redis.call('DEL', KEYS[1], KEYS[4])
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', 'v', tonumber(current) + 1, 'e', ARGV[4])
+return 1`;
+
+const APPEND_LOG = `
+local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 2))
+local max = tonumber(ARGV[1])
+local dropped = tonumber(redis.call('HGET', KEYS[2], 'logDropped') or '0')
+if length > max then
+  local drop = length - max
+  redis.call('LTRIM', KEYS[1], drop, -1)
+  dropped = redis.call('HINCRBY', KEYS[2], 'logDropped', drop)
+  length = max
+end
+return dropped + length`;
+
+const READ_LOG = `
+local dropped = tonumber(redis.call('HGET', KEYS[2], 'logDropped') or '0')
+local total = dropped + redis.call('LLEN', KEYS[1])
+local first = math.min(math.max(tonumber(ARGV[1]), dropped), total)
+local last = math.min(first + tonumber(ARGV[2]), total)
+local lines = {}
+if last > first then lines = redis.call('LRANGE', KEYS[1], first - dropped, last - dropped - 1) end
+return { dropped, total, first, lines }`;
+
+type TScript = (...args: Array<string | number>) => Promise<unknown>;
+
+export interface TaskStoreOptions {
+  /** Stream entries kept (approximate trim; default 100,000). */
+  maxEvents?: number;
+  /** Log lines kept per task (default 10,000); older lines are dropped and reported as truncated. */
+  maxLogLines?: number;
+}
+
+function parse(taskId: string, fields: Record<string, string>): StoredTask | undefined {
+  if (fields.state === undefined || fields.request === undefined) return undefined;
+  try {
+    return {
+      state: JSON.parse(fields.state) as IBackgroundTaskState,
+      request: JSON.parse(fields.request) as IBackgroundTaskRequest,
+      version: Number(fields.version),
+      attempts: Number(fields.attempts ?? 0),
+      ...(fields.cancel === undefined ? {} : { cancel: fields.cancel }),
+    };
+  } catch (error) {
+    throw new BackgroundTaskError('runner', `The Redis record of background task ${taskId} is not valid JSON; delete the key or fix the writer.`, { code: 'background_store_corrupt', taskId, cause: error });
+  }
+}
+
+/** Task records, logs and the event stream of one queue in Redis. Holds no task in memory. */
+export class RedisTaskStore {
+  readonly maxEvents: number;
+  readonly maxLogLines: number;
+  private readonly scripts: Record<'create' | 'commit' | 'close' | 'appendLog' | 'readLog', TScript>;
+
+  constructor(
+    readonly redis: Redis,
+    readonly keys: TaskKeys,
+    options: TaskStoreOptions = {},
+  ) {
+    this.maxEvents = options.maxEvents ?? 100_000;
+    this.maxLogLines = options.maxLogLines ?? 10_000;
+    const define = (name: string, numberOfKeys: number, lua: string): TScript => {
+      const command = `tesseraBg${name}`;
+      if (!(command in redis)) redis.defineCommand(command, { numberOfKeys, lua });
+      const bound = (redis as unknown as Record<string, TScript>)[command]!;
+      return bound.bind(redis);
+    };
+    this.scripts = {
+      create: define('Create', 3, CREATE),
+      commit: define('Commit', 2, COMMIT),
+      close: define('Close', 4, CLOSE),
+      appendLog: define('AppendLog', 2, APPEND_LOG),
+      readLog: define('ReadLog', 2, READ_LOG),
+    };
+  }
+
+  /** Writes a new task and its `created` event; false when the id is taken. */
+  async create(state: IBackgroundTaskState, request: IBackgroundTaskRequest, created: TBackgroundTaskEvent): Promise<boolean> {
+    const done = await this.scripts.create(this.keys.task(state.id), this.keys.index, this.keys.events, state.id, JSON.stringify(state), JSON.stringify(request), state.createdAt, this.maxEvents, JSON.stringify(created));
+    return done === 1;
+  }
+
+  async read(taskId: string): Promise<StoredTask | undefined> {
+    return parse(taskId, await this.redis.hgetall(this.keys.task(taskId)));
+  }
+
+  /** Every task of the queue, oldest first. */
+  async list(): Promise<IBackgroundTaskState[]> {
+    const ids = await this.redis.zrange(this.keys.index, 0, -1);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hget(this.keys.task(id), 'state');
+    const replies = (await pipeline.exec()) ?? [];
+    const states: IBackgroundTaskState[] = [];
+    for (const [error, value] of replies) if (!error && typeof value === 'string') states.push(JSON.parse(value) as IBackgroundTaskState);
+    return states;
+  }
+
+  /**
+   * Applies `mutate` and commits it atomically with its events; retries on a concurrent commit.
+   * Resolves with the committed record, the unchanged one when `mutate` returned `undefined`,
+   * or `undefined` when the task does not exist (closed).
+   */
+  async update(taskId: string, mutate: TTaskMutation): Promise<StoredTask | undefined> {
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      const stored = await this.read(taskId);
+      if (!stored) return undefined;
+      const state = structuredClone(stored.state);
+      const events = mutate(state, stored);
+      if (!events) return stored;
+      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, JSON.stringify(state), this.maxEvents, ...events.map((event) => JSON.stringify(event)))) as number;
+      if (version === -2) return undefined;
+      if (version > 0) return { ...stored, state, version };
+    }
+    throw new BackgroundTaskError('capacity', `Background task ${taskId} changed 100 times while one update was being committed; retry later.`, { code: 'background_store_contention', taskId });
+  }
+
+  /** Removes the task, its log and index entry, and appends its `closed` event; false if it changed meanwhile. */
+  async close(stored: StoredTask, closed: TBackgroundTaskEvent): Promise<boolean> {
+    const id = stored.state.id;
+    const done = await this.scripts.close(this.keys.task(id), this.keys.index, this.keys.events, this.keys.log(id), stored.version, id, this.maxEvents, JSON.stringify(closed));
+    return done === 1;
+  }
+
+  /** Progress without a state change (text deltas): appended with version 0. */
+  async appendEvent(event: TBackgroundTaskEvent): Promise<void> {
+    await this.redis.xadd(this.keys.events, 'MAXLEN', '~', this.maxEvents, '*', 'v', 0, 'e', JSON.stringify(event));
+  }
+
+  async setField(taskId: string, field: 'cancel' | 'worker', value: string): Promise<void> {
+    await this.redis.hset(this.keys.task(taskId), field, value);
+  }
+
+  async incrementField(taskId: string, field: 'attempts' | 'fires' | 'skippedFires' | 'failedFires'): Promise<number> {
+    return this.redis.hincrby(this.keys.task(taskId), field, 1);
+  }
+
+  async getField(taskId: string, field: string): Promise<string | null> {
+    return this.redis.hget(this.keys.task(taskId), field);
+  }
+
+  /** Appends log lines; returns the absolute number of lines ever written. */
+  async appendLog(taskId: string, lines: readonly string[]): Promise<number> {
+    if (lines.length === 0) return 0;
+    return (await this.scripts.appendLog(this.keys.log(taskId), this.keys.task(taskId), this.maxLogLines, ...lines)) as number;
+  }
+
+  /** One page of the task's log; cursors are absolute line numbers, as in the in-process runtime. */
+  async readLog(taskId: string, cursor?: IBackgroundTaskLogCursor, limit = 200): Promise<IBackgroundTaskLogPage> {
+    const requested = cursor?.offset ?? 0;
+    if (!Number.isInteger(requested) || requested < 0) throw new RangeError(`Log cursor offset must be a non-negative integer, got ${String(requested)}.`);
+    const [dropped, total, first, lines] = (await this.scripts.readLog(this.keys.log(taskId), this.keys.task(taskId), requested, limit)) as [number, number, number, string[]];
+    const next = first + lines.length;
+    return { lines, cursor: { offset: first }, nextCursor: { offset: next }, hasMore: next < total, truncated: cursor !== undefined && requested < dropped, totalLines: total };
+  }
+}

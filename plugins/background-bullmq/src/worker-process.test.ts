@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startBackgroundWorker, type BackgroundWorkerOptions } from './background-worker.js';
+import { BullmqBackgroundTaskManager } from './bullmq-background-task-manager.js';
+import { ensureBuilt, hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const CHILD = join(here, 'testing', 'worker-child.mjs');
+
+let redis: TestRedis;
+let dir: string;
+let queueNumber = 0;
+const cleanups: Array<() => Promise<unknown> | void> = [];
+
+beforeAll(async () => {
+  if (!hasRedisServer) return;
+  ensureBuilt(join(here, '..'));
+  redis = await startRedis();
+  dir = await mkdtemp(join(tmpdir(), 'tessera-bullmq-proc-'));
+}, 300_000);
+afterAll(async () => {
+  if (!hasRedisServer) return;
+  await redis.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
+});
+
+function setup() {
+  const base = { connection: { host: '127.0.0.1', port: redis.port }, queue: `p${++queueNumber}` };
+  const fast = { lockDurationMs: 1000, stalledIntervalMs: 300, shell: { killGraceMs: 200 } };
+  /** A worker in its own Node process, running the built package. */
+  const childWorker = async (): Promise<ChildProcess> => {
+    const child = spawn(process.execPath, [CHILD, JSON.stringify({ ...base, ...fast })], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    cleanups.push(() => {
+      child.kill('SIGKILL');
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+      child.once('exit', (code) => reject(new Error(`worker child exited (${code}): ${stderr}`)));
+    });
+    return child;
+  };
+  const worker = async (more: Partial<BackgroundWorkerOptions> = {}) => {
+    const started = await startBackgroundWorker({ ...base, ...fast, ...more });
+    cleanups.push(() => started.shutdown({ graceMs: 0 }));
+    return started;
+  };
+  const client = (retries = 0) => {
+    const manager = new BullmqBackgroundTaskManager({ ...base, retries });
+    cleanups.push(() => manager.shutdown());
+    return manager;
+  };
+  return { childWorker, worker, client };
+}
+
+const runningWithPid = (manager: BullmqBackgroundTaskManager, id: string) =>
+  until(async () => {
+    const state = await manager.fetch(id);
+    return state?.status === 'running' && state.pid ? state : undefined;
+  }, `task ${id} running`);
+
+describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in another process (real redis-server)', () => {
+  it('runs a task spawned here in a worker process; cancel from here kills its process group there', async () => {
+    const { childWorker, client } = setup();
+    await childWorker();
+    const manager = client();
+    const echo = await manager.spawn({ kind: 'process', command: 'echo from-child; echo $$', cwd: dir });
+    const done = await manager.wait(echo.id);
+    expect(done).toMatchObject({ status: 'completed', exitCode: 0 });
+    const lines = (await manager.readLog(echo.id)).lines;
+    expect(lines[0]).toBe('[stdout] from-child');
+    expect(Number(lines[1]!.replace('[stdout] ', ''))).not.toBe(process.pid);
+
+    const sleeper = await manager.spawn({ kind: 'process', command: 'sleep 30 & sleep 30; wait', cwd: dir });
+    const running = await runningWithPid(manager, sleeper.id);
+    await until(() => liveGroupMembers(running.pid!) > 1 || undefined, 'sleep group up');
+    expect(await manager.cancel(sleeper.id, 'from another process')).toMatchObject({ status: 'cancelled', cancelReason: 'from another process' });
+    await until(() => liveGroupMembers(running.pid!) === 0 || undefined, 'sleep group killed');
+  });
+
+  it('a worker killed with SIGKILL mid-task: the task fails with stale_worker, and is not run again', async () => {
+    const { childWorker, worker, client } = setup();
+    const child = await childWorker();
+    const manager = client();
+    const task = await manager.spawn({ kind: 'process', command: 'echo started; sleep 30', cwd: dir });
+    const running = await runningWithPid(manager, task.id);
+    cleanups.push(() => void process.kill(-running.pid!, 'SIGKILL'));
+    await until(async () => (await manager.readLog(task.id)).lines.includes('[stdout] started') || undefined, 'log copied to Redis');
+    child.kill('SIGKILL');
+    await worker(); // a surviving worker notices the expired lock
+    const failed = await manager.wait(task.id);
+    expect(failed).toMatchObject({ status: 'failed', timeoutReason: 'stale_worker', error: { code: 'background_task_timeout', category: 'timeout' } });
+    const log = (await manager.readLog(task.id)).lines;
+    expect(log.filter((line) => line === '[stdout] started')).toHaveLength(1);
+  });
+
+  it('a worker killed mid-task with a retry budget: the task runs again on another worker and completes', async () => {
+    const { childWorker, worker, client } = setup();
+    const child = await childWorker();
+    const manager = client(1);
+    const task = await manager.spawn({ kind: 'process', command: 'echo attempt; sleep 1', cwd: dir });
+    const running = await runningWithPid(manager, task.id);
+    cleanups.push(() => void process.kill(-running.pid!, 'SIGKILL'));
+    await until(async () => (await manager.readLog(task.id)).lines.includes('[stdout] attempt') || undefined, 'log copied to Redis');
+    child.kill('SIGKILL');
+    await worker();
+    const done = await manager.wait(task.id);
+    expect(done.status).toBe('completed');
+    const log = (await manager.readLog(task.id)).lines;
+    expect(log.filter((line) => line === '[stdout] attempt')).toHaveLength(2);
+    expect(log.some((line) => line.startsWith('[worker] attempt 2'))).toBe(true);
+  });
+
+  it('a cron task fires once per tick across two workers, then stops when cancelled', async () => {
+    const { childWorker, worker, client } = setup();
+    await childWorker();
+    await worker();
+    const manager = client();
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'echo tick', cwd: dir } });
+    expect(task.status).toBe('sleeping');
+    const log = async () => (await manager.readLog(task.id)).lines;
+    await until(async () => (await log()).filter((line) => /^\[schedule\] fire \d+ completed$/.test(line)).length >= 3 || undefined, 'three fires', 10_000);
+    const cancelled = await manager.cancel(task.id, 'enough');
+    expect(cancelled.status).toBe('cancelled');
+    const lines = await log();
+    const ticks = lines.filter((line) => line.includes('started (tick')).map((line) => /tick (\S+)\)/.exec(line)![1]);
+    expect(new Set(ticks).size).toBe(ticks.length);
+    // A fire the cancel caught mid-way may not have printed; every completed one printed once.
+    const completed = lines.filter((line) => /^\[schedule\] fire \d+ completed$/.test(line)).length;
+    expect(lines.filter((line) => line === '[stdout] tick').length).toBeGreaterThanOrEqual(completed);
+    expect(lines.filter((line) => line === '[stdout] tick').length).toBeLessThanOrEqual(ticks.length);
+    // No more fires after the cancel.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await log()).filter((line) => line.includes('started (tick'))).toHaveLength(ticks.length);
+  });
+});
