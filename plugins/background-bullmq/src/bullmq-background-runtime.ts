@@ -9,7 +9,7 @@ import {
   type DiagnosticsReporter,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, type ServiceResolver } from '@tessera/kernel';
-import { BackgroundTaskError, BackgroundTaskManagerToken, type BackgroundTaskManager, type IBackgroundTaskState } from '@tessera/plugin-background';
+import { BackgroundTaskError, BackgroundTaskManagerToken, type BackgroundTaskManager, type IBackgroundTaskState, taskListEntry } from '@tessera/plugin-background';
 import { BullmqBackgroundTaskManager, resolveKeys, type BullmqBackgroundTaskManagerOptions } from './bullmq-background-task-manager.js';
 
 /** Lines one `readOutput` gathers at most; the rest waits for the next read (as in `backgroundRuntime()`). */
@@ -39,17 +39,7 @@ export function createBullmqBackgroundTasksAdapter(manager: BullmqBackgroundTask
         .list()
         .filter((task) => sessionId === undefined || task.parentSessionId === sessionId)
         .sort((a, b) => b.createdAt - a.createdAt)
-        .map((task) => ({
-          id: task.id,
-          kind: task.kind,
-          status: task.status,
-          createdAt: task.createdAt,
-          ...(task.label === undefined ? {} : { label: task.label }),
-          ...(task.command === undefined ? {} : { command: task.command }),
-          ...(task.agentType === undefined ? {} : { agentType: task.agentType }),
-          ...(task.completedAt === undefined ? {} : { completedAt: task.completedAt }),
-          ...(task.currentAction === undefined ? {} : { currentAction: task.currentAction }),
-        }));
+        .map(taskListEntry);
     },
     async close(taskId, sessionId) {
       await owned(taskId, sessionId);

@@ -1,12 +1,11 @@
 import {
   BackgroundTaskError,
   isTerminalBackgroundTaskStatus,
+  projectWorktreeFields,
   transitionBackgroundTaskStatus,
-  type IBackgroundTaskRequest,
   type IBackgroundTaskResult,
   type IBackgroundTaskState,
   type TBackgroundTaskEvent,
-  type TBackgroundTaskMetadata,
   type TBackgroundTaskTransitionEvent,
 } from '@tessera/plugin-background';
 
@@ -28,44 +27,8 @@ export function transition(state: IBackgroundTaskState, event: TBackgroundTaskTr
   state.updatedAt = now;
 }
 
-/** Mirrors the in-process manager's initial state (`plugins/background` task-state.ts). */
-export function initialTaskState(
-  id: string,
-  request: IBackgroundTaskRequest,
-  depth: number,
-  metadata: TBackgroundTaskMetadata,
-  now: number,
-): IBackgroundTaskState {
-  const state: IBackgroundTaskState = {
-    id,
-    kind: request.kind,
-    mode: request.mode ?? 'background',
-    status: 'queued',
-    depth,
-    cwd: request.cwd,
-    createdAt: now,
-    updatedAt: now,
-    pendingPermissions: 0,
-    metadata,
-  };
-  if (request.label !== undefined) state.label = request.label;
-  if (request.description !== undefined) state.description = request.description;
-  if (request.parentSessionId !== undefined) state.parentSessionId = request.parentSessionId;
-  if (request.kind === 'agent') state.agentType = request.agentType;
-  if (request.kind === 'process') state.command = request.command;
-  if (request.kind === 'scheduled' && request.task.kind === 'process') state.command = request.task.command;
-  return state;
-}
+export { initialTaskState } from '@tessera/plugin-background';
 
-const WORKTREE_FIELDS = ['worktreePath', 'branchName', 'worktreeStatus', 'worktreeNextAction', 'worktreeBaseRevision', 'parentWorktreeStatus'] as const;
-
-function projectWorktree(state: IBackgroundTaskState, metadata: Record<string, unknown> | undefined): void {
-  if (!metadata) return;
-  for (const field of WORKTREE_FIELDS) {
-    const value = metadata[field];
-    if (typeof value === 'string') state[field] = value;
-  }
-}
 
 /** The terminal step: transition, clear what only a live task has, and name the event. */
 export function finish(state: IBackgroundTaskState, event: 'COMPLETE' | 'FAIL' | 'CANCEL', now: number): TBackgroundTaskEvent {
@@ -84,7 +47,7 @@ export function complete(state: IBackgroundTaskState, result: IBackgroundTaskRes
   if (result.signal !== undefined) state.signal = result.signal;
   if (result.metadata) {
     state.resultMetadata = { ...result.metadata };
-    projectWorktree(state, result.metadata);
+    projectWorktreeFields(state, result.metadata);
   }
   if (state.mode === 'background') state.unread = true;
   return finish(state, 'COMPLETE', now);
@@ -98,7 +61,7 @@ export function fail(state: IBackgroundTaskState, error: BackgroundTaskError, no
   if (typeof details.exitCode === 'number' || details.exitCode === null) state.exitCode = details.exitCode as number | null;
   if (typeof details.signal === 'string' || details.signal === null) state.signal = details.signal as string | null;
   if (typeof details.output === 'string') state.output = details.output;
-  projectWorktree(state, details);
+  projectWorktreeFields(state, details);
   if (state.mode === 'background') state.unread = true;
   return finish(state, 'FAIL', now);
 }

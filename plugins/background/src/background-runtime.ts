@@ -11,6 +11,7 @@ import {
   type BackgroundOutputRead,
   type BackgroundProcessRequest,
   type BackgroundTaskStatus,
+  type BackgroundTaskSummary,
   type BackgroundTaskTicket,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, type ServiceResolver } from '@tessera/kernel';
@@ -53,17 +54,7 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
         .list()
         .filter((task) => sessionId === undefined || task.parentSessionId === sessionId)
         .sort((a, b) => b.createdAt - a.createdAt)
-        .map((task) => ({
-          id: task.id,
-          kind: task.kind,
-          status: task.status,
-          createdAt: task.createdAt,
-          ...(task.label === undefined ? {} : { label: task.label }),
-          ...(task.command === undefined ? {} : { command: task.command }),
-          ...(task.agentType === undefined ? {} : { agentType: task.agentType }),
-          ...(task.completedAt === undefined ? {} : { completedAt: task.completedAt }),
-          ...(task.currentAction === undefined ? {} : { currentAction: task.currentAction }),
-        }));
+        .map(taskListEntry);
     },
     async close(taskId, sessionId) {
       const task = manager.get(taskId);
@@ -199,4 +190,19 @@ export function backgroundRuntime(options: BackgroundRuntimeOptions = {}): Plugi
         .inSingletonScope();
     },
   });
+}
+
+/** A task as `BackgroundTasks.list` shows it (the fields a listing needs, nothing unset). */
+export function taskListEntry(task: IBackgroundTaskState): BackgroundTaskSummary {
+  return {
+    id: task.id,
+    kind: task.kind,
+    status: task.status,
+    createdAt: task.createdAt,
+    ...(task.label === undefined ? {} : { label: task.label }),
+    ...(task.command === undefined ? {} : { command: task.command }),
+    ...(task.agentType === undefined ? {} : { agentType: task.agentType }),
+    ...(task.completedAt === undefined ? {} : { completedAt: task.completedAt }),
+    ...(task.currentAction === undefined ? {} : { currentAction: task.currentAction }),
+  };
 }

@@ -19,12 +19,12 @@ export { BackgroundTaskWatchdog, DEFAULT_BACKGROUND_WATCHDOG_LIMITS } from './ba
 export type { IBackgroundTaskWatchdogConfig, IBackgroundTaskWatchdogLimits } from './background-task-watchdog.js';
 export { BackgroundTaskManager } from './background-task-manager.js';
 export type { BackgroundTaskManagerOptions } from './background-task-manager.js';
-export { assertSafeTaskId, cloneTaskMetadata, SAFE_TASK_ID } from './task-state.js';
+export { assertSafeTaskId, cloneTaskMetadata, initialTaskState, projectWorktreeFields, SAFE_TASK_ID } from './task-state.js';
 export { ManualBackgroundTaskRunner } from './manual-background-task-runner.js';
 export type { ManualBackgroundTaskRun, ManualBackgroundTaskRunnerOptions } from './manual-background-task-runner.js';
 export { createManagedShellProcessRunner } from './managed-shell-process-runner.js';
 export type { ManagedShellProcessRunnerOptions } from './managed-shell-process-runner.js';
 export { createScheduledTaskRunner, cronerScheduleFactory } from './scheduled-task-runner.js';
 export type { IScheduleDriver, ScheduledTaskRunnerOptions, TScheduleFactory } from './scheduled-task-runner.js';
-export { backgroundRuntime, BackgroundTaskManagerToken, createBackgroundTasksAdapter } from './background-runtime.js';
+export { backgroundRuntime, BackgroundTaskManagerToken, createBackgroundTasksAdapter, taskListEntry } from './background-runtime.js';
 export type { BackgroundRuntimeOptions } from './background-runtime.js';

@@ -72,7 +72,7 @@ const WORKTREE_FIELDS: ReadonlyArray<keyof IBackgroundTaskWorktreeState> = [
 ];
 
 /** Result metadata keys that have a matching state field (the worktree handoff). */
-export function projectWorktreeFields(state: IBackgroundTaskState, metadata: TBackgroundTaskMetadata | undefined): void {
+export function projectWorktreeFields(state: IBackgroundTaskState, metadata: Readonly<Record<string, unknown>> | undefined): void {
   if (!metadata) return;
   for (const field of WORKTREE_FIELDS) {
     const value = metadata[field];
