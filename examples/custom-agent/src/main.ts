@@ -1,7 +1,6 @@
-import { homedir } from 'node:os';
 import { describeError } from '@tessera/contracts';
 import { createKernel, type Kernel } from '@tessera/kernel';
-import { chooseProvider, type CliIO } from '@tessera/preset-cli';
+import { chooseProvider, processIO, type CliIO } from '@tessera/preset-cli';
 import { parseRelnotesArgs, RelnotesUsageError, USAGE } from './args.js';
 import { runPrintMode } from './print-mode.js';
 import { releaseNotesPreset } from './release-notes-preset.js';
@@ -9,15 +8,6 @@ import { relnotesPresetOptions } from './relnotes-options.js';
 
 const NO_PROVIDER = 'relnotes needs a model. Set ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for a gateway), or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server.\n';
 
-function processIO(): CliIO {
-  return {
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
-    cwd: process.cwd(),
-    env: process.env,
-    home: process.env.HOME || homedir(),
-  };
-}
 
 /** The `relnotes` command: argv → flags → preset options → kernel → print mode → exit code. */
 export async function main(argv: readonly string[], given: Partial<CliIO> & { signal?: AbortSignal } = {}): Promise<number> {

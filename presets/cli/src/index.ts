@@ -1,4 +1,4 @@
-export { main } from './main.js';
+export { main, processIO } from './main.js';
 export type { CliIO, Subcommand } from './io.js';
 export { cliPreset, approvalHandlerPlugin } from './preset.js';
 export { loadCliPreset } from './load-cli-preset.js';

@@ -23,7 +23,8 @@ const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
   },
 };
 
-function processIO(): CliIO {
+/** The process's own stdio, working directory, environment and home, as `CliIO`. */
+export function processIO(): CliIO {
   return {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
