@@ -11,13 +11,13 @@ import {
   type ManagedShellProcessRunnerOptions,
   type TBackgroundTaskKind,
 } from '@tessera/plugin-background';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { resolveKeys, type BackgroundJobData, type BullmqConnectionOptions } from './bullmq-background-task-manager.js';
 import { runScheduledFire } from './scheduled-fire.js';
 import { TaskExecution, type TExecutionOutcome } from './task-execution.js';
 import { cancel as cancelState, complete, fail, isTerminal, snapshotEvent, staleWorkerError, transition } from './task-lifecycle.js';
-import { RedisTaskStore } from './task-store.js';
+import { RedisTaskStore, type StoredTask } from './task-store.js';
 
 export interface BackgroundWorkerOptions extends BullmqConnectionOptions {
   /** Jobs run at once, per kind (a number applies to each kind; default 4). */
@@ -30,6 +30,13 @@ export interface BackgroundWorkerOptions extends BullmqConnectionOptions {
   shell?: ManagedShellProcessRunnerOptions;
   /** Watchdog defaults for agent tasks (same meaning as the in-process manager's). */
   watchdog?: IBackgroundTaskWatchdogOptions;
+  /**
+   * Jobs of a kind running at once across every worker of the queue (BullMQ global concurrency;
+   * set when this worker starts, so the last worker started decides). Unset: only per-worker limits.
+   */
+  globalConcurrency?: Partial<Record<TBackgroundTaskKind, number>>;
+  /** At most `max` jobs of a kind start per `durationMs`, across every worker of the queue (BullMQ's limiter). */
+  rateLimit?: Partial<Record<TBackgroundTaskKind, { max: number; durationMs: number }>>;
   /** BullMQ job lock: a worker that has not renewed it for this long counts as dead (default 30 s). */
   lockDurationMs?: number;
   /** How often workers look for jobs whose lock expired (default 30 s). */
@@ -48,6 +55,12 @@ export interface BackgroundWorkerShutdownOptions {
   graceMs?: number;
   /** Cancel reason recorded on tasks stopped by the shutdown. */
   reason?: string;
+  /**
+   * What happens to tasks still running when the grace period ends: `cancel` (default) ends them
+   * `cancelled`; `hand-back` stops their process and puts the job back on the queue, where another
+   * worker starts it again (not counted against the task's retry budget).
+   */
+  unfinished?: 'cancel' | 'hand-back';
 }
 
 export interface BackgroundWorker {
@@ -93,14 +106,17 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     }
   }
 
-  const redis = new Redis({ ...options.connection, maxRetriesPerRequest: null });
+  // Auto-pipelining: commands issued in one tick (many jobs run at once) share one socket write.
+  const redis = new Redis({ ...options.connection, maxRetriesPerRequest: null, enableAutoPipelining: true });
   redis.on('error', (error) => report(error, undefined, 'redis connection'));
   const store = new RedisTaskStore(redis, keys);
   const executions = new Map<string, TaskExecution>();
+  /** Tasks this worker is handing back at shutdown: their run's end is not the task's end. */
+  const handingBack = new Set<string>();
 
   // Cancel requests: pub/sub for speed; executions also poll the task's cancel flag, so a
   // message lost while this connection was down still stops the task.
-  const subscriber = redis.duplicate();
+  const subscriber = redis.duplicate({ enableAutoPipelining: false });
   subscriber.on('error', (error) => report(error, undefined, 'redis subscriber'));
   subscriber.on('message', (_channel, message) => {
     try {
@@ -120,7 +136,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   };
 
   /** Ends a plain task from the run's outcome. */
-  const settle = async (taskId: string, outcome: TExecutionOutcome): Promise<void> => {
+  const settle = async (taskId: string, outcome: TExecutionOutcome, known?: StoredTask): Promise<void> => {
     if (outcome.type === 'tripped') return;
     await store.update(taskId, (state) => {
       if (isTerminal(state.status)) return undefined;
@@ -128,10 +144,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       if (outcome.type === 'completed') return [complete(state, outcome.result, now)];
       if (outcome.type === 'cancelled') return [cancelState(state, outcome.reason, now)];
       return [fail(state, outcome.error, now)];
-    });
+    }, known);
   };
 
-  const processTask = async (job: Job<WorkerJobData>): Promise<string> => {
+  const processTask = async (job: Job<WorkerJobData>, token?: string): Promise<string> => {
     const { taskId } = job.data;
     const stored = await store.read(taskId);
     if (!stored) return 'closed';
@@ -145,15 +161,16 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     // A task that is past `queued` was started by a worker that vanished (BullMQ handed the
     // stalled job back). It runs again only while its retry budget lasts.
     const retries = job.data.retries ?? 0;
-    const restarted = stored.state.status !== 'queued';
+    // `attempts` is counted before the runner starts, so a worker that died between starting the
+    // process and committing `running` still counts as a run: the task is never run twice unasked.
+    const restarted = stored.state.status !== 'queued' || stored.attempts > 0;
     if (restarted && stored.attempts > retries) {
       await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, staleWorkerError(taskId, `worker stopped renewing job ${job.id}'s lock`), clock.now())]));
       return 'stale_worker';
     }
     const execution = execute(taskId, taskId, request);
     try {
-      const attempt = await store.incrementField(taskId, 'attempts');
-      await store.setField(taskId, 'worker', id);
+      const attempt = await store.beginAttempt(taskId, id);
       if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`]);
       const runPromise = execution.run();
       const started = await store.update(taskId, (state) => {
@@ -166,13 +183,22 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         state.lastActivityAt = now;
         Object.assign(state, execution.describeHandle());
         return [snapshotEvent(restarted ? 'background_task_updated' : 'background_task_started', state)];
-      });
+      }, stored);
       // Cancelled while queued but after this worker read it: stop the run right away.
       if (!started || isTerminal(started.state.status)) execution.cancel('cancelled before start');
-      await settle(taskId, await runPromise);
+      const outcome = await runPromise;
+      if (handingBack.has(taskId)) {
+        // The attempt does not count: the task did not fail, this worker left.
+        await store.incrementField(taskId, 'attempts', -1);
+        await store.appendLog(taskId, [`[worker] ${id} stopped before the task ended; handed back to the queue`]);
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      await settle(taskId, outcome, started);
       return 'done';
     } finally {
       executions.delete(taskId);
+      handingBack.delete(taskId);
     }
   };
 
@@ -200,6 +226,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       prefix: keys.bullPrefix,
       concurrency: concurrencyOf(kind),
       lockDuration: options.lockDurationMs ?? 30_000,
+      ...(options.rateLimit?.[kind] ? { limiter: { max: options.rateLimit[kind].max, duration: options.rateLimit[kind].durationMs } } : {}),
       stalledInterval: options.stalledIntervalMs ?? 30_000,
       // The retry budget is the task's (checked in processTask), not BullMQ's stall count.
       maxStalledCount: 1_000_000,
@@ -217,15 +244,27 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     return worker;
   });
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  for (const [kind, limit] of Object.entries(options.globalConcurrency ?? {}) as Array<[TBackgroundTaskKind, number]>) {
+    const queue = new Queue(keys.queueName(kind), { connection: options.connection, prefix: keys.bullPrefix });
+    queue.on('error', (error) => report(error, undefined, `queue ${kind}`));
+    try {
+      await queue.setGlobalConcurrency(limit);
+    } finally {
+      await queue.close();
+    }
+  }
 
   let closing: Promise<void> | undefined;
   return {
     id,
     running: () => [...executions.keys()],
-    shutdown({ graceMs = 30_000, reason = 'worker shutdown' } = {}) {
+    shutdown({ graceMs = 30_000, reason = 'worker shutdown', unfinished = 'cancel' } = {}) {
       closing ??= (async () => {
         const stopAll = (): void => {
-          for (const execution of executions.values()) execution.cancel(reason);
+          for (const [taskId, execution] of executions) {
+            if (unfinished === 'hand-back') handingBack.add(taskId);
+            execution.cancel(unfinished === 'hand-back' ? `handed back: ${reason}` : reason);
+          }
         };
         const timer = setTimeout(stopAll, graceMs);
         if (graceMs <= 0) stopAll();

@@ -36,6 +36,11 @@ export interface BullmqBackgroundTaskManagerOptions extends BullmqConnectionOpti
   maxDepth?: number;
   /** Task ids must be unique across every process of the queue (default: time + random). */
   idFactory?: (request: IBackgroundTaskRequest) => string;
+  /**
+   * BullMQ job priority per task: 1 is served first, larger numbers later (at most 2,097,152);
+   * `undefined` or 0 means none (those jobs go before prioritized ones, in arrival order).
+   */
+  priority?: number | ((request: IBackgroundTaskRequest) => number | undefined);
   /** Extra runs a task gets after its worker died (default 0: the task fails with `stale_worker`). */
   retries?: number | ((request: IBackgroundTaskRequest) => number);
   /** Stream entries kept (default 100,000) and log lines kept per task (default 10,000). */
@@ -73,6 +78,15 @@ export function resolveKeys(options: BullmqConnectionOptions): TaskKeys {
   return createTaskKeys(prefix, queue);
 }
 
+const MAX_PRIORITY = 2_097_152;
+
+function checkPriority(priority: number, taskId: string): number {
+  if (!Number.isInteger(priority) || priority < 0 || priority > MAX_PRIORITY) {
+    throw new BackgroundTaskError('validation', `Priority ${priority} of task ${taskId} must be a whole number from 1 to ${MAX_PRIORITY} (or 0 for none).`, { code: 'background_invalid_option', taskId, details: { field: 'priority' } });
+  }
+  return priority;
+}
+
 const defaultId = (): string => `bg_${Date.now().toString(36)}_${randomBytes(6).toString('hex')}`;
 
 /**
@@ -101,7 +115,8 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
     this.keys = resolveKeys(options);
     this.kinds = new Set(options.kinds ?? ALL_KINDS);
     this.clock = options.clock ?? systemClock;
-    this.redis = new Redis({ ...options.connection, lazyConnect: true });
+    // Auto-pipelining: concurrent spawns and reads share socket writes.
+    this.redis = new Redis({ ...options.connection, lazyConnect: true, enableAutoPipelining: true });
     this.redis.on('error', (error) => this.report(error, undefined, 'redis connection'));
     this.store = new RedisTaskStore(this.redis, this.keys, {
       ...(options.maxEvents === undefined ? {} : { maxEvents: options.maxEvents }),
@@ -117,7 +132,7 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
       // replayed, and the mirror keeps whichever version is newer.
       const cursor = await latestTaskEventId(this.redis, this.keys.events);
       for (const stored of await this.loadAll()) this.mirror.load(stored.state, stored.version);
-      const reader = this.redis.duplicate();
+      const reader = this.redis.duplicate({ enableAutoPipelining: false });
       reader.on('error', (error) => this.report(error, undefined, 'redis event reader'));
       this.follower = followTaskEvents(reader, this.keys.events, cursor, (entry) => this.onEntry(entry), (error) => this.report(error, undefined, 'event stream'));
     })();
@@ -132,6 +147,8 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
     const schedule = request.kind === 'scheduled' ? parseSchedule(request.schedule) : undefined;
     await this.start();
     const id = checkTaskId((this.options.idFactory ?? defaultId)(request));
+    const priority = request.kind === 'scheduled' ? undefined : typeof this.options.priority === 'function' ? this.options.priority(request) : this.options.priority;
+    if (priority) checkPriority(priority, id);
     const state = initialTaskState(id, request, depth, metadata, this.clock.now());
     if (!(await this.store.create(state, request, snapshotEvent('background_task_created', state)))) {
       throw new BackgroundTaskError('validation', `The id factory returned ${id}, which is already in use.`, { code: 'background_duplicate_task_id', taskId: id });
@@ -142,6 +159,7 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
       const retries = typeof this.options.retries === 'function' ? this.options.retries(request) : (this.options.retries ?? 0);
       await this.queue(request.kind).add(request.kind, { taskId: id, request, retries } satisfies BackgroundJobData, {
         jobId: id,
+        ...(priority ? { priority } : {}),
         removeOnComplete: true,
         removeOnFail: { count: 1000 },
       });
@@ -288,7 +306,7 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
 
   /** Replays every event after `cursor`, then follows live ones, in order, on a connection of its own. */
   followEvents(cursor: string, listener: (entry: StreamedTaskEvent) => void): TaskEventFollower {
-    const reader = this.redis.duplicate();
+    const reader = this.redis.duplicate({ enableAutoPipelining: false });
     reader.on('error', (error) => this.report(error, undefined, 'redis event reader'));
     return followTaskEvents(reader, this.keys.events, cursor, listener, (error) => this.report(error, undefined, 'event listener'));
   }

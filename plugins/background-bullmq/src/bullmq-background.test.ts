@@ -133,4 +133,58 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     await tasks.close!(ticket.id, 's1');
     await expect(tasks.readOutput!(ticket.id, 0)).rejects.toMatchObject({ code: 'background_task_not_found' });
   });
+
+  it('serves prioritized tasks first', async () => {
+    const { client, worker } = setup({ priority: (request) => (request.label === 'urgent' ? 1 : 10) });
+    const manager = client();
+    const low = await manager.spawn({ kind: 'process', command: 'true', cwd: dir, label: 'later' });
+    const high = await manager.spawn({ kind: 'process', command: 'true', cwd: dir, label: 'urgent' });
+    await expect(client({ priority: 2.5 }).spawn({ kind: 'process', command: 'true', cwd: dir })).rejects.toMatchObject({ code: 'background_invalid_option' });
+    await worker({ concurrency: 1 });
+    await manager.wait(low.id);
+    await manager.wait(high.id);
+    const starts = (await manager.readEvents()).filter((entry) => entry.event.type === 'background_task_started').map((entry) => entry.event.taskId);
+    expect(starts).toEqual([high.id, low.id]);
+  });
+
+  it('holds a cluster-wide concurrency limit across workers, and a rate limit', async () => {
+    const { client, worker } = setup();
+    const manager = client();
+    await worker({ concurrency: 3, globalConcurrency: { process: 1 } });
+    await worker({ concurrency: 3 });
+    const tasks = await Promise.all([1, 2, 3, 4].map(() => manager.spawn({ kind: 'process', command: 'sleep 0.2', cwd: dir })));
+    for (const task of tasks) await manager.wait(task.id);
+    let running = 0;
+    let most = 0;
+    for (const entry of await manager.readEvents()) {
+      if (entry.event.type === 'background_task_started') most = Math.max(most, ++running);
+      if (entry.event.type === 'background_task_completed') running -= 1;
+    }
+    expect(most).toBe(1);
+
+    const limited = setup();
+    const rated = limited.client();
+    await limited.worker({ concurrency: 4, rateLimit: { process: { max: 1, durationMs: 600 } } });
+    const quick = await Promise.all([1, 2, 3].map(() => rated.spawn({ kind: 'process', command: 'true', cwd: dir })));
+    const started: number[] = [];
+    for (const task of quick) started.push(Number((await rated.wait(task.id)).startedAt));
+    started.sort((a, b) => a - b);
+    // One start per 600 ms window: the third cannot start before two windows have passed.
+    expect(started[2]! - started[0]!).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('hands running tasks back to the queue when a worker stops with unfinished: hand-back', async () => {
+    const { client, worker } = setup();
+    const manager = client();
+    const leaving = await worker({ concurrency: 1, kinds: ['process'] });
+    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: dir });
+    await until(async () => ((await manager.fetch(task.id))?.status === 'running' ? true : undefined), 'running on the first worker');
+    await leaving.shutdown({ graceMs: 0, unfinished: 'hand-back' });
+    await worker({ concurrency: 1, kinds: ['process'] });
+    const done = await manager.wait(task.id);
+    expect(done).toMatchObject({ status: 'completed', exitCode: 0 });
+    const lines = (await manager.readLog(task.id)).lines;
+    expect(lines.some((line) => line.includes('handed back to the queue'))).toBe(true);
+    expect(lines.at(-2)).toBe('[stdout] end');
+  });
 });

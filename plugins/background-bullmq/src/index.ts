@@ -8,3 +8,5 @@ export { STREAM_START } from './task-event-stream.js';
 export type { StreamedTaskEvent, TaskEventFollower } from './task-event-stream.js';
 export { createTaskKeys } from './redis-keys.js';
 export type { TaskKeys } from './redis-keys.js';
+export { backgroundQueueStatus, describeRedisTarget, probeRedis } from './redis-status.js';
+export type { BackgroundQueueStatus, RedisProbe } from './redis-status.js';

@@ -147,9 +147,10 @@ export class RedisTaskStore {
    * Resolves with the committed record, the unchanged one when `mutate` returned `undefined`,
    * or `undefined` when the task does not exist (closed).
    */
-  async update(taskId: string, mutate: TTaskMutation): Promise<StoredTask | undefined> {
+  async update(taskId: string, mutate: TTaskMutation, known?: StoredTask): Promise<StoredTask | undefined> {
     for (let attempt = 0; attempt < 100; attempt += 1) {
-      const stored = await this.read(taskId);
+      // A record the caller just read or committed saves one read; a stale one fails the compare-and-set and is re-read.
+      const stored = attempt === 0 && known ? known : await this.read(taskId);
       if (!stored) return undefined;
       const state = structuredClone(stored.state);
       const events = mutate(state, stored);
@@ -173,12 +174,20 @@ export class RedisTaskStore {
     await this.redis.xadd(this.keys.events, 'MAXLEN', '~', this.maxEvents, '*', 'v', 0, 'e', JSON.stringify(event));
   }
 
+  /** Counts a run and names its worker in one round trip; resolves with the new `attempts`. */
+  async beginAttempt(taskId: string, workerId: string): Promise<number> {
+    const replies = await this.redis.multi().hincrby(this.keys.task(taskId), 'attempts', 1).hset(this.keys.task(taskId), 'worker', workerId).exec();
+    const [error, attempts] = replies?.[0] ?? [new Error('the transaction was discarded')];
+    if (error) throw error;
+    return Number(attempts);
+  }
+
   async setField(taskId: string, field: 'cancel' | 'worker', value: string): Promise<void> {
     await this.redis.hset(this.keys.task(taskId), field, value);
   }
 
-  async incrementField(taskId: string, field: 'attempts' | 'fires' | 'skippedFires' | 'failedFires'): Promise<number> {
-    return this.redis.hincrby(this.keys.task(taskId), field, 1);
+  async incrementField(taskId: string, field: 'attempts' | 'fires' | 'skippedFires' | 'failedFires', by = 1): Promise<number> {
+    return this.redis.hincrby(this.keys.task(taskId), field, by);
   }
 
   async getField(taskId: string, field: string): Promise<string | null> {

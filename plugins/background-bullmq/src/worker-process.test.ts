@@ -28,7 +28,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // already gone
+    }
+  }
 });
 
 function setup() {

@@ -113,20 +113,29 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
     const session = await hub.create(c.get('owner'), body);
     return c.json(session.summary(), 201);
   });
-  app.get('/v1/sessions', (c) => c.json({ sessions: hub.list(c.get('owner')) }));
-  app.get('/v1/sessions/:id', (c) => c.json(hub.get(c.get('owner'), c.req.param('id')).summary()));
+  app.get('/v1/sessions', async (c) => c.json({ sessions: await hub.sessionsOf(c.get('owner')) }));
+  // `open` is `get` in one process; with replicas it loads a session stored by another and refreshes a stale copy.
+  app.get('/v1/sessions/:id', async (c) => c.json((await hub.open(c.get('owner'), c.req.param('id'))).summary()));
   app.patch('/v1/sessions/:id', async (c) => {
     const body = await parseBody(c, renameSessionBody);
     return c.json((await hub.rename(c.get('owner'), c.req.param('id'), body.name)).summary());
   });
   app.delete('/v1/sessions/:id', async (c) => {
+    await hub.open(c.get('owner'), c.req.param('id'));
     await hub.delete(c.get('owner'), c.req.param('id'));
     return c.body(null, 204);
   });
-  app.get('/v1/sessions/:id/history', (c) => c.json({ history: hub.history(c.get('owner'), c.req.param('id')) }));
-  app.post('/v1/sessions/:id/abort', (c) => c.json({ aborted: hub.abort(c.get('owner'), c.req.param('id')) }));
+  app.get('/v1/sessions/:id/history', async (c) => {
+    const session = await hub.open(c.get('owner'), c.req.param('id'));
+    return c.json({ history: hub.history(c.get('owner'), session.id) });
+  });
+  app.post('/v1/sessions/:id/abort', async (c) => {
+    const session = await hub.open(c.get('owner'), c.req.param('id'));
+    return c.json({ aborted: hub.abort(c.get('owner'), session.id) });
+  });
   app.post('/v1/sessions/:id/permissions/:requestId', async (c) => {
     const body = await parseBody(c, permissionAnswerBody);
+    await hub.open(c.get('owner'), c.req.param('id'));
     return c.json(hub.answer(c.get('owner'), c.req.param('id'), c.req.param('requestId'), body.decision, body.message));
   });
   app.post('/v1/sessions/:id/commands', async (c) => {
@@ -138,7 +147,7 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
   // A turn, streamed: `{ prompt }`, or the AI SDK's chat request (`useChat`).
   app.post('/v1/sessions/:id/messages', async (c) => {
     const body = await parseBody(c, promptBody);
-    const turn = hub.startTurn(c.get('owner'), c.req.param('id'), body.prompt);
+    const turn = await hub.startTurn(c.get('owner'), c.req.param('id'), body.prompt);
     return streamTurn(c, turn, c.get('owner'), c.req.param('id'));
   });
   app.post('/v1/sessions/:id/chat', async (c) => {
@@ -146,14 +155,14 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
     const last = [...body.messages].reverse().find((message) => message.role === 'user');
     const prompt = last?.parts.filter((part) => part.type === 'text' && typeof part.text === 'string').map((part) => part.text).join('\n') ?? '';
     if (prompt.trim() === '') throw new HubError('invalid_request', 400, 'The last user message has no text part.', 'messages');
-    const turn = hub.startTurn(c.get('owner'), c.req.param('id'), prompt);
+    const turn = await hub.startTurn(c.get('owner'), c.req.param('id'), prompt);
     return streamTurn(c, turn, c.get('owner'), c.req.param('id'));
   });
-  // Re-attach to the running turn (the AI SDK's resume: 204 when nothing runs).
-  app.get('/v1/sessions/:id/stream', (c) => {
-    const session = hub.get(c.get('owner'), c.req.param('id'));
-    if (!session.turn || session.turn.done) return c.body(null, 204);
-    return streamTurn(c, session.turn, c.get('owner'), session.id);
+  // Re-attach to the running turn (the AI SDK's resume: 204 when nothing runs); with replicas, also one running on another replica.
+  app.get('/v1/sessions/:id/stream', async (c) => {
+    const turn = await hub.attach(c.get('owner'), c.req.param('id'));
+    if (!turn || turn.done) return c.body(null, 204);
+    return streamTurn(c, turn, c.get('owner'), c.req.param('id'));
   });
 
   if (options.mcpHandler) {
@@ -225,7 +234,8 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
         clearInterval(keepAlive);
         stop();
         turn.viewers -= 1;
-        if (disconnected && !turn.done && turn.viewers === 0 && options.abortOnDisconnect !== false) {
+        // A turn followed from another replica belongs to that replica's clients: leaving it aborts nothing.
+        if (disconnected && !turn.done && !turn.remote && turn.viewers === 0 && options.abortOnDisconnect !== false) {
           try {
             hub.abort(owner, sessionId);
           } catch {
@@ -282,7 +292,7 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
             try {
               switch (message.type) {
                 case 'subscribe': {
-                  const session = hub.get(owner, message.sessionId);
+                  const session = await hub.open(owner, message.sessionId);
                   if (!subscriptions.has(session.id)) subscriptions.set(session.id, session.watch((chunk) => send({ type: 'chunk', sessionId: session.id, chunk })));
                   reply(true, {});
                   return;
@@ -293,16 +303,18 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
                   reply(true, {});
                   return;
                 case 'prompt': {
-                  const session = hub.get(owner, message.sessionId);
+                  const session = await hub.open(owner, message.sessionId);
                   if (!subscriptions.has(session.id)) subscriptions.set(session.id, session.watch((chunk) => send({ type: 'chunk', sessionId: session.id, chunk })));
-                  const turn = hub.startTurn(owner, message.sessionId, message.prompt);
+                  const turn = await hub.startTurn(owner, message.sessionId, message.prompt);
                   reply(true, { turnId: turn.id });
                   return;
                 }
                 case 'abort':
+                  await hub.open(owner, message.sessionId);
                   reply(true, { aborted: hub.abort(owner, message.sessionId) });
                   return;
                 case 'permission':
+                  await hub.open(owner, message.sessionId);
                   reply(true, { permission: hub.answer(owner, message.sessionId, message.requestId, message.decision, message.message) });
                   return;
                 case 'command': {

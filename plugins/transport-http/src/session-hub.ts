@@ -1,32 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import {
-  describeError,
-  isValidSessionId,
-  parsePermissionMode,
-  type ApprovalAnswer,
-  type ApprovalRequest,
-  type ICommandResult,
-  type IHistoryEntry,
-  type PermissionMode,
-} from '@tessera/contracts';
+import { describeError, isValidSessionId, parsePermissionMode, type ApprovalAnswer, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
 import type { InteractiveSession } from '@tessera/kernel';
-import type { ApprovalRouter, SessionFactory } from '@tessera/session-hub';
+import type { ApprovalRouter, SessionCluster, SessionFactory, SessionLease } from '@tessera/session-hub';
+import { HubError } from './hub-error.js';
+import { KeyedQueue, storedSummary, unavailable } from './hub-replica.js';
+import { HubSession, Turn, type SessionSummary } from './hub-session.js';
 import { UiStreamMapper, type PermissionAskData, type UIChunk } from './ui-stream.js';
 
-/** A stable error code, its HTTP status, the message and (for a bad body) the field. */
-export class HubError extends Error {
-  constructor(
-    readonly code: string,
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 503,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-    this.name = 'HubError';
-  }
-}
+export { HubError } from './hub-error.js';
+export { HubSession, Turn, type SessionSummary } from './hub-session.js';
 
 export interface SessionHubOptions {
   sessions: SessionFactory;
@@ -46,103 +30,13 @@ export interface SessionHubOptions {
   maxConcurrentTurnsPerOwner?: number;
   /** Record field holding the owning token's id in stored sessions. */
   ownerField?: string;
-}
-
-/** What a client sees of a session. */
-export interface SessionSummary {
-  id: string;
-  name?: string;
-  cwd: string;
-  createdAt: string;
-  running: boolean;
-  messageCount: number;
-  permissionMode: PermissionMode;
-  pendingPermissions: PermissionAskData[];
-}
-
-interface PendingAsk {
-  data: PermissionAskData;
-  resolve: (answer: ApprovalAnswer) => void;
-  timer: NodeJS.Timeout;
-}
-
-/** A turn's parts: the log a re-attaching client replays, and who listens live. */
-export class Turn {
-  readonly chunks: UIChunk[] = [];
-  private readonly listeners = new Set<(chunk: UIChunk | undefined) => void>();
-  done = false;
-  /** How many clients stream this turn; a disconnect of the last may abort it. */
-  viewers = 0;
-
-  constructor(readonly id: string) {}
-
-  push(chunk: UIChunk): void {
-    const last = this.chunks[this.chunks.length - 1];
-    // The replay log keeps text and reasoning deltas merged: its size follows the answer, not the token count.
-    if (last && (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && last.type === chunk.type && last.id === chunk.id) {
-      this.chunks[this.chunks.length - 1] = { ...last, delta: last.delta + chunk.delta };
-    } else this.chunks.push(chunk);
-    for (const listener of this.listeners) listener(chunk);
-  }
-
-  end(): void {
-    this.done = true;
-    for (const listener of this.listeners) listener(undefined);
-    this.listeners.clear();
-  }
-
-  /** Replays what happened so far, then follows live; `undefined` marks the end. */
-  follow(listener: (chunk: UIChunk | undefined) => void): () => void {
-    for (const chunk of this.chunks) listener(chunk);
-    if (this.done) {
-      listener(undefined);
-      return () => undefined;
-    }
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-}
-
-/** One session the hub holds for its owner. */
-export class HubSession {
-  name: string | undefined;
-  turn: Turn | undefined;
-  readonly pending = new Map<string, PendingAsk>();
-  private readonly watchers = new Set<(chunk: UIChunk) => void>();
-
-  constructor(
-    readonly id: string,
-    readonly owner: string,
-    readonly cwd: string,
-    readonly createdAt: string,
-    readonly interactive: InteractiveSession,
-  ) {
-    this.name = interactive.getName();
-  }
-
-  /** Every part of every turn of this session (a WebSocket client). */
-  watch(listener: (chunk: UIChunk) => void): () => void {
-    this.watchers.add(listener);
-    return () => this.watchers.delete(listener);
-  }
-
-  broadcast(chunk: UIChunk): void {
-    this.turn?.push(chunk);
-    for (const watcher of this.watchers) watcher(chunk);
-  }
-
-  summary(): SessionSummary {
-    return {
-      id: this.id,
-      ...(this.name === undefined ? {} : { name: this.name }),
-      cwd: this.cwd,
-      createdAt: this.createdAt,
-      running: this.turn !== undefined && !this.turn.done,
-      messageCount: this.interactive.getMessages().length,
-      permissionMode: this.interactive.getSession().getPermissionMode(),
-      pendingPermissions: [...this.pending.values()].map((ask) => ask.data),
-    };
-  }
+  /**
+   * Replica mode: several server processes serve the same stored sessions (the store and this
+   * cluster are shared, e.g. `redisSessionStore()`). A session not live here is loaded from the
+   * store on first use (by its owner only); a turn takes the session's cluster lock, reopens a
+   * copy another replica saved over, and publishes its parts so other replicas can stream it.
+   */
+  cluster?: SessionCluster;
 }
 
 const DEFAULT_PERMISSION_TIMEOUT_MS = 60_000;
@@ -156,6 +50,8 @@ export class SessionHub {
   private readonly live = new Map<string, HubSession>();
   /** Each live session's approval route, removed when the session leaves the hub. */
   private readonly unroute = new Map<string, () => void>();
+  /** Replica mode: the work on each session id that must not overlap (loading, reopening). */
+  private readonly gates = new KeyedQueue();
   private readonly roots: string[];
   private readonly ownerField: string;
   private closing = false;
@@ -172,10 +68,7 @@ export class SessionHub {
   /** Creates a session (or resumes a stored one of the same owner). */
   async create(owner: string, request: { cwd?: string; name?: string; model?: string; permissionMode?: string; resume?: string }): Promise<HubSession> {
     if (this.closing) throw new HubError('shutting_down', 503, 'The server is shutting down.');
-    const mine = [...this.live.values()].filter((session) => session.owner === owner);
-    if (mine.length >= (this.options.maxSessionsPerOwner ?? 100)) {
-      throw new HubError('too_many_sessions', 429, `At most ${this.options.maxSessionsPerOwner ?? 100} live sessions per token; delete one first.`);
-    }
+    this.checkSessionLimit(owner);
     const mode = request.permissionMode === undefined ? undefined : parsePermissionMode(request.permissionMode);
     if (request.permissionMode !== undefined && mode === undefined) throw new HubError('invalid_request', 400, `Unknown permission mode "${request.permissionMode}".`, 'permissionMode');
     if (mode === 'bypassPermissions' && this.options.allowBypassPermissions !== true) {
@@ -188,14 +81,34 @@ export class SessionHub {
     session.setRecordField(this.ownerField, owner);
     if (mode !== undefined) session.setPermissionMode(mode);
     if (request.name !== undefined) await interactive.setName(request.name);
+    const cluster = this.options.cluster;
+    if (cluster) {
+      // Stored at once, so any replica can serve the session's next request.
+      if (request.name === undefined) await session.save();
+      if (!(await this.clustered(() => cluster.isCurrent(interactive.getSessionId())))) {
+        await interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+        throw new HubError('store_unavailable', 503, 'The session could not be stored (the shared session store did not take it); retry in a moment.');
+      }
+    }
     return this.adopt(owner, cwd, interactive);
   }
 
+  /** The owner's sessions live in this process. */
   list(owner: string): SessionSummary[] {
     return [...this.live.values()].filter((session) => session.owner === owner).map((session) => session.summary());
   }
 
-  /** The owner's session; another owner's (or an unknown id) is `session_not_found`, never a hint it exists. */
+  /** The owner's sessions: live here and, in replica mode, the owner's stored ones (newest first) not live here. */
+  async sessionsOf(owner: string): Promise<SessionSummary[]> {
+    const live = this.list(owner);
+    const cluster = this.options.cluster;
+    if (!cluster) return live;
+    const stored = await this.clustered(() => cluster.heads());
+    const others = stored.filter((head) => head.fields[this.ownerField] === owner && !this.live.has(head.id) && this.insideRoots(head.cwd));
+    return [...live, ...others.map((head) => storedSummary(head))];
+  }
+
+  /** The owner's live session; another owner's (or an unknown id) is `session_not_found`, never a hint it exists. */
   get(owner: string, id: string): HubSession {
     if (!isValidSessionId(id)) throw new HubError('invalid_session_id', 400, `"${String(id).slice(0, 80)}" is not a session id.`, 'id');
     const session = this.live.get(id);
@@ -203,64 +116,99 @@ export class SessionHub {
     return session;
   }
 
-  async rename(owner: string, id: string, name: string): Promise<HubSession> {
-    const session = this.get(owner, id);
-    await session.interactive.setName(name);
-    session.name = name;
-    return session;
+  /**
+   * The owner's session, as `get`; in replica mode also one not live here (loaded from the
+   * store, owner checked), and a live copy another replica saved over is reopened first.
+   */
+  async open(owner: string, id: string): Promise<HubSession> {
+    const cluster = this.options.cluster;
+    if (!cluster) return this.get(owner, id);
+    if (!isValidSessionId(id)) throw new HubError('invalid_session_id', 400, `"${String(id).slice(0, 80)}" is not a session id.`, 'id');
+    if (this.closing) throw new HubError('shutting_down', 503, 'The server is shutting down.');
+    const live = this.live.get(id);
+    if (live) {
+      if (live.owner !== owner) throw new HubError('session_not_found', 404, `No session ${id}.`);
+      return this.refresh(live, cluster);
+    }
+    return this.gates.run(id, async () => {
+      const loaded = this.live.get(id);
+      if (loaded) return this.get(owner, id);
+      return this.load(owner, id, cluster);
+    });
   }
 
+  async rename(owner: string, id: string, name: string): Promise<HubSession> {
+    return this.exclusive(owner, id, async (session) => {
+      await session.interactive.setName(name);
+      session.name = name;
+      return session;
+    });
+  }
+
+  /** Ends the session here (saved; a stored session can be resumed, and in replica mode is reopened on its next request). */
   async delete(owner: string, id: string): Promise<void> {
     const session = this.get(owner, id);
-    this.live.delete(id);
-    this.unroute.get(id)?.();
-    this.unroute.delete(id);
-    session.interactive.abort();
-    this.cancelAsks(session, 'cancelled');
-    await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+    // Not while the same id is being loaded or reopened: its store state belongs to the new copy.
+    await this.gates.run(id, () => this.unload(session));
   }
 
   /**
    * Starts a turn; its parts go to the session's watchers and into `session.turn` (which a
-   * stream follows). Refused while another turn of the session runs.
+   * stream follows). Refused while another turn of the session runs — in replica mode, on any
+   * replica (`session_busy`).
    */
-  startTurn(owner: string, id: string, prompt: string): Turn {
-    const session = this.get(owner, id);
-    if (session.turn && !session.turn.done) throw new HubError('turn_in_progress', 409, 'A turn is already running in this session; wait for it or abort it.');
-    const running = [...this.live.values()].filter((candidate) => candidate.owner === owner && candidate.turn && !candidate.turn.done).length;
+  async startTurn(owner: string, id: string, prompt: string): Promise<Turn> {
+    const cluster = this.options.cluster;
+    const session = await this.open(owner, id);
+    if (session.running) throw new HubError('turn_in_progress', 409, 'A turn is already running in this session; wait for it or abort it.');
+    const running = [...this.live.values()].filter((candidate) => candidate.owner === owner && candidate.running).length;
     if (running >= (this.options.maxConcurrentTurnsPerOwner ?? 4)) {
       throw new HubError('too_many_turns', 429, `At most ${this.options.maxConcurrentTurnsPerOwner ?? 4} turns may run at once per token.`);
     }
-    const turn = new Turn(randomUUID());
+    if (!cluster) return this.runTurn(session, prompt);
+    session.starting = true;
+    let lease: SessionLease | undefined;
+    try {
+      lease = await this.lock(id, cluster);
+      await this.refresh(session, cluster);
+      if (this.live.get(id) !== session) throw new HubError('session_not_found', 404, `No session ${id}.`);
+      return this.runTurn(session, prompt, { cluster, lease });
+    } catch (error) {
+      await lease?.release();
+      throw error;
+    } finally {
+      session.starting = false;
+    }
+  }
+
+  /**
+   * The session's running turn to stream: the one running here, or in replica mode one running
+   * on another replica (followed from its start); `undefined` when none runs.
+   */
+  async attach(owner: string, id: string): Promise<Turn | undefined> {
+    const session = await this.open(owner, id);
+    if (session.turn && !session.turn.done) return session.turn;
+    const cluster = this.options.cluster;
+    if (!cluster) return undefined;
+    const turnId = await this.clustered(() => cluster.runningTurn(id));
+    if (turnId === undefined) return undefined;
+    if (session.turn && !session.turn.done) return session.turn;
+    const turn = new Turn(turnId, true);
     session.turn = turn;
-    const mapper = new UiStreamMapper((chunk) => session.broadcast(chunk));
-    (session as { mapper?: UiStreamMapper }).mapper = mapper;
-    const interactive = session.interactive;
-    const offSession = interactive.getSession().subscribe((event) => mapper.sessionEvent(event));
-    const offTool = interactive.on('tool_end', (state) => mapper.toolEnd(state));
-    const offBackground = interactive.on('background_task_event', (event) => mapper.background(event));
-    let interrupted = false;
-    const offInterrupted = interactive.on('interrupted', () => (interrupted = true));
-    mapper.start();
-    const finish = (): void => {
-      offSession();
-      offTool();
-      offBackground();
-      offInterrupted();
+    try {
+      await this.clustered(() =>
+        cluster.follow(id, turnId, (event) => {
+          if (event.type === 'turn-part') session.broadcast(event.part as UIChunk);
+          else if (event.type === 'turn-end') {
+            if (event.lost) session.broadcast({ type: 'error', errorText: 'The server replica running this turn stopped before the turn ended.' });
+            turn.end();
+          }
+        }),
+      );
+    } catch (error) {
       turn.end();
-    };
-    interactive.submit(prompt).then(
-      () => {
-        if (interrupted) mapper.abort('interrupted');
-        else mapper.finish();
-        finish();
-      },
-      (error: unknown) => {
-        if (interrupted) mapper.abort('interrupted');
-        else mapper.fail(describeError(error));
-        finish();
-      },
-    );
+      throw error;
+    }
     return turn;
   }
 
@@ -268,7 +216,7 @@ export class SessionHub {
     const session = this.get(owner, id);
     const running = session.turn !== undefined && !session.turn.done;
     session.interactive.abort();
-    this.cancelAsks(session, 'cancelled');
+    session.cancelAsks();
     return running;
   }
 
@@ -281,14 +229,13 @@ export class SessionHub {
     clearTimeout(ask.timer);
     const answer: ApprovalAnswer = decision === 'allow' ? true : decision === 'allow_always' ? 'allow-session' : { behavior: 'deny', ...(message ? { message: `The user declined this call: ${message}` } : {}) };
     ask.data.status = decision === 'deny' ? 'denied' : 'allowed';
-    (session as { mapper?: UiStreamMapper }).mapper?.permission({ ...ask.data });
+    session.mapper?.permission({ ...ask.data });
     ask.resolve(answer);
     return ask.data;
   }
 
   async command(owner: string, id: string, name: string, args: string): Promise<ICommandResult> {
-    const session = this.get(owner, id);
-    const result = await session.interactive.executeCommand(name, args);
+    const result = await this.exclusive(owner, id, (session) => session.interactive.executeCommand(name, args));
     if (!result) throw new HubError('unknown_command', 404, `No command /${name.slice(0, 80)}.`, 'name');
     return result;
   }
@@ -307,7 +254,7 @@ export class SessionHub {
     await Promise.all(
       sessions.map(async (session) => {
         session.interactive.abort();
-        this.cancelAsks(session, 'cancelled');
+        session.cancelAsks();
         await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
       }),
     );
@@ -317,8 +264,173 @@ export class SessionHub {
     return this.live.size;
   }
 
+  private checkSessionLimit(owner: string): void {
+    const mine = [...this.live.values()].filter((session) => session.owner === owner);
+    if (mine.length >= (this.options.maxSessionsPerOwner ?? 100)) {
+      throw new HubError('too_many_sessions', 429, `At most ${this.options.maxSessionsPerOwner ?? 100} live sessions per token; delete one first.`);
+    }
+  }
+
+  /** Runs a turn of `session`; in replica mode its events are published and the lease released at its end. */
+  private runTurn(session: HubSession, prompt: string, replica?: { cluster: SessionCluster; lease: SessionLease }): Turn {
+    const turn = new Turn(randomUUID());
+    session.turn = turn;
+    const publish = replica ? (event: Parameters<SessionCluster['publish']>[1]) => replica.cluster.publish(session.id, event) : undefined;
+    publish?.({ type: 'turn-start', turnId: turn.id });
+    const mapper = new UiStreamMapper((chunk) => {
+      session.broadcast(chunk);
+      publish?.({ type: 'turn-part', turnId: turn.id, part: chunk });
+    });
+    session.mapper = mapper;
+    const interactive = session.interactive;
+    const offSession = interactive.getSession().subscribe((event) => mapper.sessionEvent(event));
+    const offTool = interactive.on('tool_end', (state) => mapper.toolEnd(state));
+    const offBackground = interactive.on('background_task_event', (event) => mapper.background(event));
+    let interrupted = false;
+    const offInterrupted = interactive.on('interrupted', () => (interrupted = true));
+    // A lease lost mid-turn (another replica may now change the session): stop; the save that follows is refused if it would overwrite.
+    const onLost = (): void => interactive.abort();
+    replica?.lease.signal.addEventListener('abort', onLost, { once: true });
+    mapper.start();
+    const finish = (): void => {
+      offSession();
+      offTool();
+      offBackground();
+      offInterrupted();
+      replica?.lease.signal.removeEventListener('abort', onLost);
+      turn.end();
+      // The end is published before the lock is released: a follower that finds the lock free has seen it.
+      publish?.({ type: 'turn-end', turnId: turn.id });
+      void replica?.lease.release();
+    };
+    interactive.submit(prompt).then(
+      () => {
+        if (interrupted) mapper.abort('interrupted');
+        else mapper.finish();
+        finish();
+      },
+      (error: unknown) => {
+        if (interrupted) mapper.abort('interrupted');
+        else mapper.fail(describeError(error));
+        finish();
+      },
+    );
+    return turn;
+  }
+
+  /** Runs `work` on the owner's session; in replica mode under its cluster lock, on the newest copy. */
+  private async exclusive<T>(owner: string, id: string, work: (session: HubSession) => Promise<T>): Promise<T> {
+    const cluster = this.options.cluster;
+    const session = await this.open(owner, id);
+    if (!cluster) return work(session);
+    // A turn running here holds the lock already, and its copy is the newest.
+    if (session.turn && !session.turn.done && !session.turn.remote) return work(session);
+    const lease = await this.lock(id, cluster);
+    try {
+      return await work(await this.refresh(session, cluster));
+    } finally {
+      await lease.release();
+    }
+  }
+
+  private async lock(id: string, cluster: SessionCluster): Promise<SessionLease> {
+    try {
+      return await cluster.lock(id, { waitMs: 0 });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'session_busy') {
+        throw new HubError('session_busy', 409, 'Another server replica is running a turn in this session (or changing it); wait for it to end, then retry.');
+      }
+      throw unavailable(error);
+    }
+  }
+
+  /** `session`, reopened from the store first when another replica saved it since this copy was loaded. */
+  private async refresh(session: HubSession, cluster: SessionCluster): Promise<HubSession> {
+    // A turn running here holds the lock: this copy is the one being written.
+    if (session.turn && !session.turn.done && !session.turn.remote) return session;
+    if (await this.clustered(() => cluster.isCurrent(session.id))) return session;
+    return this.gates.run(session.id, async () => {
+      if (this.live.get(session.id) !== session) throw new HubError('session_not_found', 404, `No session ${session.id}.`);
+      if (await this.clustered(() => cluster.isCurrent(session.id))) return session;
+      const head = await this.clustered(() => cluster.head(session.id));
+      const old = session.interactive;
+      const mode = old.getSession().getPermissionMode();
+      session.cancelAsks();
+      // The stale copy ends first: its final save is skipped (nothing new) or refused (it would overwrite newer entries).
+      await old.shutdown({ reason: 'other' }).catch(() => undefined);
+      if (!head) {
+        this.forget(session);
+        throw new HubError('session_not_found', 404, `No session ${session.id}.`);
+      }
+      let next: InteractiveSession;
+      try {
+        next = await this.options.sessions.open({ cwd: head.cwd, resumeSessionId: session.id });
+      } catch (error) {
+        this.forget(session);
+        throw unavailable(error);
+      }
+      next.getSession().setPermissionMode(mode);
+      session.reopened(next);
+      return session;
+    });
+  }
+
+  /** A stored session not live here, loaded for its owner (anyone else gets 404). */
+  private async load(owner: string, id: string, cluster: SessionCluster): Promise<HubSession> {
+    const head = await this.clustered(() => cluster.head(id));
+    if (!head || head.fields[this.ownerField] !== owner || !this.insideRoots(head.cwd)) throw new HubError('session_not_found', 404, `No session ${id}.`);
+    this.checkSessionLimit(owner);
+    let interactive: InteractiveSession;
+    try {
+      interactive = await this.options.sessions.open({ cwd: head.cwd, resumeSessionId: id });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'session_not_found') throw new HubError('session_not_found', 404, `No session ${id}.`);
+      throw unavailable(error);
+    }
+    if (interactive.getSession().getRecordField(this.ownerField) !== owner) {
+      await interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+      throw new HubError('session_not_found', 404, `No session ${id}.`);
+    }
+    return this.adopt(owner, head.cwd, interactive, head.createdAt);
+  }
+
+  /** A cluster call; its failure (Redis away) is a 503 the client may retry. */
+  private async clustered<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  private async unload(session: HubSession): Promise<void> {
+    this.forget(session);
+    session.interactive.abort();
+    session.cancelAsks();
+    await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+  }
+
+  /** Takes the session out of the hub (its approval route too). */
+  private forget(session: HubSession): void {
+    if (this.live.get(session.id) !== session) return;
+    this.live.delete(session.id);
+    this.unroute.get(session.id)?.();
+    this.unroute.delete(session.id);
+  }
+
   private async resume(owner: string, storedId: string, mode: PermissionMode | undefined): Promise<HubSession> {
     if (!isValidSessionId(storedId)) throw new HubError('invalid_session_id', 400, `"${String(storedId).slice(0, 80)}" is not a session id.`, 'resume');
+    if (this.options.cluster) {
+      let session: HubSession;
+      try {
+        session = await this.open(owner, storedId);
+      } catch (error) {
+        if (error instanceof HubError && error.code === 'session_not_found') throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
+        throw error;
+      }
+      if (mode !== undefined) session.interactive.getSession().setPermissionMode(mode);
+      return session;
+    }
     const existing = this.live.get(storedId);
     if (existing) {
       if (existing.owner !== owner) throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
@@ -336,50 +448,11 @@ export class SessionHub {
     return this.adopt(owner, stored.cwd, interactive);
   }
 
-  private adopt(owner: string, cwd: string, interactive: InteractiveSession): HubSession {
-    const session = new HubSession(interactive.getSessionId(), owner, cwd, new Date().toISOString(), interactive);
+  private adopt(owner: string, cwd: string, interactive: InteractiveSession, createdAt = new Date().toISOString()): HubSession {
+    const session = new HubSession(interactive.getSessionId(), owner, cwd, createdAt, interactive);
     this.live.set(session.id, session);
-    this.unroute.set(session.id, this.options.approvals.route(session.id, { requestApproval: (request) => this.ask(session, request) }));
+    this.unroute.set(session.id, this.options.approvals.route(session.id, { requestApproval: (request) => session.ask(request, this.options.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS) }));
     return session;
-  }
-
-  /** A permission ask: shown to the session's clients, denied when nobody answers in time. */
-  private ask(session: HubSession, request: ApprovalRequest): Promise<ApprovalAnswer> {
-    return new Promise((resolvePromise) => {
-      const requestId = randomUUID();
-      const data: PermissionAskData = {
-        requestId,
-        status: 'pending',
-        toolName: request.toolName,
-        toolCallId: request.toolCallId,
-        input: request.input,
-        ...(request.suggestedRule === undefined ? {} : { suggestedRule: request.suggestedRule }),
-      };
-      const settle = (answer: ApprovalAnswer, status: PermissionAskData['status']): void => {
-        const ask = session.pending.get(requestId);
-        if (!ask) return;
-        session.pending.delete(requestId);
-        clearTimeout(ask.timer);
-        data.status = status;
-        (session as { mapper?: UiStreamMapper }).mapper?.permission({ ...data });
-        resolvePromise(answer);
-      };
-      const timeoutMs = this.options.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS;
-      const timer = setTimeout(() => settle({ behavior: 'deny', message: `Nobody answered the permission request within ${Math.round(timeoutMs / 1000)} s, so it was denied.` }, 'timed_out'), timeoutMs);
-      timer.unref();
-      session.pending.set(requestId, { data, resolve: resolvePromise, timer });
-      request.signal.addEventListener('abort', () => settle(false, 'cancelled'), { once: true });
-      (session as { mapper?: UiStreamMapper }).mapper?.permission({ ...data });
-    });
-  }
-
-  private cancelAsks(session: HubSession, status: 'cancelled'): void {
-    for (const [requestId, ask] of session.pending) {
-      session.pending.delete(requestId);
-      clearTimeout(ask.timer);
-      ask.data.status = status;
-      ask.resolve(false);
-    }
   }
 
   /** A requested working directory: inside an allowed root (symlinks resolved), an existing folder. */

@@ -344,6 +344,7 @@ Commands:
   serve [--port n] [--root dir]       Serve sessions over HTTP (SSE UI message stream, WebSocket, OpenAPI)
   mcp serve                           Serve this agent as an MCP server over stdio (Claude Code .mcp.json)
   acp                                 Run as an Agent Client Protocol agent on stdio (Zed and other editors)
+  worker [--redis url] [--queue name] Run background tasks from a Redis queue (BullMQ)
 
 Examples:
   tessera -p "explain this repository"

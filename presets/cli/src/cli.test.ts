@@ -406,7 +406,7 @@ describe('start-up discipline and doctor', () => {
     const sources = loaded.map((name) => readFileSync(join(bundleDir, name), 'utf8'));
     expect(sources.some((source) => source.includes('https://api.anthropic.com'))).toBe(true);
     expect(sources.some((source) => source.includes('https://api.openai.com'))).toBe(false);
-    expect(loaded.filter((name) => /^(doctor|sessions|history|config|provider|plugin|run-interactive|compose-session|first-run)-[\w-]{8}\.cjs$/.test(name))).toEqual([]);
+    expect(loaded.filter((name) => /^(doctor|sessions|history|config|provider|plugin|worker|serve|serve-replicas|run-interactive|compose-session|first-run)-[\w-]{8}\.cjs$/.test(name))).toEqual([]);
     // No terminal UI (pi-tui's Markdown renderer is marked) in a print run.
     expect(sources.some((source) => source.includes('marked') && source.includes('CURSOR_MARKER'))).toBe(false);
     // No MCP SDK without MCP servers (the client is composed; its connections load on demand).

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { ApprovalHandler } from '@tessera/contracts';
-import { createKernel, type Kernel } from '@tessera/kernel';
+import { createKernel, type Kernel, type Plugin } from '@tessera/kernel';
 import { kernelSessionFactory, type SessionFactory } from '@tessera/session-hub';
 import type { CliFlags } from './args.js';
 import { CliUsageError } from './args.js';
@@ -22,9 +22,10 @@ export interface ComposedHost {
 /**
  * Composes the CLI preset once for a host whose clients open sessions: settings and the provider
  * as for a run, permission asks to `approvals` (a router that sends each to its session's
- * client). Diagnostics go to stderr: stdout may be the protocol channel.
+ * client). Diagnostics go to stderr: stdout may be the protocol channel. `replace` swaps preset
+ * members for plugins providing the same tokens (`tessera serve --redis`: the Redis session store).
  */
-export async function composeHost(options: { flags: CliFlags; io: CliIO; approvals: ApprovalHandler; allowBypassPermissions?: boolean }): Promise<ComposedHost> {
+export async function composeHost(options: { flags: CliFlags; io: CliIO; approvals: ApprovalHandler; allowBypassPermissions?: boolean; replace?: readonly Plugin[] }): Promise<ComposedHost> {
   const { flags, io, approvals } = options;
   const cwd = resolve(io.cwd, flags.cwd ?? '.');
   const settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
@@ -33,7 +34,8 @@ export async function composeHost(options: { flags: CliFlags; io: CliIO; approva
   if (choice.kind === 'none') throw new CliUsageError(choice.message);
   const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show: (message) => io.stderr(`${message}\n`) });
   for (const warning of mcpSetup.warnings) io.stderr(`${warning}\n`);
-  const kernel = await createKernel({ plugins: await loadCliPreset(runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp })) });
+  const presetOptions = runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp });
+  const kernel = await createKernel({ plugins: await loadCliPreset(options.replace ? { ...presetOptions, replace: options.replace } : presetOptions) });
   const permissionMode = settings.permissionMode === 'bypassPermissions' && options.allowBypassPermissions !== true ? undefined : settings.permissionMode;
   const sessions = kernelSessionFactory(kernel, {
     ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),

@@ -13,6 +13,7 @@ const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
   plugin: async () => (await import('./subcommands/plugin.js')).runPluginCommand,
   serve: async () => (await import('./subcommands/serve.js')).runServeCommand,
   acp: async () => (await import('./subcommands/acp.js')).runAcpCommand,
+  worker: async () => (await import('./subcommands/worker.js')).runWorkerCommand,
   mcp: async () => {
     const { runMcpServeCommand } = await import('./subcommands/mcp-serve.js');
     return (argv, io) => {

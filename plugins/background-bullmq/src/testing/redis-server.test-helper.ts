@@ -27,29 +27,45 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** A real redis-server on a free loopback port, with a temp dir and no persistence. */
-export async function startRedis(): Promise<TestRedis> {
+/** A real redis-server on a free loopback port, with a temp dir; no persistence unless `appendonly`. */
+export async function startRedis(options: { appendonly?: boolean } = {}): Promise<TestRedis & { restart(downMs?: number): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'tessera-redis-'));
   const port = await freePort();
-  const child: ChildProcess = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-  probe.on('error', () => undefined);
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch (error) {
-      if (attempt > 100) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', options.appendonly ? 'yes' : 'no', '--appendfsync', 'always', '--dir', dir];
+  const launch = async (): Promise<ChildProcess> => {
+    const child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
+    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    probe.on('error', () => undefined);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await probe.connect();
+        await probe.ping();
+        break;
+      } catch (error) {
+        if (attempt > 100) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     }
-  }
-  probe.disconnect();
+    probe.disconnect();
+    return child;
+  };
+  const stopChild = async (child: ChildProcess, signal: NodeJS.Signals): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
+  };
+  let child = await launch();
   return {
     port,
+    /** Stops the server (SIGTERM: it writes its append-only file) and starts it again on the same port and dir. */
+    async restart(downMs = 0) {
+      await stopChild(child, 'SIGTERM');
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+      child = await launch();
+    },
     async stop() {
-      child.kill('SIGKILL');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await stopChild(child, 'SIGKILL');
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -10,12 +10,14 @@ import { cliPreset } from '../preset.js';
 import { chooseProvider } from '../provider-selection.js';
 import { formatDiagnostic, loadCliSettings } from '../settings.js';
 import { TESSERA_VERSION } from '../version.js';
+import { redisOptions } from './worker.js';
 
-const USAGE = `Usage: tessera doctor [--json] [--no-network] [--provider <profile>] [--cwd <dir>]
+const USAGE = `Usage: tessera doctor [--json] [--no-network] [--provider <profile>] [--cwd <dir>] [--redis <url>] [--queue <name>] [--prefix <p>]
 
 Checks the setup: Tessera's version, the settings layers and their problems, which provider
 would be used (and whether its server answers), the context files (AGENTS.md, CLAUDE.md, …),
-MCP servers, and the composed plugins with what each provides and taps.
+MCP servers, and the composed plugins with what each provides and taps. With --redis (or
+TESSERA_REDIS_URL): whether Redis answers, and the background queues' depths and workers.
 `;
 
 interface DoctorReport {
@@ -28,6 +30,16 @@ interface DoctorReport {
   contextFiles: Array<{ path: string; scope: string; chars: number; truncated: boolean }>;
   mcpServers: string[];
   plugins: KernelDescription['plugins'];
+  redis?: RedisReport;
+}
+
+interface RedisReport {
+  target: string;
+  reachable: boolean;
+  version?: string;
+  pingMs?: number;
+  error?: string;
+  queues?: Array<{ kind: string; name: string; waiting: number; active: number; delayed: number; prioritized: number; failed: number; workers: readonly string[]; globalConcurrency?: number }>;
 }
 
 /** `tessera doctor`: a report of what the CLI would run with; exit 1 when something is broken. */
@@ -36,6 +48,9 @@ export const runDoctorCommand: Subcommand = async (argv, io) => {
   let network = true;
   let providerFlag: string | undefined;
   let cwd = io.cwd;
+  let redisUrl = io.env.TESSERA_REDIS_URL;
+  let queue: string | undefined;
+  let prefix: string | undefined;
   for (let index = 0; index < argv.length; index += 1) {
     const arg = argv[index]!;
     if (arg === '-h' || arg === '--help') {
@@ -46,15 +61,19 @@ export const runDoctorCommand: Subcommand = async (argv, io) => {
     else if (arg === '--no-network') network = false;
     else if (arg === '--provider' && argv[index + 1] !== undefined) providerFlag = argv[++index];
     else if (arg === '--cwd' && argv[index + 1] !== undefined) cwd = resolve(io.cwd, argv[++index]!);
+    else if (arg === '--redis' && argv[index + 1] !== undefined) redisUrl = argv[++index];
+    else if (arg === '--queue' && argv[index + 1] !== undefined) queue = argv[++index];
+    else if (arg === '--prefix' && argv[index + 1] !== undefined) prefix = argv[++index];
     else {
       io.stderr(`error: unknown option '${arg}'\n${USAGE}`);
       return 2;
     }
   }
   const report = await diagnose(io, cwd, providerFlag, network);
+  if (redisUrl !== undefined && redisUrl !== '') report.redis = await diagnoseRedis(redisUrl, queue, prefix);
   if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
   else io.stdout(render(report));
-  const broken = report.problems.some((problem) => problem.startsWith('Settings error')) || report.provider.error !== undefined || report.provider.reachable === false;
+  const broken = report.problems.some((problem) => problem.startsWith('Settings error')) || report.provider.error !== undefined || report.provider.reachable === false || report.redis?.reachable === false;
   return broken ? 1 : 0;
 };
 
@@ -118,6 +137,25 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
   return report;
 }
 
+/** Redis as the BullMQ runtime and the server replicas use it: reachable, and the background queues. */
+async function diagnoseRedis(url: string, queue: string | undefined, prefix: string | undefined): Promise<RedisReport> {
+  const target = withoutCredentials(url);
+  let connection;
+  try {
+    connection = redisOptions(url);
+  } catch (error) {
+    return { target, reachable: false, error: describeError(error) };
+  }
+  const { backgroundQueueStatus, probeRedis } = await import('@tessera/plugin-background-bullmq');
+  try {
+    const probe = await probeRedis(connection, { timeoutMs: 3_000 });
+    const queues = await backgroundQueueStatus({ connection, ...(queue === undefined ? {} : { queue }), ...(prefix === undefined ? {} : { prefix }) });
+    return { target, reachable: true, version: probe.version, pingMs: Math.round(probe.pingMs * 100) / 100, queues };
+  } catch (error) {
+    return { target, reachable: false, error: describeError(error) };
+  }
+}
+
 /** A URL as it may be shown: a user name and password in it are replaced by `***`. */
 function withoutCredentials(text: string): string {
   try {
@@ -167,6 +205,18 @@ function render(report: DoctorReport): string {
   if (report.contextFiles.length === 0) lines.push('  none (AGENTS.md, CLAUDE.md, .tessera/TESSERA.md …)');
   for (const file of report.contextFiles) lines.push(`  ${file.scope.padEnd(7)} ${file.path} (${file.chars} chars${file.truncated ? ', truncated' : ''})`);
   lines.push('', 'MCP servers:', report.mcpServers.length === 0 ? '  none configured' : report.mcpServers.map((name) => `  ${name}`).join('\n'));
+  if (report.redis) {
+    const redis = report.redis;
+    lines.push('', 'Redis:');
+    if (!redis.reachable) lines.push(`  ✗ ${redis.target}: ${redis.error ?? 'unreachable'}`);
+    else {
+      lines.push(`  ✓ ${redis.target} — Redis ${redis.version}, ping ${redis.pingMs} ms`);
+      for (const queue of redis.queues ?? []) {
+        const limit = queue.globalConcurrency === undefined ? '' : `, at most ${queue.globalConcurrency} at once`;
+        lines.push(`  ${queue.name}: ${queue.waiting + queue.prioritized} waiting, ${queue.active} active, ${queue.delayed} delayed, ${queue.failed} failed${limit}; ${queue.workers.length === 0 ? 'no workers' : `workers: ${queue.workers.join(', ')}`}`);
+      }
+    }
+  }
   lines.push('', `Plugins (${report.plugins.length}):`);
   for (const plugin of report.plugins) {
     const parts = [plugin.provides.length > 0 ? `provides ${plugin.provides.join(', ')}` : '', plugin.contributes.length > 0 ? `contributes ${plugin.contributes.join(', ')}` : '', plugin.taps.length > 0 ? `taps ${[...new Set(plugin.taps.map((tap) => tap.hook))].join(', ')}` : '']

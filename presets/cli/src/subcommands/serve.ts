@@ -4,13 +4,14 @@ import { parseArgs as parseNodeArgs } from 'node:util';
 import { describeError } from '@tessera/contracts';
 import { hashToken, SessionHub, startServer, TokenAuth, type TokenEntry } from '@tessera/plugin-transport-http';
 import { createMcpHttpHandler, mcpServerTransport } from '@tessera/plugin-transport-mcp';
-import { ApprovalRouter } from '@tessera/session-hub';
+import { ApprovalRouter, SessionCluster } from '@tessera/session-hub';
 import { z } from 'zod';
 import { defaultFlags } from '../args.js';
 import { composeHost } from '../host-sessions.js';
 import type { Subcommand } from '../io.js';
+import { redisLocation, redisReplicaPlugin } from '../serve-replicas.js';
 
-const USAGE = `Usage: tessera serve [--port <n>] [--host <addr>] [--root <dir>]... [--config <file>] [--provider <profile>]
+const USAGE = `Usage: tessera serve [--port <n>] [--host <addr>] [--root <dir>]... [--config <file>] [--provider <profile>] [--redis <url>]
        tessera serve --hash-token <token>
 
 Serves sessions over HTTP: REST (create, list, rename, delete, resume), turns streamed in the
@@ -21,8 +22,13 @@ Tokens and limits come from --config (default ~/.tessera/server.json):
   { "tokens": [{ "id": "alice", "sha256": "<tessera serve --hash-token …>" }],
     "allowedRoots": ["/srv/projects"], "port": 8787, "hostname": "127.0.0.1",
     "corsOrigins": [], "allowBypassPermissions": false, "permissionTimeoutMs": 60000,
-    "rateLimitPerMinute": 600, "maxBodyBytes": 1048576, "abortOnDisconnect": true }
+    "rateLimitPerMinute": 600, "maxBodyBytes": 1048576, "abortOnDisconnect": true,
+    "redis": { "url": "redis://127.0.0.1:6379", "prefix": "tessera" } }
 TESSERA_SERVER_TOKEN=<token> adds one token (owner "default") without a file.
+
+Replicas: with "redis" (or --redis <url>, which wins) sessions are stored in Redis and any
+number of servers sharing it (and the allowed roots) serve the same sessions: one turn at a
+time per session across them, and a turn is streamed from whichever server a client asks.
 `;
 
 const serverConfig = z.strictObject({
@@ -38,6 +44,13 @@ const serverConfig = z.strictObject({
   maxSessionsPerOwner: z.number().int().positive().optional(),
   maxConcurrentTurnsPerOwner: z.number().int().positive().optional(),
   abortOnDisconnect: z.boolean().optional(),
+  redis: z
+    .strictObject({
+      url: z.string().regex(/^rediss?:\/\//, 'url must start with redis:// or rediss://'),
+      prefix: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, 'prefix must be 1–64 letters, digits, ".", "_", "-" or ":"').optional(),
+      lockTtlMs: z.number().int().min(100).optional(),
+    })
+    .optional(),
 });
 type ServerConfig = z.infer<typeof serverConfig>;
 
@@ -78,6 +91,7 @@ export const runServeCommand: Subcommand = async (argv, io) => {
         provider: { type: 'string' },
         model: { type: 'string' },
         'hash-token': { type: 'string' },
+        redis: { type: 'string' },
         help: { type: 'boolean' },
       },
       allowPositionals: false,
@@ -116,12 +130,27 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   }
   const approvals = new ApprovalRouter();
   const flags = { ...defaultFlags(), ...(typeof args.provider === 'string' ? { provider: args.provider } : {}), ...(typeof args.model === 'string' ? { model: args.model } : {}) };
+  const redis = typeof args.redis === 'string' ? { ...config.redis, url: args.redis } : config.redis;
   let host;
+  let cluster: SessionCluster | undefined;
   try {
-    host = await composeHost({ flags, io: { ...io, cwd: roots[0]! }, approvals, allowBypassPermissions: config.allowBypassPermissions === true });
+    const replace = redis ? [await redisReplicaPlugin(redis, (message) => io.stderr(`${message}\n`))] : [];
+    host = await composeHost({ flags, io: { ...io, cwd: roots[0]! }, approvals, allowBypassPermissions: config.allowBypassPermissions === true, replace });
+    cluster = redis ? host.kernel.get(SessionCluster) : undefined;
   } catch (error) {
+    await host?.close();
     io.stderr(`Could not start: ${describeError(error)}\n`);
     return 1;
+  }
+  if (cluster) {
+    // One read, so a server pointed at a Redis that does not answer says so now rather than at the first request.
+    try {
+      await cluster.head('tessera-serve-check');
+    } catch (error) {
+      await host.close();
+      io.stderr(`Could not reach Redis at ${redisLocation(redis!.url)}: ${describeError(error)}\n`);
+      return 1;
+    }
   }
   let hub: SessionHub;
   let auth: TokenAuth;
@@ -134,6 +163,7 @@ export const runServeCommand: Subcommand = async (argv, io) => {
       ...(config.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: config.permissionTimeoutMs }),
       ...(config.maxSessionsPerOwner === undefined ? {} : { maxSessionsPerOwner: config.maxSessionsPerOwner }),
       ...(config.maxConcurrentTurnsPerOwner === undefined ? {} : { maxConcurrentTurnsPerOwner: config.maxConcurrentTurnsPerOwner }),
+      ...(cluster ? { cluster } : {}),
     });
     auth = new TokenAuth(tokens);
   } catch (error) {
@@ -165,6 +195,7 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   });
   if (!server) return 1;
   io.stdout(`Tessera is serving on ${server.url} (sessions under ${roots.join(', ')}; OpenAPI at ${server.url}/openapi.json)\n`);
+  if (redis) io.stdout(`Replica mode: sessions shared through Redis at ${redisLocation(redis.url)} (prefix ${redis.prefix ?? 'tessera'}).\n`);
   await new Promise<void>((done) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

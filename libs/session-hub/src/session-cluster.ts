@@ -1,0 +1,86 @@
+import { createToken, TesseraError } from '@tessera/contracts';
+
+/** What the hub needs of a stored session without loading its history: where it works and its record fields. */
+export interface StoredSessionHead {
+  id: string;
+  cwd: string;
+  createdAt: string;
+  updatedAt: string;
+  /** The record's fields beside history and messages (`name`, the owner field, …). */
+  fields: Record<string, unknown>;
+  /** How many saves the stored record has had; grows by one with each. */
+  revision: number;
+  messageCount: number;
+}
+
+/** An exclusive right to change one session, held by one replica until `release()`. */
+export interface SessionLease {
+  readonly sessionId: string;
+  /**
+   * Aborted when the lease was lost while held: another replica took the session over, or the
+   * lease could not be renewed before it expired. Work under it should stop.
+   */
+  readonly signal: AbortSignal;
+  /** Gives the session back; idempotent. Never throws (a failure only lets the lease expire). */
+  release(): Promise<void>;
+}
+
+export interface SessionLockOptions {
+  /** How long to wait for a busy session before `SessionBusyError`. Default 0: refuse at once. */
+  waitMs?: number;
+}
+
+/** One event of a turn as the replicas share it; a turn is `turn-start`, parts in order, `turn-end`. */
+export type ClusterTurnEvent =
+  | { type: 'turn-start'; turnId: string }
+  | { type: 'turn-part'; turnId: string; part: unknown }
+  /** `lost`: the replica running the turn went away without ending it. */
+  | { type: 'turn-end'; turnId: string; lost?: boolean };
+
+/**
+ * How server replicas share sessions (`SessionHub` with `cluster`): a lock so one turn runs at
+ * a time across replicas, a check that this process's copy of a session is the newest stored
+ * one, and a feed of turn parts so a client of one replica streams a turn run on another.
+ * Implemented over Redis by `@tessera/plugin-session-store-redis` together with its store.
+ */
+export interface SessionCluster {
+  /** Takes the session's lock; `SessionBusyError` (`session_busy`) when it stays held past `waitMs`. */
+  lock(sessionId: string, options?: SessionLockOptions): Promise<SessionLease>;
+  /**
+   * True when the copy this process last loaded or saved is the stored record's newest
+   * revision; false when another replica saved since, or this process never loaded it.
+   */
+  isCurrent(sessionId: string): Promise<boolean>;
+  /** The stored session's head, or `undefined` when none is stored. */
+  head(sessionId: string): Promise<StoredSessionHead | undefined>;
+  /** Heads of every stored session, newest `updatedAt` first. */
+  heads(): Promise<StoredSessionHead[]>;
+  /**
+   * Shares one event of a turn this replica runs. Events of one session reach followers in the
+   * order they were published. Must not throw: a failure is reported by the cluster.
+   */
+  publish(sessionId: string, event: ClusterTurnEvent): void;
+  /** The id of a turn of this session running on some replica, or `undefined`. */
+  runningTurn(sessionId: string): Promise<string | undefined>;
+  /**
+   * Replays turn `turnId` (from `runningTurn`) from its start, then follows it live until its
+   * `turn-end`, which `listener` always gets last: with `lost` when the turn is gone or its
+   * replica stopped without ending it. Resolves once following; the returned function stops.
+   */
+  follow(sessionId: string, turnId: string, listener: (event: ClusterTurnEvent) => void): Promise<() => void>;
+}
+
+/** The session's lock is held elsewhere (another replica runs a turn in it). */
+export class SessionBusyError extends TesseraError {
+  constructor(sessionId: string, waitedMs: number) {
+    super(`Session ${sessionId} is busy: another server replica holds it${waitedMs > 0 ? ` (waited ${waitedMs} ms)` : ''}. Wait for its turn to end, then retry.`, {
+      code: 'session_busy',
+      category: 'state',
+      recoverable: true,
+      details: { sessionId },
+    });
+  }
+}
+
+/** The cluster a session store plugin offers beside its `SessionStore` (`redisSessionStore()`). Optional. */
+export const SessionCluster = createToken<SessionCluster>('SessionCluster');

@@ -1,0 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBackgroundWorker } from './background-worker.js';
+import { BullmqBackgroundTaskManager } from './bullmq-background-task-manager.js';
+import { hasRedisServer, startRedis, until } from './testing/redis-server.test-helper.js';
+
+// Redis goes away mid-run and comes back (its append-only file keeps the data): clients and
+// workers reconnect, running tasks end (completed, or failed with a message that says why),
+// and new tasks run. Nothing hangs, nothing crashes.
+let redis: Awaited<ReturnType<typeof startRedis>>;
+let dir: string;
+
+beforeAll(async () => {
+  if (!hasRedisServer) return;
+  redis = await startRedis({ appendonly: true });
+  dir = await mkdtemp(join(tmpdir(), 'tessera-bullmq-restart-'));
+});
+afterAll(async () => {
+  if (!hasRedisServer) return;
+  await redis.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe.runIf(hasRedisServer && process.platform === 'linux')('Redis restarted mid-run (real redis-server)', () => {
+  it('tasks running across the restart end cleanly, and the cluster keeps working', async () => {
+    const base = { connection: { host: '127.0.0.1', port: redis.port }, queue: 'restart' };
+    const errors: string[] = [];
+    const worker = await startBackgroundWorker({ ...base, lockDurationMs: 5000, stalledIntervalMs: 1000, shell: { killGraceMs: 100 }, onError: (error) => errors.push(String(error)) });
+    const manager = new BullmqBackgroundTaskManager({ ...base, onError: (error) => errors.push(String(error)) });
+    try {
+      const tasks = await Promise.all([1, 2, 3].map((n) => manager.spawn({ kind: 'process', command: `echo begin-${n}; sleep 1.5; echo end-${n}`, cwd: dir })));
+      await until(async () => {
+        const states = await Promise.all(tasks.map((task) => manager.fetch(task.id)));
+        return states.every((state) => state?.status === 'running') || undefined;
+      }, 'all three running');
+      await redis.restart(700);
+      const ended = await Promise.all(tasks.map((task) => until(async () => {
+        const state = await manager.fetch(task.id).catch(() => undefined);
+        return state && ['completed', 'failed', 'cancelled'].includes(state.status) ? state : undefined;
+      }, `task ${task.id} to end after the restart`, 30_000)));
+      for (const [index, state] of ended.entries()) {
+        if (state.status === 'completed') {
+          const lines = (await manager.readLog(state.id)).lines;
+          expect(lines.filter((line) => line === `[stdout] end-${index + 1}`)).toHaveLength(1);
+        } else {
+          expect(state.error?.message ?? '').not.toBe('');
+        }
+      }
+      // The outage was noticed and reported, not swallowed.
+      expect(errors.some((message) => /ECONNREFUSED|Connection is closed|ECONNRESET|connect/i.test(message))).toBe(true);
+      const after = await manager.spawn({ kind: 'process', command: 'echo after-restart', cwd: dir });
+      expect(await manager.wait(after.id)).toMatchObject({ status: 'completed', output: 'after-restart\n' });
+    } finally {
+      await worker.shutdown({ graceMs: 0 });
+      await manager.shutdown();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import type { ClusterTurnEvent } from '@tessera/session-hub';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hasRedisServer, startRedis, until, type TestRedis } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
+import { RedisSessionCluster } from './redis-session-cluster.js';
+import { RedisSessionStore } from './redis-session-store.js';
+
+let server: TestRedis | undefined;
+const clients: Redis[] = [];
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  if (hasRedisServer) server = await startRedis();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+  for (const client of clients.splice(0)) client.disconnect();
+});
+
+function client(): Redis {
+  const redis = new Redis({ host: '127.0.0.1', port: server!.port, maxRetriesPerRequest: 1 });
+  clients.push(redis);
+  return redis;
+}
+
+/** One replica's view: its own connection, store and cluster. */
+function replica(prefix: string, options: { lockTtlMs?: number; followBlockMs?: number } = {}): { store: RedisSessionStore; cluster: RedisSessionCluster; redis: Redis } {
+  const redis = client();
+  const store = new RedisSessionStore({ redis, prefix });
+  return { store, redis, cluster: new RedisSessionCluster({ redis, store, ...options }) };
+}
+
+const prefixOf = (): string => `c${randomUUID().slice(0, 8)}`;
+
+describe.runIf(hasRedisServer)('RedisSessionCluster: locks (real redis-server)', () => {
+  it('is exclusive: a second lock is session_busy until the first is released', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix);
+    const lease = await a.cluster.lock('s1');
+    await expect(b.cluster.lock('s1')).rejects.toMatchObject({ code: 'session_busy', recoverable: true });
+    await expect(a.cluster.lock('s1')).rejects.toMatchObject({ code: 'session_busy' });
+    // Another session is not affected.
+    await (await b.cluster.lock('s2')).release();
+    await lease.release();
+    await lease.release();
+    const next = await b.cluster.lock('s1');
+    expect(next.signal.aborted).toBe(false);
+    await next.release();
+  });
+
+  it('waits up to waitMs for a busy session', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix);
+    const lease = await a.cluster.lock('s1');
+    const waiting = b.cluster.lock('s1', { waitMs: 10_000 });
+    let settled = false;
+    void waiting.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(settled).toBe(false);
+    await lease.release();
+    const taken = await waiting;
+    await taken.release();
+  });
+
+  it('renews a held lease past its TTL, and a crashed holder frees the session when its lease expires', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix, { lockTtlMs: 150 });
+    const b = replica(prefix, { lockTtlMs: 150 });
+    const lease = await a.cluster.lock('s1');
+    cleanups.push(() => lease.release());
+    const key = `${prefix}:session:s1:lock`;
+    // Several TTLs later the lease still holds, because it was renewed.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await expect(b.cluster.lock('s1')).rejects.toMatchObject({ code: 'session_busy' });
+    expect(lease.signal.aborted).toBe(false);
+    expect(await a.redis.pttl(key)).toBeGreaterThan(0);
+
+    // A holder that stopped renewing (a crashed replica): its key expires and the session is free again.
+    await a.redis.set(`${prefix}:session:s2:lock`, 'crashed-replica', 'PX', 150);
+    const after = await b.cluster.lock('s2', { waitMs: 10_000 });
+    await after.release();
+  });
+
+  it('is released only by its holder; a holder whose lease was taken is told through its signal', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix, { lockTtlMs: 300 });
+    const lease = await a.cluster.lock('s1');
+    const key = `${prefix}:session:s1:lock`;
+    // As if the lease expired and another replica took the session.
+    await a.redis.set(key, 'another-replica', 'PX', 60_000);
+    await lease.release();
+    expect(await a.redis.get(key)).toBe('another-replica');
+
+    const second = await a.cluster.lock('s2');
+    await a.redis.set(`${prefix}:session:s2:lock`, 'another-replica', 'PX', 60_000);
+    await until(() => second.signal.aborted || undefined, 'the lease to be reported lost');
+    expect(second.signal.reason).toMatchObject({ code: 'session_lease_lost' });
+    await second.release();
+    expect(await a.redis.get(`${prefix}:session:s2:lock`)).toBe('another-replica');
+  });
+
+  it('refuses an invalid session id', async () => {
+    const a = replica(prefixOf());
+    await expect(a.cluster.lock('../x')).rejects.toMatchObject({ code: 'invalid_session_id' });
+    await expect(a.cluster.head('a b')).rejects.toMatchObject({ code: 'invalid_session_id' });
+  });
+});
+
+describe.runIf(hasRedisServer)('RedisSessionCluster: heads and turn fan-out (real redis-server)', () => {
+  it('reads a stored head without its history', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    await a.store.save(
+      {
+        id: 'h1',
+        cwd: '/srv/app',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-02T00:00:00.000Z',
+        history: [{ id: 'e1', timestamp: '2026-01-01T00:00:00.000Z', category: 'chat', type: 'user', data: { role: 'user', content: 'hi' } }],
+        messages: [{ role: 'user', content: 'hi' }],
+        serverOwner: 'alice',
+        name: 'notes',
+      },
+      { appendedFrom: 0, rewritten: false, created: true },
+    );
+    const b = replica(prefix);
+    expect(await b.cluster.head('h1')).toEqual({
+      id: 'h1',
+      cwd: '/srv/app',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-02T00:00:00.000Z',
+      fields: { serverOwner: 'alice', name: 'notes' },
+      revision: 1,
+      messageCount: 1,
+    });
+    expect(await b.cluster.head('missing')).toBeUndefined();
+    expect((await b.cluster.heads()).map((head) => head.id)).toEqual(['h1']);
+    expect(await b.cluster.isCurrent('h1')).toBe(false);
+    expect(await a.cluster.isCurrent('h1')).toBe(true);
+  });
+
+  it('replays a running turn to a follower on another replica, then follows it live in order to its end', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix, { followBlockMs: 200 });
+    const lease = await a.cluster.lock('s1');
+    a.cluster.publish('s1', { type: 'turn-start', turnId: 't1' });
+    for (let index = 0; index < 5; index += 1) a.cluster.publish('s1', { type: 'turn-part', turnId: 't1', part: { type: 'text-delta', delta: `${index}` } });
+    expect(await b.cluster.runningTurn('s1')).toBe('t1');
+
+    const seen: ClusterTurnEvent[] = [];
+    const stop = await b.cluster.follow('s1', 't1', (event) => seen.push(event));
+    cleanups.push(stop);
+    expect(seen).toHaveLength(6);
+    for (let index = 5; index < 200; index += 1) a.cluster.publish('s1', { type: 'turn-part', turnId: 't1', part: { type: 'text-delta', delta: `${index}` } });
+    a.cluster.publish('s1', { type: 'turn-end', turnId: 't1' });
+    await lease.release();
+    await until(() => seen.at(-1)?.type === 'turn-end' || undefined, 'the turn end to reach the follower');
+    expect(seen[0]).toEqual({ type: 'turn-start', turnId: 't1' });
+    expect(seen.slice(1, -1).map((event) => (event as { part: { delta: string } }).part.delta)).toEqual(Array.from({ length: 200 }, (_, index) => `${index}`));
+    expect(seen.at(-1)).toEqual({ type: 'turn-end', turnId: 't1' });
+    expect(await b.cluster.runningTurn('s1')).toBeUndefined();
+
+    // A finished turn followed later replays whole, end included.
+    const again: ClusterTurnEvent[] = [];
+    await b.cluster.follow('s1', 't1', (event) => again.push(event));
+    expect(again).toEqual(seen);
+  });
+
+  it('ends a followed turn as lost when its replica lets go of the session without ending it', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix, { followBlockMs: 100 });
+    const lease = await a.cluster.lock('s1');
+    a.cluster.publish('s1', { type: 'turn-start', turnId: 't1' });
+    a.cluster.publish('s1', { type: 'turn-part', turnId: 't1', part: { type: 'start' } });
+    const seen: ClusterTurnEvent[] = [];
+    cleanups.push(await b.cluster.follow('s1', 't1', (event) => seen.push(event)));
+    await lease.release();
+    await until(() => seen.at(-1)?.type === 'turn-end' || undefined, 'the lost turn to end');
+    expect(seen.at(-1)).toEqual({ type: 'turn-end', turnId: 't1', lost: true });
+    expect(await b.cluster.runningTurn('s1')).toBeUndefined();
+    // Following a turn that is not the latest one ends at once.
+    const other: ClusterTurnEvent[] = [];
+    await b.cluster.follow('s1', 'another', (event) => other.push(event));
+    expect(other).toEqual([{ type: 'turn-end', turnId: 'another', lost: true }]);
+  });
+});

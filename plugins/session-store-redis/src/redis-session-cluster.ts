@@ -1,0 +1,99 @@
+import { assertValidSessionId } from '@tessera/contracts';
+import type { ClusterTurnEvent, SessionCluster, SessionLease, SessionLockOptions, StoredSessionHead } from '@tessera/session-hub';
+import type { Redis } from 'ioredis';
+import { SessionRecordCorruptError } from './errors.js';
+import type { RedisSessionStore } from './redis-session-store.js';
+import { RedisSessionLocks } from './redis-session-lock.js';
+import { RedisTurnFeed } from './redis-turn-feed.js';
+
+export interface RedisSessionClusterOptions {
+  redis: Redis;
+  /** The store whose copies `isCurrent` judges (same connection and prefix). */
+  store: RedisSessionStore;
+  /** A lock not renewed for this long expires. Default 30 s. */
+  lockTtlMs?: number;
+  /** How long a follower blocks before checking that the turn's replica is alive. Default 2 s. */
+  followBlockMs?: number;
+  /** A failure nobody awaits (a publish, a follower's read). */
+  report?: (error: unknown, operation: string) => void;
+}
+
+/**
+ * `SessionCluster` on Redis, beside a `RedisSessionStore`: locks (`<prefix>:session:<id>:lock`),
+ * stored heads read from the store's hashes, turn events on a stream per session
+ * (`<prefix>:session:<id>:turn`).
+ */
+export class RedisSessionCluster implements SessionCluster {
+  private readonly locks: RedisSessionLocks;
+  private readonly feed: RedisTurnFeed;
+
+  constructor(private readonly options: RedisSessionClusterOptions) {
+    const { redis, store } = options;
+    const call = store.call.bind(store);
+    this.locks = new RedisSessionLocks({ redis, keys: store.keys, ttlMs: options.lockTtlMs ?? 30_000, call });
+    this.feed = new RedisTurnFeed({
+      redis,
+      keys: store.keys,
+      held: (sessionId) => this.locks.held(sessionId),
+      report: options.report ?? (() => undefined),
+      ...(options.followBlockMs === undefined ? {} : { blockMs: options.followBlockMs }),
+    });
+  }
+
+  lock(sessionId: string, options?: SessionLockOptions): Promise<SessionLease> {
+    return this.locks.lock(sessionId, options);
+  }
+
+  isCurrent(sessionId: string): Promise<boolean> {
+    return this.options.store.isCurrent(sessionId);
+  }
+
+  async head(sessionId: string): Promise<StoredSessionHead | undefined> {
+    assertValidSessionId(sessionId);
+    const { redis, store } = this.options;
+    const keys = store.keys;
+    const [fields, messageCount] = await store.call('read a session head', () =>
+      Promise.all([redis.hmget(keys.record(sessionId), 'meta', 'updatedAt', 'revision'), redis.llen(keys.messages(sessionId))]),
+    );
+    const [meta, updatedAt, revision] = fields;
+    if (meta === null || meta === undefined) return undefined;
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(meta) as Record<string, unknown>;
+    } catch {
+      throw new SessionRecordCorruptError(sessionId, keys.record(sessionId), 'holds a meta field that is not JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || typeof parsed.cwd !== 'string') throw new SessionRecordCorruptError(sessionId, keys.record(sessionId), 'has no cwd');
+    const { id: _id, cwd, createdAt, ...rest } = parsed;
+    return {
+      id: sessionId,
+      cwd,
+      createdAt: typeof createdAt === 'string' ? createdAt : '',
+      updatedAt: updatedAt ?? '',
+      fields: rest,
+      revision: Number(revision ?? 0),
+      messageCount,
+    };
+  }
+
+  async heads(): Promise<StoredSessionHead[]> {
+    const { redis, store } = this.options;
+    const ids = await store.call('list sessions', () => redis.zrevrange(store.keys.index, 0, -1));
+    const heads = await Promise.all(ids.map((id) => this.head(id)));
+    return heads.filter((head): head is StoredSessionHead => head !== undefined);
+  }
+
+  publish(sessionId: string, event: ClusterTurnEvent): void {
+    this.feed.publish(sessionId, event);
+  }
+
+  runningTurn(sessionId: string): Promise<string | undefined> {
+    assertValidSessionId(sessionId);
+    return this.options.store.call('read a running turn', () => this.feed.runningTurn(sessionId));
+  }
+
+  follow(sessionId: string, turnId: string, listener: (event: ClusterTurnEvent) => void): Promise<() => void> {
+    assertValidSessionId(sessionId);
+    return this.options.store.call('follow a turn', () => this.feed.follow(sessionId, turnId, listener));
+  }
+}

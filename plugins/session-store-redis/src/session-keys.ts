@@ -1,0 +1,44 @@
+import { assertValidSessionId } from '@tessera/contracts';
+
+/** Where sessions live in Redis. Every key starts with `prefix` and a colon. */
+export interface SessionKeys {
+  readonly prefix: string;
+  /** Sorted set of session ids scored by `updatedAt` (ms): `list()` reads it newest first. */
+  readonly index: string;
+  /** Hash per session: `meta` (the record's other fields, JSON), `updatedAt`, `revision`. */
+  record(sessionId: string): string;
+  /** List per session: one JSON history entry per element, in order. */
+  history(sessionId: string): string;
+  /** List per session: one JSON message per element, in order. */
+  messages(sessionId: string): string;
+  /** String per session: the lease token of the replica holding its lock. */
+  lock(sessionId: string): string;
+  /** Stream per session: the events of its latest turn. */
+  turn(sessionId: string): string;
+}
+
+const PREFIX = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+
+export function isValidPrefix(prefix: unknown): prefix is string {
+  return typeof prefix === 'string' && PREFIX.test(prefix) && !prefix.endsWith(':');
+}
+
+/**
+ * The key names. A session id is checked before it becomes part of any key, so an id can
+ * never reach into another session's keys or out of the prefix.
+ */
+export function createSessionKeys(prefix: string): SessionKeys {
+  const base = (sessionId: string): string => {
+    assertValidSessionId(sessionId);
+    return `${prefix}:session:${sessionId}`;
+  };
+  return {
+    prefix,
+    index: `${prefix}:sessions`,
+    record: base,
+    history: (sessionId) => `${base(sessionId)}:history`,
+    messages: (sessionId) => `${base(sessionId)}:messages`,
+    lock: (sessionId) => `${base(sessionId)}:lock`,
+    turn: (sessionId) => `${base(sessionId)}:turn`,
+  };
+}

@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import type { ApprovalAnswer, ApprovalRequest, PermissionMode } from '@tessera/contracts';
+import type { InteractiveSession } from '@tessera/kernel';
+import type { PermissionAskData, UIChunk, UiStreamMapper } from './ui-stream.js';
+
+/** What a client sees of a session. */
+export interface SessionSummary {
+  id: string;
+  name?: string;
+  cwd: string;
+  createdAt: string;
+  running: boolean;
+  messageCount: number;
+  permissionMode: PermissionMode;
+  pendingPermissions: PermissionAskData[];
+}
+
+export interface PendingAsk {
+  data: PermissionAskData;
+  resolve: (answer: ApprovalAnswer) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** A turn's parts: the log a re-attaching client replays, and who listens live. */
+export class Turn {
+  readonly chunks: UIChunk[] = [];
+  private readonly listeners = new Set<(chunk: UIChunk | undefined) => void>();
+  done = false;
+  /** How many clients stream this turn; a disconnect of the last may abort it. */
+  viewers = 0;
+
+  /** `remote`: the turn runs on another server replica and this one follows it. */
+  constructor(
+    readonly id: string,
+    readonly remote = false,
+  ) {}
+
+  push(chunk: UIChunk): void {
+    const last = this.chunks[this.chunks.length - 1];
+    // The replay log keeps text and reasoning deltas merged: its size follows the answer, not the token count.
+    if (last && (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && last.type === chunk.type && last.id === chunk.id) {
+      this.chunks[this.chunks.length - 1] = { ...last, delta: last.delta + chunk.delta };
+    } else this.chunks.push(chunk);
+    for (const listener of this.listeners) listener(chunk);
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const listener of this.listeners) listener(undefined);
+    this.listeners.clear();
+  }
+
+  /** Replays what happened so far, then follows live; `undefined` marks the end. */
+  follow(listener: (chunk: UIChunk | undefined) => void): () => void {
+    for (const chunk of this.chunks) listener(chunk);
+    if (this.done) {
+      listener(undefined);
+      return () => undefined;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** One session the hub holds for its owner. */
+export class HubSession {
+  name: string | undefined;
+  turn: Turn | undefined;
+  /** The running turn's mapper (permission parts are added through it). */
+  mapper: UiStreamMapper | undefined;
+  /** A turn is being started (lock, refresh) and has no `Turn` yet. */
+  starting = false;
+  readonly pending = new Map<string, PendingAsk>();
+  private readonly watchers = new Set<(chunk: UIChunk) => void>();
+  private current: InteractiveSession;
+
+  constructor(
+    readonly id: string,
+    readonly owner: string,
+    readonly cwd: string,
+    readonly createdAt: string,
+    interactive: InteractiveSession,
+  ) {
+    this.current = interactive;
+    this.name = interactive.getName();
+  }
+
+  /** The session's facade; replaced when a replica reopens a copy another replica saved over. */
+  get interactive(): InteractiveSession {
+    return this.current;
+  }
+
+  /** Swaps in a newer copy of the same session (same id, owner and clients). */
+  reopened(interactive: InteractiveSession): void {
+    this.current = interactive;
+    this.name = interactive.getName();
+  }
+
+  /** True while a turn of this session runs here or is followed from another replica. */
+  get running(): boolean {
+    return this.starting || (this.turn !== undefined && !this.turn.done);
+  }
+
+  /** Every part of every turn of this session (a WebSocket client). */
+  watch(listener: (chunk: UIChunk) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  broadcast(chunk: UIChunk): void {
+    this.turn?.push(chunk);
+    for (const watcher of this.watchers) watcher(chunk);
+  }
+
+  /** A permission ask: shown to the session's clients, denied when nobody answers within `timeoutMs`. */
+  ask(request: ApprovalRequest, timeoutMs: number): Promise<ApprovalAnswer> {
+    return new Promise((resolvePromise) => {
+      const requestId = randomUUID();
+      const data: PermissionAskData = {
+        requestId,
+        status: 'pending',
+        toolName: request.toolName,
+        toolCallId: request.toolCallId,
+        input: request.input,
+        ...(request.suggestedRule === undefined ? {} : { suggestedRule: request.suggestedRule }),
+      };
+      const settle = (answer: ApprovalAnswer, status: PermissionAskData['status']): void => {
+        const ask = this.pending.get(requestId);
+        if (!ask) return;
+        this.pending.delete(requestId);
+        clearTimeout(ask.timer);
+        data.status = status;
+        this.mapper?.permission({ ...data });
+        resolvePromise(answer);
+      };
+      const timer = setTimeout(() => settle({ behavior: 'deny', message: `Nobody answered the permission request within ${Math.round(timeoutMs / 1000)} s, so it was denied.` }, 'timed_out'), timeoutMs);
+      timer.unref();
+      this.pending.set(requestId, { data, resolve: resolvePromise, timer });
+      request.signal.addEventListener('abort', () => settle(false, 'cancelled'), { once: true });
+      this.mapper?.permission({ ...data });
+    });
+  }
+
+  /** Refuses every pending ask (the turn was aborted or the session ends). */
+  cancelAsks(): void {
+    for (const [requestId, ask] of this.pending) {
+      this.pending.delete(requestId);
+      clearTimeout(ask.timer);
+      ask.data.status = 'cancelled';
+      ask.resolve(false);
+    }
+  }
+
+  summary(): SessionSummary {
+    return {
+      id: this.id,
+      ...(this.name === undefined ? {} : { name: this.name }),
+      cwd: this.cwd,
+      createdAt: this.createdAt,
+      running: this.turn !== undefined && !this.turn.done,
+      messageCount: this.interactive.getMessages().length,
+      permissionMode: this.interactive.getSession().getPermissionMode(),
+      pendingPermissions: [...this.pending.values()].map((ask) => ask.data),
+    };
+  }
+}

@@ -1,0 +1,120 @@
+import { parseArgs as parseNodeArgs } from 'node:util';
+import { describeError } from '@tessera/contracts';
+import type { Subcommand } from '../io.js';
+
+const USAGE = `Usage: tessera worker [--redis <url>] [--queue <name>] [--prefix <p>] [--concurrency <n>] [--kinds process,scheduled]
+                      [--global-concurrency <n>] [--rate-limit <max>/<ms>] [--grace-ms <ms>] [--hand-back]
+
+Runs background tasks from a Redis queue (@tessera/plugin-background-bullmq): shell commands and
+cron schedules that processes composed with bullmqBackgroundRuntime() spawn. Start as many as you
+like, on any machine that reaches Redis. SIGINT / SIGTERM stop taking jobs, let running tasks
+finish for --grace-ms (default 30000), then cancel the rest (--hand-back: put them back on the
+queue for another worker instead).
+
+  --redis <url>        redis://[:password@]host:port[/db] (default TESSERA_REDIS_URL, else redis://127.0.0.1:6379)
+  --queue <name>       the deployment's queue (default tessera-background)
+  --prefix <p>         every Redis key starts with this (default tessera)
+  --concurrency <n>    tasks at once in this worker, per kind (default 4)
+  --global-concurrency <n>  tasks of each kind at once across all workers of the queue
+  --rate-limit <max>/<ms>   at most <max> task starts per <ms> per kind, across all workers
+  --kinds <list>       process, scheduled (agent tasks need a host-provided runner: not from this command yet)
+`;
+
+/** `redis://[:password@]host:port[/db]` as ioredis options; a located error for anything else. */
+export function redisOptions(url: string): { host: string; port: number; password?: string; username?: string; db?: number } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`--redis ${JSON.stringify(url)} is not a URL; use redis://host:port`);
+  }
+  if (parsed.protocol !== 'redis:') throw new Error(`--redis must be a redis:// URL (got ${parsed.protocol}//…)`);
+  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined;
+  if (db !== undefined && (!Number.isInteger(db) || db < 0)) throw new Error(`--redis: the database ${parsed.pathname.slice(1)} is not a number`);
+  return {
+    host: parsed.hostname || '127.0.0.1',
+    port: parsed.port === '' ? 6379 : Number(parsed.port),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(db === undefined ? {} : { db }),
+  };
+}
+
+const KINDS = ['process', 'scheduled'] as const;
+
+/** `tessera worker`: a BullMQ background worker process. */
+export const runWorkerCommand: Subcommand = async (argv, io) => {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseNodeArgs({
+      args: [...argv],
+      options: { redis: { type: 'string' }, queue: { type: 'string' }, prefix: { type: 'string' }, concurrency: { type: 'string' }, kinds: { type: 'string' }, 'grace-ms': { type: 'string' }, 'global-concurrency': { type: 'string' }, 'rate-limit': { type: 'string' }, 'hand-back': { type: 'boolean' }, help: { type: 'boolean' } },
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    io.stderr(`${describeError(error)}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  let connection: ReturnType<typeof redisOptions>;
+  const concurrency = values.concurrency === undefined ? 4 : Number(values.concurrency);
+  const graceMs = values['grace-ms'] === undefined ? 30_000 : Number(values['grace-ms']);
+  let globalConcurrency: number | undefined;
+  let rateLimit: { max: number; durationMs: number } | undefined;
+  const kinds = typeof values.kinds === 'string' ? values.kinds.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '') : [...KINDS];
+  try {
+    connection = redisOptions(typeof values.redis === 'string' ? values.redis : (io.env.TESSERA_REDIS_URL ?? 'redis://127.0.0.1:6379'));
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(values.concurrency)})`);
+    if (!Number.isFinite(graceMs) || graceMs < 0) throw new Error(`--grace-ms must be a number of milliseconds (got ${String(values['grace-ms'])})`);
+    if (typeof values['global-concurrency'] === 'string') {
+      globalConcurrency = Number(values['global-concurrency']);
+      if (!Number.isInteger(globalConcurrency) || globalConcurrency < 1) throw new Error(`--global-concurrency must be a whole number of at least 1 (got ${values['global-concurrency']})`);
+    }
+    if (typeof values['rate-limit'] === 'string') {
+      const match = /^(\d+)\/(\d+)$/.exec(values['rate-limit']);
+      if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) throw new Error(`--rate-limit must look like <max>/<ms>, e.g. 10/1000 (got ${values['rate-limit']})`);
+      rateLimit = { max: Number(match[1]), durationMs: Number(match[2]) };
+    }
+    const unknown = kinds.filter((kind) => !(KINDS as readonly string[]).includes(kind));
+    if (unknown.length > 0) throw new Error(`--kinds: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not run by this command (it runs ${KINDS.join(', ')})`);
+  } catch (error) {
+    io.stderr(`${describeError(error)}\n`);
+    return 2;
+  }
+  const { probeRedis, startBackgroundWorker } = await import('@tessera/plugin-background-bullmq');
+  let worker;
+  try {
+    // One attempt first: the worker's own connections retry forever, which is right once it runs
+    // but hides a wrong address at start-up.
+    await probeRedis(connection, { timeoutMs: 5_000 });
+    worker = await startBackgroundWorker({
+      connection,
+      ...(typeof values.queue === 'string' ? { queue: values.queue } : {}),
+      ...(typeof values.prefix === 'string' ? { prefix: values.prefix } : {}),
+      concurrency,
+      ...(globalConcurrency === undefined ? {} : { globalConcurrency: Object.fromEntries(kinds.map((kind) => [kind, globalConcurrency])) }),
+      ...(rateLimit === undefined ? {} : { rateLimit: Object.fromEntries(kinds.map((kind) => [kind, rateLimit])) }),
+      kinds: kinds as Array<(typeof KINDS)[number]>,
+      onError: (error, context) => io.stderr(`worker: ${context.phase}${context.taskId ? ` (task ${context.taskId})` : ''}: ${describeError(error)}\n`),
+    });
+  } catch (error) {
+    io.stderr(`Could not start the worker: ${describeError(error)}\n`);
+    return 1;
+  }
+  io.stdout(`Tessera worker ${worker.id} is taking ${kinds.join(', ')} tasks from Redis at ${connection.host}:${connection.port}\n`);
+  await new Promise<void>((done) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await worker.shutdown({ graceMs, reason: 'the worker was stopped', unfinished: values['hand-back'] === true ? 'hand-back' : 'cancel' });
+  io.stderr('Worker stopped.\n');
+  return 0;
+};

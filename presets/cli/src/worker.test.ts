@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BullmqBackgroundTaskManager, startBackgroundWorker } from '@tessera/plugin-background-bullmq';
+import { afterEach, describe, expect, it } from 'vitest';
+import { hasRedisServer, startRedis, type TestRedis } from '../../../plugins/background-bullmq/src/testing/redis-server.test-helper.js';
+import { runSubcommand } from './subcommands/subcommand.test-helper.js';
+import { runDoctorCommand } from './subcommands/doctor.js';
+import { redisOptions, runWorkerCommand } from './subcommands/worker.js';
+
+// `tessera worker` through the built bin: a task spawned by a client in this process runs in the
+// worker process, against a real redis-server; SIGTERM stops the worker cleanly.
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'tessera.js');
+let redis: TestRedis | undefined;
+let worker: ChildProcess | undefined;
+let dir: string | undefined;
+
+afterEach(async () => {
+  worker?.kill('SIGKILL');
+  worker = undefined;
+  await redis?.stop();
+  redis = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tessera worker: arguments', () => {
+  it('reads redis:// URLs and refuses anything else with the reason', () => {
+    expect(redisOptions('redis://:s3cret@cache.internal:6380/2')).toEqual({ host: 'cache.internal', port: 6380, password: 's3cret', db: 2 });
+    expect(redisOptions('redis://127.0.0.1')).toEqual({ host: '127.0.0.1', port: 6379 });
+    expect(() => redisOptions('http://x')).toThrow(/redis:\/\//);
+    expect(() => redisOptions('not a url')).toThrow(/not a URL/);
+  });
+
+  it('refuses bad limits before touching Redis, naming the flag', async () => {
+    const where = { cwd: tmpdir(), home: tmpdir() };
+    for (const [argv, message] of [
+      [['--rate-limit', '10'], /--rate-limit must look like <max>\/<ms>/],
+      [['--global-concurrency', '0'], /--global-concurrency must be a whole number/],
+      [['--concurrency', 'x'], /--concurrency must be a whole number/],
+      [['--kinds', 'agent'], /--kinds: agent is not run by this command/],
+      [['--redis', 'http://x'], /redis:\/\//],
+    ] as const) {
+      const result = await runSubcommand(runWorkerCommand, argv, where);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(message);
+    }
+  });
+});
+
+describe.runIf(hasRedisServer)('tessera worker (real redis-server)', () => {
+  it('runs a task another process spawned, and stops on SIGTERM', async () => {
+    redis = await startRedis();
+    dir = mkdtempSync(join(tmpdir(), 'tessera-worker-'));
+    const child = spawn(process.execPath, [BIN, 'worker', '--redis', `redis://127.0.0.1:${redis.port}`, '--queue', 'cli-test', '--grace-ms', '1000'], { env: { PATH: process.env.PATH, HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    worker = child;
+    let output = '';
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('is taking process, scheduled tasks')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${output}`)));
+    });
+    const client = new BullmqBackgroundTaskManager({ connection: { host: '127.0.0.1', port: redis.port }, queue: 'cli-test' });
+    try {
+      const task = await client.spawn({ kind: 'process', command: 'echo from-the-worker', cwd: dir });
+      const done = await client.wait(task.id);
+      expect(done.status).toBe('completed');
+      expect((await client.readLog(task.id)).lines.join('\n')).toContain('from-the-worker');
+    } finally {
+      await client.shutdown();
+    }
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output).toContain('Worker stopped.');
+  }, 30_000);
+
+  it('says which Redis it could not reach', async () => {
+    const child = spawn(process.execPath, [BIN, 'worker', '--redis', 'redis://127.0.0.1:1'], { env: { PATH: process.env.PATH, HOME: tmpdir() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    worker = child;
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain('127.0.0.1:1');
+  }, 30_000);
+
+  it('tessera doctor --redis reports the server, queue depths and the workers; an unreachable one fails', async () => {
+    redis = await startRedis();
+    const home = mkdtempSync(join(tmpdir(), 'tessera-doctor-'));
+    dir = home;
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const running = await startBackgroundWorker({ connection, queue: 'doc', kinds: ['process'], concurrency: 1, workerId: 'doctor-test-worker' });
+    const client = new BullmqBackgroundTaskManager({ connection, queue: 'doc' });
+    try {
+      const blocker = await client.spawn({ kind: 'process', command: 'sleep 5', cwd: home });
+      await client.spawn({ kind: 'process', command: 'true', cwd: home });
+      for (;;) {
+        if ((await client.fetch(blocker.id))?.status === 'running') break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const result = await runSubcommand(runDoctorCommand, ['--json', '--no-network', '--redis', `redis://127.0.0.1:${redis.port}`, '--queue', 'doc'], { cwd: home, home });
+      const report = JSON.parse(result.stdout) as { redis: { reachable: boolean; version: string; queues: Array<{ kind: string; waiting: number; active: number; workers: string[] }> } };
+      expect(report.redis).toMatchObject({ reachable: true });
+      expect(report.redis.version).toMatch(/^\d+\.\d+/);
+      expect(report.redis.queues.find((queue) => queue.kind === 'process')).toMatchObject({ waiting: 1, active: 1, workers: ['doctor-test-worker'] });
+      const text = await runSubcommand(runDoctorCommand, ['--no-network', '--redis', `redis://127.0.0.1:${redis.port}`, '--queue', 'doc'], { cwd: home, home });
+      expect(text.stdout).toMatch(/doc-process: 1 waiting, 1 active, 0 delayed, 0 failed; workers: doctor-test-worker/);
+    } finally {
+      await running.shutdown({ graceMs: 0 });
+      await client.shutdown();
+    }
+    const down = await runSubcommand(runDoctorCommand, ['--json', '--no-network', '--redis', 'redis://127.0.0.1:1'], { cwd: home, home });
+    expect(down.code).toBe(1);
+    expect(JSON.parse(down.stdout).redis).toMatchObject({ reachable: false, error: expect.stringContaining('127.0.0.1:1') });
+  }, 30_000);
+});
