@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SessionRecordCorruptError, SqliteSessionStore, sqliteSessionStore } from './sqlite-session-store.js';
 
+const heldHandles: object[] = [];
 const database = (): string => join(mkdtempSync(join(tmpdir(), 'relnotes-store-')), 'nested', 'sessions.db');
 
 const record = (id: string, updatedAt: string, extra: Partial<ISessionRecord> = {}): ISessionRecord => ({
@@ -43,8 +44,10 @@ describe('SqliteSessionStore', () => {
     const path = database();
     const store = new SqliteSessionStore(path);
     store.save(record('a', '2025-03-01T10:00:00.000Z'));
+    // Kept reachable: with better-sqlite3 12 on Node 24.19+, an idle GC of a wrapper aborts the process.
     const raw = new Database(path);
-    raw.prepare("UPDATE sessions SET record = '{\"id\":\"a\"}' WHERE id = 'a'").run();
+    raw.exec("UPDATE sessions SET record = '{\"id\":\"a\"}' WHERE id = 'a'");
+    heldHandles.push(raw);
     raw.close();
     expect(() => store.load('a')).toThrow(SessionRecordCorruptError);
     expect(() => store.load('a')).toThrow(`Session a in ${path} cannot be read`);

@@ -39,6 +39,17 @@ export class SessionRecordCorruptError extends TesseraError {
  * the columns a listing needs. A save replaces the row in one statement, so a crash never
  * leaves half a session; the `change` hint is not needed for that and is ignored.
  */
+/**
+ * Keeps better-sqlite3's native wrappers reachable for the life of the process. With
+ * better-sqlite3 12 on Node 24.19 and later, a database or statement wrapper collected by an
+ * idle garbage collection aborts the process (nodejs/node#65446); a store makes five.
+ */
+const keepAlive: object[] = [];
+function kept<T extends object>(handle: T): T {
+  keepAlive.push(handle);
+  return handle;
+}
+
 export class SqliteSessionStore implements SessionStore {
   private readonly db: Database.Database;
   private readonly upsert: Database.Statement<[string, string, string | null, string, string, string]>;
@@ -48,17 +59,19 @@ export class SqliteSessionStore implements SessionStore {
 
   constructor(readonly path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = kept(new Database(path));
+    // `exec`, not `pragma()`: it makes no statement wrapper.
+    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;');
     this.db.exec(SCHEMA);
-    this.upsert = this.db.prepare(
-      `INSERT INTO sessions (id, cwd, name, created_at, updated_at, record) VALUES (?, ?, ?, ?, ?, ?)
+    this.upsert = kept(
+      this.db.prepare(
+        `INSERT INTO sessions (id, cwd, name, created_at, updated_at, record) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET cwd = excluded.cwd, name = excluded.name, updated_at = excluded.updated_at, record = excluded.record`,
+      ),
     );
-    this.selectOne = this.db.prepare('SELECT record FROM sessions WHERE id = ?');
-    this.selectAll = this.db.prepare('SELECT id, record FROM sessions ORDER BY updated_at DESC, id');
-    this.remove = this.db.prepare('DELETE FROM sessions WHERE id = ?');
+    this.selectOne = kept(this.db.prepare('SELECT record FROM sessions WHERE id = ?'));
+    this.selectAll = kept(this.db.prepare('SELECT id, record FROM sessions ORDER BY updated_at DESC, id'));
+    this.remove = kept(this.db.prepare('DELETE FROM sessions WHERE id = ?'));
   }
 
   save(record: ISessionRecord): void {

@@ -1,3 +1,14 @@
 export { ApprovalRouter } from './approval-router.js';
-export { SessionBusyError, SessionCluster, type ClusterTurnEvent, type SessionLease, type SessionLockOptions, type StoredSessionHead } from './session-cluster.js';
+export {
+  SessionBusyError,
+  SessionCluster,
+  SessionControlError,
+  type ClusterControlHandler,
+  type ClusterControlOptions,
+  type ClusterControlReply,
+  type ClusterTurnEvent,
+  type SessionLease,
+  type SessionLockOptions,
+  type StoredSessionHead,
+} from './session-cluster.js';
 export { kernelSessionFactory, type SessionDefaults, type SessionFactory, type SessionOpenOptions } from './session-factory.js';

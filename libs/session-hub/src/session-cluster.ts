@@ -38,9 +38,25 @@ export type ClusterTurnEvent =
   | { type: 'turn-end'; turnId: string; lost?: boolean };
 
 /**
+ * Answers one control request sent to a session this replica serves. `message` is what the
+ * sender passed (JSON, unchecked: validate it); the result must be JSON. A throw reaches the
+ * sender as `SessionControlError` (`control_failed`).
+ */
+export type ClusterControlHandler = (message: unknown) => unknown;
+
+export interface ClusterControlOptions {
+  /** How long to wait for the serving replica's answer before `control_timeout`. Default: the cluster's (5 s on Redis). */
+  timeoutMs?: number;
+}
+
+/** What `control` got back: `served: false` when no replica serves the session. */
+export type ClusterControlReply = { served: false } | { served: true; answer: unknown };
+
+/**
  * How server replicas share sessions (`SessionHub` with `cluster`): a lock so one turn runs at
  * a time across replicas, a check that this process's copy of a session is the newest stored
- * one, and a feed of turn parts so a client of one replica streams a turn run on another.
+ * one, a feed of turn parts so a client of one replica streams a turn run on another, and a
+ * control channel so a client of one replica reaches the turn run on another (abort, answers).
  * Implemented over Redis by `@tessera/plugin-session-store-redis` together with its store.
  */
 export interface SessionCluster {
@@ -68,6 +84,18 @@ export interface SessionCluster {
    * replica stopped without ending it. Resolves once following; the returned function stops.
    */
   follow(sessionId: string, turnId: string, listener: (event: ClusterTurnEvent) => void): Promise<() => void>;
+  /**
+   * Sends `message` (JSON) to the replica serving `sessionId` (`serveControl`) and resolves with
+   * its handler's answer; `{ served: false }` at once when no replica serves the session.
+   * `SessionControlError`: `control_timeout` when the serving replica does not answer in time
+   * (it stopped or hangs), `control_failed` when its handler threw.
+   */
+  control(sessionId: string, message: unknown, options?: ClusterControlOptions): Promise<ClusterControlReply>;
+  /**
+   * Serves control requests for `sessionId` until the returned function is called: a hub does
+   * while it runs the session's turn (holding its lock). Resolves once requests reach `handler`.
+   */
+  serveControl(sessionId: string, handler: ClusterControlHandler): Promise<() => void>;
 }
 
 /** The session's lock is held elsewhere (another replica runs a turn in it). */
@@ -79,6 +107,18 @@ export class SessionBusyError extends TesseraError {
       recoverable: true,
       details: { sessionId },
     });
+  }
+}
+
+/** A control request reached the replica serving a session but got no usable answer. */
+export class SessionControlError extends TesseraError {
+  constructor(sessionId: string, reason: 'timeout' | 'failed', detail: string) {
+    super(
+      reason === 'timeout'
+        ? `The server replica running session ${sessionId} did not answer within ${detail} (it stopped or hangs). Retry; a replica that stopped frees the session when its lock expires, and its turn ends as lost.`
+        : `The server replica running session ${sessionId} failed to handle the request: ${detail}. Retry, or check that replica's log.`,
+      { code: reason === 'timeout' ? 'control_timeout' : 'control_failed', category: 'io', recoverable: true, details: { sessionId } },
+    );
   }
 }
 

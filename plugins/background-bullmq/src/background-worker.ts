@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeError, processWarningDiagnostics, systemClock, type Clock, type DiagnosticsReporter } from '@tessera/contracts';
@@ -82,6 +83,17 @@ const STALLED_FAILURE = 'job stalled more than allowable limit';
  * keeping task state, log and events in Redis. Several workers, in any number of processes,
  * share the queues; BullMQ's job lock makes sure one of them runs each job.
  */
+/** Start time of a process in clock ticks since boot (/proc/<pid>/stat field 22), or undefined. */
+function processStartTime(pid: number): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startBackgroundWorker(options: BackgroundWorkerOptions): Promise<BackgroundWorker> {
   const keys = resolveKeys(options);
   const clock = options.clock ?? systemClock;
@@ -120,8 +132,13 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   subscriber.on('error', (error) => report(error, undefined, 'redis subscriber'));
   subscriber.on('message', (_channel, message) => {
     try {
-      const control = JSON.parse(message) as { type?: string; taskId?: string; reason?: string };
+      const control = JSON.parse(message) as { type?: string; taskId?: string; reason?: string; input?: string; replyKey?: string };
       if (control.type === 'cancel' && control.taskId) executions.get(control.taskId)?.cancel(control.reason ?? 'cancelled');
+      if (control.type === 'send' && control.taskId && typeof control.input === 'string' && typeof control.replyKey === 'string' && control.replyKey.startsWith(`${keys.prefix}:`)) {
+        const execution = executions.get(control.taskId);
+        // Only the worker running the task answers.
+        if (execution) void answerSend(execution, control.input, control.replyKey);
+      }
     } catch (error) {
       report(error, undefined, 'control message');
     }
@@ -147,6 +164,38 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     }, known);
   };
 
+  const answerSend = async (execution: TaskExecution, input: string, replyKey: string): Promise<void> => {
+    let reply: { ok: boolean; code?: string; message?: string };
+    try {
+      await execution.send(input);
+      reply = { ok: true };
+    } catch (error) {
+      reply = { ok: false, code: (error as { code?: string }).code ?? 'background_send_failed', message: describeError(error) };
+    }
+    try {
+      await redis.multi().lpush(replyKey, JSON.stringify(reply)).expire(replyKey, 60).exec();
+    } catch (error) {
+      report(error, execution.taskId, 'send reply');
+    }
+  };
+
+  /**
+   * A dead worker's shell task keeps running in its own process group. A worker on the same host
+   * kills that group, once it has checked the group leader is the process the dead worker started
+   * (same start time in /proc), so a reused pid is never hit. Linux only; elsewhere the group stays.
+   */
+  const reapOrphanedGroup = async (taskId: string, pid: number | undefined): Promise<void> => {
+    if (pid === undefined || process.platform !== 'linux') return;
+    try {
+      const { host, groupStart } = await store.getFields(taskId, ['host', 'groupStart']);
+      if (host !== hostname() || groupStart === undefined || processStartTime(pid) !== groupStart) return;
+      process.kill(-pid, 'SIGKILL');
+      await store.appendLog(taskId, [`[worker] ${id} killed process group ${pid}, left running by the worker that died`]);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') report(error, taskId, 'reap orphaned process group');
+    }
+  };
+
   const processTask = async (job: Job<WorkerJobData>, token?: string): Promise<string> => {
     const { taskId } = job.data;
     const stored = await store.read(taskId);
@@ -164,6 +213,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     // `attempts` is counted before the runner starts, so a worker that died between starting the
     // process and committing `running` still counts as a run: the task is never run twice unasked.
     const restarted = stored.state.status !== 'queued' || stored.attempts > 0;
+    if (restarted) await reapOrphanedGroup(taskId, stored.state.pid);
     if (restarted && stored.attempts > retries) {
       await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, staleWorkerError(taskId, `worker stopped renewing job ${job.id}'s lock`), clock.now())]));
       return 'stale_worker';
@@ -186,6 +236,11 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       }, stored);
       // Cancelled while queued but after this worker read it: stop the run right away.
       if (!started || isTerminal(started.state.status)) execution.cancel('cancelled before start');
+      else if (started.state.pid !== undefined) {
+        // What a worker on this host needs to recognise the group if this worker dies.
+        const startTime = processStartTime(started.state.pid);
+        if (startTime !== undefined) await store.setFields(taskId, { host: hostname(), groupStart: startTime });
+      }
       const outcome = await runPromise;
       if (handingBack.has(taskId)) {
         // The attempt does not count: the task did not fail, this worker left.

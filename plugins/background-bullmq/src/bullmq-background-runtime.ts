@@ -9,7 +9,7 @@ import {
   type DiagnosticsReporter,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, type ServiceResolver } from '@tessera/kernel';
-import { BackgroundTaskError, BackgroundTaskManagerToken, type BackgroundTaskManager, type IBackgroundTaskState, taskListEntry } from '@tessera/plugin-background';
+import { AgentTaskManagerToken, BackgroundTaskError, BackgroundTaskManagerToken, type BackgroundTaskManager, type IBackgroundTaskState, taskListEntry } from '@tessera/plugin-background';
 import { BullmqBackgroundTaskManager, resolveKeys, type BullmqBackgroundTaskManagerOptions } from './bullmq-background-task-manager.js';
 
 /** Lines one `readOutput` gathers at most; the rest waits for the next read (as in `backgroundRuntime()`). */
@@ -18,7 +18,15 @@ const MAX_READ_LINES = 5_000;
 /** The BullMQ manager itself, for code that needs `fetch`, `listAll`, `remove` or event replay. */
 export const BullmqBackgroundTaskManagerToken = createToken<BullmqBackgroundTaskManager>('BullmqBackgroundTaskManager');
 
-export type BullmqBackgroundRuntimeOptions = Omit<BullmqBackgroundTaskManagerOptions, 'diagnostics'>;
+export type BullmqBackgroundRuntimeOptions = Omit<BullmqBackgroundTaskManagerOptions, 'diagnostics'> & {
+  /**
+   * Subagent jobs (`SubagentLauncher`, the Agent tool's background runs) go to the workers too
+   * (default true): the runtime binds `AgentTaskManagerToken`, which the subagents plugin uses
+   * instead of its in-process manager. Workers then need an `agent` runner
+   * (`tessera worker --kinds agent`, or `startBackgroundWorker({ runners })`).
+   */
+  subagents?: boolean;
+};
 
 /**
  * `BackgroundTasks` over the BullMQ manager. Same behaviour as the in-process adapter, but
@@ -124,7 +132,7 @@ export function bullmqBackgroundRuntime(options: BullmqBackgroundRuntimeOptions)
   };
   return definePlugin({
     name: PLUGIN_NAME,
-    provides: [BackgroundTasks, BackgroundTaskManagerToken, BullmqBackgroundTaskManagerToken],
+    provides: [BackgroundTasks, BackgroundTaskManagerToken, BullmqBackgroundTaskManagerToken, ...(options.subagents === false ? [] : [AgentTaskManagerToken])],
     optional: [...(options.clock ? [] : [Clock]), ...(options.onError ? [] : [Diagnostics])],
     register({ bind }) {
       bind(BullmqBackgroundTaskManagerToken)
@@ -139,6 +147,11 @@ export function bullmqBackgroundRuntime(options: BullmqBackgroundRuntimeOptions)
       bind(BackgroundTasks)
         .toResolvedValue((manager: BullmqBackgroundTaskManager) => createBullmqBackgroundTasksAdapter(manager), [BullmqBackgroundTaskManagerToken])
         .inSingletonScope();
+      if (options.subagents !== false) {
+        bind(AgentTaskManagerToken)
+          .toResolvedValue((manager: BullmqBackgroundTaskManager) => manager, [BullmqBackgroundTaskManagerToken])
+          .inSingletonScope();
+      }
       return {
         // Connect and load the mirror before the first session uses the runtime.
         boot: async ({ get }) => {

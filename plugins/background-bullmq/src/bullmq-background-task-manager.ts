@@ -279,8 +279,37 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
     return this.closing;
   }
 
-  async send(taskId: string, _input: string): Promise<void> {
-    throw new BackgroundTaskError('runner', `Background task ${taskId} runs on a BullMQ worker; sending input across processes is not supported yet.`, { code: 'background_send_unsupported', taskId });
+  /**
+   * Input for a running task, delivered to the worker running it (control channel) and answered
+   * on a reply key this call waits on (up to `cancelTimeoutMs`).
+   */
+  async send(taskId: string, input: string): Promise<void> {
+    await this.start();
+    const stored = await this.store.read(taskId);
+    if (!stored) throw this.notFound(taskId);
+    if (isTerminal(stored.state.status)) {
+      throw new BackgroundTaskError('validation', `Background task ${taskId} already ${stored.state.status}; it cannot take input.`, { code: 'background_task_not_running', taskId });
+    }
+    if (stored.state.status !== 'running') {
+      throw new BackgroundTaskError('runner', `Background task ${taskId} (${stored.state.kind}) does not accept input until a worker runs it (it is ${stored.state.status}).`, { code: 'background_send_unsupported', taskId });
+    }
+    const requestId = randomBytes(8).toString('hex');
+    const replyKey = this.keys.reply(requestId);
+    const timeoutMs = this.options.cancelTimeoutMs ?? 30_000;
+    // A connection of its own: BLPOP blocks it until the worker answers.
+    const waiter = this.redis.duplicate({ enableAutoPipelining: false });
+    waiter.on('error', (error) => this.report(error, taskId, 'send reply'));
+    try {
+      await this.redis.publish(this.keys.control, JSON.stringify({ type: 'send', taskId, input, replyKey }));
+      const popped = await waiter.blpop(replyKey, Math.max(1, Math.ceil(timeoutMs / 1000)));
+      if (!popped) {
+        throw new BackgroundTaskError('runner', `No worker answered for background task ${taskId} within ${Math.round(timeoutMs / 1000)} s (its worker may have died); the input was not delivered.`, { code: 'background_send_timeout', taskId });
+      }
+      const reply = JSON.parse(popped[1]) as { ok: boolean; code?: string; message?: string };
+      if (!reply.ok) throw new BackgroundTaskError('runner', reply.message ?? `Background task ${taskId} refused the input.`, { code: reply.code ?? 'background_send_failed', taskId });
+    } finally {
+      waiter.disconnect();
+    }
   }
 
   async readLog(taskId: string, cursor?: IBackgroundTaskLogCursor): Promise<IBackgroundTaskLogPage> {

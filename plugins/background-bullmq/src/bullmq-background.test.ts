@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BackgroundTasks } from '@tessera/contracts';
+import { BackgroundTasks, SubagentLauncher } from '@tessera/contracts';
 import { createKernel } from '@tessera/kernel';
-import { BackgroundTaskManagerToken } from '@tessera/plugin-background';
+import { subagents } from '@tessera/plugin-subagents';
+import { BackgroundTaskManagerToken, ManualBackgroundTaskRunner } from '@tessera/plugin-background';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startBackgroundWorker, type BackgroundWorker } from './background-worker.js';
-import { bullmqBackgroundRuntime } from './bullmq-background-runtime.js';
+import { bullmqBackgroundRuntime, BullmqBackgroundTaskManagerToken } from './bullmq-background-runtime.js';
 import { BullmqBackgroundTaskManager, type BullmqBackgroundTaskManagerOptions } from './bullmq-background-task-manager.js';
 import type { StreamedTaskEvent } from './task-event-stream.js';
 import { hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
@@ -186,5 +187,44 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const lines = (await manager.readLog(task.id)).lines;
     expect(lines.some((line) => line.includes('handed back to the queue'))).toBe(true);
     expect(lines.at(-2)).toBe('[stdout] end');
+  });
+
+  it('send reaches the worker running the task (agent input, shell stdin); refused with the reason for queued, finished and unknown tasks', async () => {
+    const { client, worker } = setup();
+    const manager = client();
+    const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });
+    const queued = await manager.spawn({ kind: 'agent', agentType: 'general-purpose', prompt: 'wait', cwd: dir });
+    await expect(manager.send(queued.id, 'too early')).rejects.toMatchObject({ code: 'background_send_unsupported' });
+    await worker({ runners: [agents], kinds: ['agent', 'process'] });
+    await until(async () => ((await manager.fetch(queued.id))?.status === 'running' ? true : undefined), 'agent running');
+    await manager.send(queued.id, 'follow-up question');
+    expect(agents.runs[0]!.sent).toEqual(['follow-up question']);
+    agents.runs[0]!.resolve({ output: 'answered' });
+    expect(await manager.wait(queued.id)).toMatchObject({ status: 'completed', output: 'answered' });
+    await expect(manager.send(queued.id, 'late')).rejects.toMatchObject({ code: 'background_task_not_running' });
+
+    // A shell task takes input on stdin, written by the worker that runs it.
+    const shell = await manager.spawn({ kind: 'process', command: 'read line; echo "got:$line"', cwd: dir });
+    await until(async () => ((await manager.fetch(shell.id))?.status === 'running' ? true : undefined), 'shell running');
+    await manager.send(shell.id, 'hello from another process\n');
+    expect(await manager.wait(shell.id)).toMatchObject({ status: 'completed', output: 'got:hello from another process\n' });
+    await expect(manager.send('bg_missing', 'x')).rejects.toMatchObject({ code: 'background_task_not_found' });
+  });
+
+  it('subagent jobs (SubagentLauncher) run on the workers when the BullMQ runtime is composed', async () => {
+    const { base, worker } = setup();
+    const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });
+    await worker({ runners: [agents], kinds: ['agent'] });
+    const kernel = await createKernel({ plugins: [bullmqBackgroundRuntime(base), subagents({ discover: false, worktree: false })] });
+    cleanups.push(() => kernel.shutdown());
+    const launched = kernel.get(SubagentLauncher).launch({ prompt: 'look around', agentType: 'Explore', parentSessionId: 's1', cwd: dir, signal: new AbortController().signal });
+    // The job reached the worker process's agent runner, with the request the launcher built.
+    const run = await until(() => agents.runs[0], 'agent job on the worker');
+    expect(run.request).toMatchObject({ kind: 'agent', agentType: 'Explore', prompt: 'look around', parentSessionId: 's1', cwd: dir });
+    run.resolve({ output: 'found three files' });
+    expect(await launched).toMatchObject({ text: 'found three files' });
+    // The task is in Redis, visible to any client of the queue.
+    const state = await kernel.get(BullmqBackgroundTaskManagerToken).fetch(run.taskId);
+    expect(state).toMatchObject({ kind: 'agent', status: 'completed' });
   });
 });

@@ -12,8 +12,10 @@ export interface TaskKeys {
   readonly index: string;
   /** Stream of every `background_task_*` event of the queue, in commit order. */
   readonly events: string;
-  /** Pub/sub channel workers listen on for cancel requests. */
+  /** Pub/sub channel workers listen on for cancel requests and input (`send`). */
   readonly control: string;
+  /** List a worker pushes its answer to one `send` on (expires after a minute). */
+  reply(requestId: string): string;
   /** Prefix handed to BullMQ (its keys are `{bullPrefix}:{queue name}:…`). */
   readonly bullPrefix: string;
   /** The BullMQ queue that carries jobs of one kind. */
@@ -40,6 +42,7 @@ export function createTaskKeys(prefix: string, queue: string): TaskKeys {
     index: `${base}:tasks`,
     events: `${base}:events`,
     control: `${base}:control`,
+    reply: (requestId) => `${base}:reply:${requestId}`,
     bullPrefix: `${prefix}:bull`,
     queueName: (kind) => `${queue}-${kind}`,
   };

@@ -96,6 +96,23 @@ export class TaskExecution {
     return outcome;
   }
 
+  get taskId(): string {
+    return this.options.taskId;
+  }
+
+  /** Input for the running handle; refused when the runner takes none. */
+  async send(input: string): Promise<void> {
+    const handle = this.handle;
+    if (!handle?.send) {
+      throw new BackgroundTaskError('runner', `Background task ${this.options.taskId} (${this.options.request.kind}) does not accept input.`, { code: 'background_send_unsupported', taskId: this.options.taskId });
+    }
+    try {
+      await handle.send(input);
+    } catch (error) {
+      throw toBackgroundTaskError(error, 'runner', this.options.taskId);
+    }
+  }
+
   /** Stops the run (its whole process group for shell tasks); `run()` then resolves `cancelled`. */
   cancel(reason: string): void {
     if (this.cancelReason !== undefined) return;

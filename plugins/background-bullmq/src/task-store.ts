@@ -182,6 +182,20 @@ export class RedisTaskStore {
     return Number(attempts);
   }
 
+  /** Sets plain fields of the task hash (never `state` or `version`: those change through `update`). */
+  async setFields(taskId: string, fields: Record<'host' | 'groupStart', string>): Promise<void> {
+    await this.redis.hset(this.keys.task(taskId), fields);
+  }
+
+  async getFields<K extends string>(taskId: string, names: readonly K[]): Promise<Partial<Record<K, string>>> {
+    const values = await this.redis.hmget(this.keys.task(taskId), ...names);
+    const out: Partial<Record<K, string>> = {};
+    names.forEach((name, index) => {
+      if (values[index] !== null && values[index] !== undefined) out[name] = values[index]!;
+    });
+    return out;
+  }
+
   async setField(taskId: string, field: 'cancel' | 'worker', value: string): Promise<void> {
     await this.redis.hset(this.keys.task(taskId), field, value);
   }

@@ -92,7 +92,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     await until(() => liveGroupMembers(running.pid!) === 0 || undefined, 'sleep group killed');
   });
 
-  it('a worker killed with SIGKILL mid-task: the task fails with stale_worker, and is not run again', async () => {
+  it('a worker killed with SIGKILL mid-task: the task fails with stale_worker, is not run again, and its orphaned process group is killed', async () => {
     const { childWorker, worker, client } = setup();
     const child = await childWorker();
     const manager = client();
@@ -106,6 +106,9 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     expect(failed).toMatchObject({ status: 'failed', timeoutReason: 'stale_worker', error: { code: 'background_task_timeout', category: 'timeout' } });
     const log = (await manager.readLog(task.id)).lines;
     expect(log.filter((line) => line === '[stdout] started')).toHaveLength(1);
+    // The dead worker's `sleep 30` group was left running; the surviving worker on this host killed it.
+    await until(() => liveGroupMembers(running.pid!) === 0 || undefined, 'orphaned process group reaped');
+    expect(log.some((line) => line.includes(`killed process group ${running.pid}, left running by the worker that died`))).toBe(true);
   });
 
   it('a worker killed mid-task with a retry budget: the task runs again on another worker and completes', async () => {

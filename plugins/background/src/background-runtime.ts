@@ -19,13 +19,21 @@ import { BackgroundTaskManager, type BackgroundTaskManagerOptions } from './back
 import { createManagedShellProcessRunner, type ManagedShellProcessRunnerOptions } from './managed-shell-process-runner.js';
 import { createScheduledTaskRunner, type TScheduleFactory } from './scheduled-task-runner.js';
 import { BackgroundTaskError } from './background-task-error.js';
-import type { IBackgroundTaskRunner, IBackgroundTaskState } from './types.js';
+import type { IBackgroundTaskManager, IBackgroundTaskRunner, IBackgroundTaskState } from './types.js';
 
 /** Lines one `readOutput` gathers at most; the rest waits for the next read. */
 const MAX_READ_LINES = 5_000;
 
 /** The kernel-wide task manager, for plugins that need more than `BackgroundTasks.spawn`. */
 export const BackgroundTaskManagerToken = createToken<BackgroundTaskManager>('BackgroundTaskManager');
+
+/**
+ * Where subagent jobs (`agent` tasks) run, when a runtime binds it: a distributed runtime
+ * (`bullmqBackgroundRuntime()`) binds its manager here, so `SubagentLauncher` jobs run on its
+ * workers. Unbound (the default), the subagents plugin runs them in an in-process manager of
+ * its own.
+ */
+export const AgentTaskManagerToken = createToken<IBackgroundTaskManager>('AgentTaskManager');
 
 export interface BackgroundRuntimeOptions
   extends Pick<BackgroundTaskManagerOptions, 'maxConcurrent' | 'maxDepth' | 'maxQueued' | 'watchdog' | 'eventSink' | 'onError' | 'idFactory'> {

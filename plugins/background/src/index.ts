@@ -26,5 +26,5 @@ export { createManagedShellProcessRunner } from './managed-shell-process-runner.
 export type { ManagedShellProcessRunnerOptions } from './managed-shell-process-runner.js';
 export { createScheduledTaskRunner, cronerScheduleFactory } from './scheduled-task-runner.js';
 export type { IScheduleDriver, ScheduledTaskRunnerOptions, TScheduleFactory } from './scheduled-task-runner.js';
-export { backgroundRuntime, BackgroundTaskManagerToken, createBackgroundTasksAdapter, taskListEntry } from './background-runtime.js';
+export { AgentTaskManagerToken, backgroundRuntime, BackgroundTaskManagerToken, createBackgroundTasksAdapter, taskListEntry } from './background-runtime.js';
 export type { BackgroundRuntimeOptions } from './background-runtime.js';

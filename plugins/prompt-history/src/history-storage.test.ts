@@ -21,16 +21,20 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+// better-sqlite3 wrappers this test makes stay reachable (see `retain` in history-storage.ts).
+const handles: object[] = [];
+const keep = <T extends object>(handle: T): T => (handles.push(handle), handle);
+
 describe('HistoryStorage', () => {
   it('creates the schema in WAL mode with a trigger-fed FTS5 index', async () => {
     storage.add('hello world', '/p');
     await storage.flush();
-    const db = new Database(join(dir, 'history.db'), { readonly: true });
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    const names = (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table','trigger')").all() as { name: string }[]).map((row) => row.name);
+    const db = keep(new Database(join(dir, 'history.db'), { readonly: true }));
+    expect(keep(db.prepare('PRAGMA journal_mode')).pluck().get()).toBe('wal');
+    const names = (keep(db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table','trigger')")).all() as { name: string }[]).map((row) => row.name);
     expect(names).toEqual(expect.arrayContaining(['history', 'history_fts']));
     expect(names.some((name) => name.startsWith('history_ai'))).toBe(true);
-    expect(db.prepare('SELECT prompt, cwd, typeof(created_at) AS t FROM history').get()).toEqual({ prompt: 'hello world', cwd: '/p', t: 'integer' });
+    expect(keep(db.prepare('SELECT prompt, cwd, typeof(created_at) AS t FROM history')).get()).toEqual({ prompt: 'hello world', cwd: '/p', t: 'integer' });
     db.close();
   });
 
@@ -87,7 +91,7 @@ describe('HistoryStorage', () => {
   it('rebuilds the index for rows that existed before it', async () => {
     await storage.close();
     const path = join(dir, 'old.db');
-    const db = new Database(path);
+    const db = keep(new Database(path));
     db.exec("CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL DEFAULT (unixepoch()), cwd TEXT); INSERT INTO history(prompt) VALUES ('legacy prompt');");
     db.close();
     storage = new HistoryStorage({ path });

@@ -52,6 +52,21 @@ const toEntry = (row: Row): HistoryEntry => ({ id: row.id, prompt: row.prompt, c
  * `add` returns at once and inserts on the next turn of the event loop, so recording a
  * prompt never delays the turn; consecutive repeats are skipped.
  */
+/** Native wrappers kept reachable until the process exits: see `retain`. */
+const retained: object[] = [];
+
+/**
+ * better-sqlite3 12 wraps databases and statements in `node::ObjectWrap`. On Node 24.19 and
+ * later, a wrapper collected by a garbage collection that runs outside JavaScript (an idle GC)
+ * aborts the whole process in its destructor (nodejs/node#65446; better-sqlite3 13 avoids it but
+ * needs Node 22). A store makes a handful, so they are never let go: nothing here is ever
+ * collected, and `PRAGMA`s go through `exec`, which makes no wrapper.
+ */
+function retain<T extends object>(handle: T): T {
+  retained.push(handle);
+  return handle;
+}
+
 export class HistoryStorage {
   readonly #db: Database.Database;
   readonly #warn: (message: string) => void;
@@ -65,22 +80,22 @@ export class HistoryStorage {
     const path = options.path ?? defaultHistoryPath();
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.#warn = options.onWarning ?? ((message) => process.emitWarning(message, { code: 'TESSERA_HISTORY_WARNING' }));
-    this.#db = new Database(path);
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('synchronous = NORMAL');
-    this.#db.pragma('busy_timeout = 5000');
+    this.#db = retain(new Database(path));
+    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.#migrate();
-    this.#insert = this.#db.prepare('INSERT INTO history (prompt, cwd) VALUES (?, ?)');
-    this.#recent = this.#db.prepare('SELECT id, prompt, created_at, cwd FROM history ORDER BY created_at DESC, id DESC LIMIT ?');
-    this.#search = this.#db.prepare(
-      'SELECT h.id, h.prompt, h.created_at, h.cwd FROM history_fts f JOIN history h ON h.id = f.rowid WHERE history_fts MATCH ? ORDER BY h.created_at DESC, h.id DESC LIMIT ?',
+    this.#insert = retain(this.#db.prepare('INSERT INTO history (prompt, cwd) VALUES (?, ?)'));
+    this.#recent = retain(this.#db.prepare('SELECT id, prompt, created_at, cwd FROM history ORDER BY created_at DESC, id DESC LIMIT ?'));
+    this.#search = retain(
+      this.#db.prepare(
+        'SELECT h.id, h.prompt, h.created_at, h.cwd FROM history_fts f JOIN history h ON h.id = f.rowid WHERE history_fts MATCH ? ORDER BY h.created_at DESC, h.id DESC LIMIT ?',
+      ),
     );
-    const last = this.#db.prepare('SELECT prompt FROM history ORDER BY id DESC LIMIT 1').get() as { prompt: string } | undefined;
+    const last = retain(this.#db.prepare('SELECT prompt FROM history ORDER BY id DESC LIMIT 1')).get() as { prompt: string } | undefined;
     this.#lastPrompt = last?.prompt;
   }
 
   #migrate(): void {
-    const hadFts = this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history_fts'").get() !== undefined;
+    const hadFts = retain(this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history_fts'")).get() !== undefined;
     this.#db.exec(`
       CREATE TABLE IF NOT EXISTS history (
         id INTEGER PRIMARY KEY AUTOINCREMENT,

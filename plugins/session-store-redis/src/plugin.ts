@@ -54,7 +54,11 @@ export function redisSessionStore(options: RedisSessionStoreOptions = {}): Plugi
           report: (error, operation) => warn(`Could not ${operation}: ${error instanceof Error ? error.message : String(error)}`),
         });
         let closing: Promise<void> | undefined;
-        built = { store, cluster, close: () => (closing ??= owned ? closeRedis(redis) : Promise.resolve()) };
+        const close = async (): Promise<void> => {
+          await cluster.close();
+          if (owned) await closeRedis(redis);
+        };
+        built = { store, cluster, close: () => (closing ??= close()) };
         return built;
       };
       // Sessions save during kernel shutdown before services are released, so closing here loses nothing.

@@ -1,40 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { ClusterTurnEvent } from '@tessera/session-hub';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hasRedisServer, startRedis, until, type TestRedis } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
+import { describe, expect, it } from 'vitest';
+import { until } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
+import { hasRedisServer, useClusterRedis } from './cluster.test-helper.js';
 import { RedisSessionCluster } from './redis-session-cluster.js';
-import { RedisSessionStore } from './redis-session-store.js';
 
-let server: TestRedis | undefined;
-const clients: Redis[] = [];
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  if (hasRedisServer) server = await startRedis();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-  for (const client of clients.splice(0)) client.disconnect();
-});
-
-function client(): Redis {
-  const redis = new Redis({ host: '127.0.0.1', port: server!.port, maxRetriesPerRequest: 1 });
-  clients.push(redis);
-  return redis;
-}
-
-/** One replica's view: its own connection, store and cluster. */
-function replica(prefix: string, options: { lockTtlMs?: number; followBlockMs?: number } = {}): { store: RedisSessionStore; cluster: RedisSessionCluster; redis: Redis } {
-  const redis = client();
-  const store = new RedisSessionStore({ redis, prefix });
-  return { store, redis, cluster: new RedisSessionCluster({ redis, store, ...options }) };
-}
-
-const prefixOf = (): string => `c${randomUUID().slice(0, 8)}`;
+const { cleanups, connect: client, replica: makeReplica, prefixOf: prefixWith } = useClusterRedis();
+const replica = (prefix: string, options: { lockTtlMs?: number; followBlockMs?: number } = {}) => makeReplica(prefix, options);
+const prefixOf = (): string => prefixWith('c');
 
 describe.runIf(hasRedisServer)('RedisSessionCluster: locks (real redis-server)', () => {
   it('is exclusive: a second lock is session_busy until the first is released', async () => {

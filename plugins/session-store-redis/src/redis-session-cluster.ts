@@ -1,8 +1,9 @@
 import { assertValidSessionId } from '@tessera/contracts';
-import type { ClusterTurnEvent, SessionCluster, SessionLease, SessionLockOptions, StoredSessionHead } from '@tessera/session-hub';
+import type { ClusterControlHandler, ClusterControlOptions, ClusterControlReply, ClusterTurnEvent, SessionCluster, SessionLease, SessionLockOptions, StoredSessionHead } from '@tessera/session-hub';
 import type { Redis } from 'ioredis';
 import { SessionRecordCorruptError } from './errors.js';
 import type { RedisSessionStore } from './redis-session-store.js';
+import { RedisSessionControl } from './redis-session-control.js';
 import { RedisSessionLocks } from './redis-session-lock.js';
 import { RedisTurnFeed } from './redis-turn-feed.js';
 
@@ -14,18 +15,23 @@ export interface RedisSessionClusterOptions {
   lockTtlMs?: number;
   /** How long a follower blocks before checking that the turn's replica is alive. Default 2 s. */
   followBlockMs?: number;
-  /** A failure nobody awaits (a publish, a follower's read). */
+  /** How long a control request waits for the serving replica's answer. Default 5 s. */
+  controlTimeoutMs?: number;
+  /** A failure nobody awaits (a publish, a follower's read, a control answer). */
   report?: (error: unknown, operation: string) => void;
 }
 
 /**
  * `SessionCluster` on Redis, beside a `RedisSessionStore`: locks (`<prefix>:session:<id>:lock`),
  * stored heads read from the store's hashes, turn events on a stream per session
- * (`<prefix>:session:<id>:turn`).
+ * (`<prefix>:session:<id>:turn`), control requests on a pub/sub channel per session
+ * (`<prefix>:session:<id>:control`, answered on `<prefix>:control:replies:<uuid>`). Its
+ * subscriber connection is its own: `close()` it (the plugin does at kernel shutdown).
  */
 export class RedisSessionCluster implements SessionCluster {
   private readonly locks: RedisSessionLocks;
   private readonly feed: RedisTurnFeed;
+  private readonly controls: RedisSessionControl;
 
   constructor(private readonly options: RedisSessionClusterOptions) {
     const { redis, store } = options;
@@ -38,6 +44,7 @@ export class RedisSessionCluster implements SessionCluster {
       report: options.report ?? (() => undefined),
       ...(options.followBlockMs === undefined ? {} : { blockMs: options.followBlockMs }),
     });
+    this.controls = new RedisSessionControl({ redis, keys: store.keys, timeoutMs: options.controlTimeoutMs ?? 5_000, call, report: options.report ?? (() => undefined) });
   }
 
   lock(sessionId: string, options?: SessionLockOptions): Promise<SessionLease> {
@@ -95,5 +102,18 @@ export class RedisSessionCluster implements SessionCluster {
   follow(sessionId: string, turnId: string, listener: (event: ClusterTurnEvent) => void): Promise<() => void> {
     assertValidSessionId(sessionId);
     return this.options.store.call('follow a turn', () => this.feed.follow(sessionId, turnId, listener));
+  }
+
+  control(sessionId: string, message: unknown, options: ClusterControlOptions = {}): Promise<ClusterControlReply> {
+    return this.controls.control(sessionId, message, options.timeoutMs);
+  }
+
+  serveControl(sessionId: string, handler: ClusterControlHandler): Promise<() => void> {
+    return this.controls.serveControl(sessionId, handler);
+  }
+
+  /** Closes the connection control requests use (the shared one is the store's owner's to close). */
+  close(): Promise<void> {
+    return this.controls.close();
   }
 }

@@ -15,8 +15,13 @@ export interface SessionKeys {
   lock(sessionId: string): string;
   /** Stream per session: the events of its latest turn. */
   turn(sessionId: string): string;
+  /** Pub/sub channel per session (no key): control requests to the replica running its turn. */
+  control(sessionId: string): string;
+  /** Pub/sub channel per cluster instance (no key): answers to its control requests. */
+  replies(instanceId: string): string;
 }
 
+const INSTANCE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PREFIX = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
 export function isValidPrefix(prefix: unknown): prefix is string {
@@ -40,5 +45,10 @@ export function createSessionKeys(prefix: string): SessionKeys {
     messages: (sessionId) => `${base(sessionId)}:messages`,
     lock: (sessionId) => `${base(sessionId)}:lock`,
     turn: (sessionId) => `${base(sessionId)}:turn`,
+    control: (sessionId) => `${base(sessionId)}:control`,
+    replies: (instanceId) => {
+      if (!INSTANCE.test(instanceId)) throw new Error(`"${instanceId.slice(0, 80)}" is not a cluster instance id (a UUID).`);
+      return `${prefix}:control:replies:${instanceId}`;
+    },
   };
 }

@@ -31,7 +31,7 @@ describe('subagents() factory', () => {
     expect(kernel.describe().plugins[0]).toMatchObject({
       name: 'subagents',
       requires: [],
-      optional: ['Provider', 'Clock', 'ToolContribution', 'AgentDefinitionContribution', 'AgentDefinitionSource', 'Diagnostics', 'ApprovalHandler'],
+      optional: ['Provider', 'Clock', 'ToolContribution', 'AgentDefinitionContribution', 'AgentDefinitionSource', 'AgentTaskManager', 'Diagnostics', 'ApprovalHandler'],
     });
     await kernel.shutdown();
     expect(ioState.calls).toEqual([]);

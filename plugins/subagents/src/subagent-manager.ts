@@ -4,6 +4,7 @@ import {
   BackgroundTaskManager,
   type BackgroundTaskManagerOptions,
   type IBackgroundAgentTaskRequest,
+  type IBackgroundTaskManager,
   type IBackgroundTaskHandle,
   type IBackgroundTaskLogCursor,
   type IBackgroundTaskLogPage,
@@ -81,8 +82,8 @@ export interface SubagentManagerOptions
   extends Pick<BackgroundTaskManagerOptions, 'maxConcurrent' | 'maxDepth' | 'maxQueued' | 'clock' | 'eventSink' | 'watchdog' | 'onError' | 'idFactory'> {
   /** Runs the jobs; the manager builds its own `BackgroundTaskManager` around it. */
   runner?: ISubagentRunner;
-  /** Or share an existing manager that already has an `agent` runner. */
-  backgroundTaskManager?: BackgroundTaskManager;
+  /** Or share an existing manager whose `agent` tasks something runs (a runner, or remote workers). */
+  backgroundTaskManager?: IBackgroundTaskManager;
 }
 
 const toJobState = (state: IBackgroundTaskState): ISubagentJobState => ({ ...state, type: state.agentType ?? '' });
@@ -92,7 +93,7 @@ const toJobState = (state: IBackgroundTaskState): ISubagentJobState => ({ ...sta
  * watchdogs are the background layer's; this class only maps requests and states.
  */
 export class SubagentManager implements ISubagentManager {
-  private readonly manager: BackgroundTaskManager;
+  private readonly manager: IBackgroundTaskManager;
 
   constructor(options: SubagentManagerOptions) {
     if (options.backgroundTaskManager) {
@@ -112,7 +113,7 @@ export class SubagentManager implements ISubagentManager {
     }
   }
 
-  getBackgroundTaskManager(): BackgroundTaskManager {
+  getBackgroundTaskManager(): IBackgroundTaskManager {
     return this.manager;
   }
 

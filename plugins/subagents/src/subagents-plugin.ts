@@ -15,6 +15,7 @@ import {
   type DiagnosticsReporter,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, ContainerSessionServices, type ServiceResolver } from '@tessera/kernel';
+import { AgentTaskManagerToken } from '@tessera/plugin-background';
 import { discoverAgentDefinitions, type TAgentDefinitionReader } from './agent-definition-discovery.js';
 import { AgentDefinitionRegistry } from './agent-definitions.js';
 import { GitWorktreeIsolationAdapter } from './git-worktree-isolation-adapter.js';
@@ -97,6 +98,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
       ToolContribution,
       AgentDefinitionContribution,
       AgentDefinitionSourceContribution,
+      AgentTaskManagerToken,
       ...(options.onDiagnostics ? [] : [Diagnostics]),
       ...(options.approvalHandler ? [] : [ApprovalHandler]),
     ],
@@ -104,6 +106,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
       // Per kernel: its registry, its approval router and (on first use) its manager.
       const registry = new AgentDefinitionRegistry();
       const approvals = new SubagentApprovalRouter();
+      const ownsManager = new WeakSet<SubagentManager>();
       const build = (container: ServiceResolver): SubagentManager => {
         // Looked up per report: a Diagnostics rebound after createKernel is the one told.
         const diagnostics: DiagnosticsReporter = {
@@ -121,10 +124,15 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
           options.worktree === false
             ? inner
             : createWorktreeSubagentRunner({ runner: inner, worktreeAdapter: options.worktree ?? new GitWorktreeIsolationAdapter(), hooks, diagnostics });
+        // A runtime that runs agent tasks elsewhere (BullMQ workers) takes the jobs instead.
+        const shared = container.get(AgentTaskManagerToken, { optional: true });
+        if (shared) return new SubagentManager({ backgroundTaskManager: shared });
         // The watchdogs' time source is fixed when the manager is built (timers set on one
         // clock are cleared on the same one).
         const clock = container.get(Clock, { optional: true });
-        return new SubagentManager({ ...options, runner, ...(clock ? { clock } : {}) });
+        const own = new SubagentManager({ ...options, runner, ...(clock ? { clock } : {}) });
+        ownsManager.add(own);
+        return own;
       };
       bind(AgentDefinitions).toConstantValue(registry);
       if (options.approvalHandler) bind(ApprovalHandler).toConstantValue(approvals.wrap(options.approvalHandler));
@@ -137,7 +145,8 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
       bind(SubagentManagerToken)
         .toDynamicValue((container) => build(container))
         .inSingletonScope()
-        .onDeactivation((manager) => manager.getBackgroundTaskManager().shutdown('kernel shutdown'));
+        // A shared manager belongs to the runtime that bound it; only an own one is shut down here.
+        .onDeactivation((manager) => (ownsManager.has(manager) ? manager.getBackgroundTaskManager().shutdown('kernel shutdown') : undefined));
       // This kernel's subscriptions to agent definition sources.
       let subscriptions: Array<() => void> = [];
       return {

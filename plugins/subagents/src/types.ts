@@ -1,5 +1,5 @@
 import type {
-  BackgroundTaskManager,
+  IBackgroundTaskManager,
   IBackgroundTaskListFilter,
   IBackgroundTaskLogCursor,
   IBackgroundTaskLogPage,
@@ -78,5 +78,5 @@ export interface ISubagentManager {
   close(jobId: string): ISubagentJobState;
   send(jobId: string, prompt: string): Promise<void>;
   readLog(jobId: string, cursor?: IBackgroundTaskLogCursor): Promise<IBackgroundTaskLogPage>;
-  getBackgroundTaskManager(): BackgroundTaskManager;
+  getBackgroundTaskManager(): IBackgroundTaskManager;
 }

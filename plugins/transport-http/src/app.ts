@@ -114,8 +114,8 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
     return c.json(session.summary(), 201);
   });
   app.get('/v1/sessions', async (c) => c.json({ sessions: await hub.sessionsOf(c.get('owner')) }));
-  // `open` is `get` in one process; with replicas it loads a session stored by another and refreshes a stale copy.
-  app.get('/v1/sessions/:id', async (c) => c.json((await hub.open(c.get('owner'), c.req.param('id'))).summary()));
+  // `summary` is `get` in one process; with replicas it loads a session stored by another, refreshes a stale copy, and asks the replica running its turn for its pending asks.
+  app.get('/v1/sessions/:id', async (c) => c.json(await hub.summary(c.get('owner'), c.req.param('id'))));
   app.patch('/v1/sessions/:id', async (c) => {
     const body = await parseBody(c, renameSessionBody);
     return c.json((await hub.rename(c.get('owner'), c.req.param('id'), body.name)).summary());
@@ -131,12 +131,12 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
   });
   app.post('/v1/sessions/:id/abort', async (c) => {
     const session = await hub.open(c.get('owner'), c.req.param('id'));
-    return c.json({ aborted: hub.abort(c.get('owner'), session.id) });
+    return c.json({ aborted: await hub.abort(c.get('owner'), session.id) });
   });
   app.post('/v1/sessions/:id/permissions/:requestId', async (c) => {
     const body = await parseBody(c, permissionAnswerBody);
     await hub.open(c.get('owner'), c.req.param('id'));
-    return c.json(hub.answer(c.get('owner'), c.req.param('id'), c.req.param('requestId'), body.decision, body.message));
+    return c.json(await hub.answer(c.get('owner'), c.req.param('id'), c.req.param('requestId'), body.decision, body.message));
   });
   app.post('/v1/sessions/:id/commands', async (c) => {
     const body = await parseBody(c, commandBody);
@@ -236,11 +236,8 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
         turn.viewers -= 1;
         // A turn followed from another replica belongs to that replica's clients: leaving it aborts nothing.
         if (disconnected && !turn.done && !turn.remote && turn.viewers === 0 && options.abortOnDisconnect !== false) {
-          try {
-            hub.abort(owner, sessionId);
-          } catch {
-            // The session was deleted meanwhile.
-          }
+          // The turn runs here, so nothing is forwarded; a session deleted meanwhile has nothing to abort.
+          void hub.abort(owner, sessionId).catch(() => undefined);
         }
       }
     });
@@ -311,11 +308,11 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
                 }
                 case 'abort':
                   await hub.open(owner, message.sessionId);
-                  reply(true, { aborted: hub.abort(owner, message.sessionId) });
+                  reply(true, { aborted: await hub.abort(owner, message.sessionId) });
                   return;
                 case 'permission':
                   await hub.open(owner, message.sessionId);
-                  reply(true, { permission: hub.answer(owner, message.sessionId, message.requestId, message.decision, message.message) });
+                  reply(true, { permission: await hub.answer(owner, message.sessionId, message.requestId, message.decision, message.message) });
                   return;
                 case 'command': {
                   const result = await hub.command(owner, message.sessionId, message.name, message.args ?? '');

@@ -102,6 +102,36 @@ export class HubSession {
     return this.starting || (this.turn !== undefined && !this.turn.done);
   }
 
+  /** True while a turn of this session runs in this process (not one followed from another replica). */
+  get runsHere(): boolean {
+    return this.turn !== undefined && !this.turn.done && !this.turn.remote;
+  }
+
+  /** Aborts the turn running here and refuses its pending asks; true when a turn was running here. */
+  stop(): boolean {
+    const running = this.runsHere;
+    this.interactive.abort();
+    this.cancelAsks();
+    return running;
+  }
+
+  /** Answers a pending permission ask; `undefined` when it is not pending here. */
+  settle(requestId: string, decision: 'allow' | 'allow_always' | 'deny', message?: string): PermissionAskData | undefined {
+    const ask = this.pending.get(requestId);
+    if (!ask) return undefined;
+    this.pending.delete(requestId);
+    clearTimeout(ask.timer);
+    const answer: ApprovalAnswer = decision === 'allow' ? true : decision === 'allow_always' ? 'allow-session' : { behavior: 'deny', ...(message ? { message: `The user declined this call: ${message}` } : {}) };
+    ask.data.status = decision === 'deny' ? 'denied' : 'allowed';
+    this.mapper?.permission({ ...ask.data });
+    ask.resolve(answer);
+    return ask.data;
+  }
+
+  pendingAsks(): PermissionAskData[] {
+    return [...this.pending.values()].map((ask) => ask.data);
+  }
+
   /** Every part of every turn of this session (a WebSocket client). */
   watch(listener: (chunk: UIChunk) => void): () => void {
     this.watchers.add(listener);
@@ -161,7 +191,7 @@ export class HubSession {
       running: this.turn !== undefined && !this.turn.done,
       messageCount: this.interactive.getMessages().length,
       permissionMode: this.interactive.getSession().getPermissionMode(),
-      pendingPermissions: [...this.pending.values()].map((ask) => ask.data),
+      pendingPermissions: this.pendingAsks(),
     };
   }
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { describeError, isValidSessionId, parsePermissionMode, type ApprovalAnswer, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
+import { describeError, isValidSessionId, parsePermissionMode, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
 import type { InteractiveSession } from '@tessera/kernel';
 import type { ApprovalRouter, SessionCluster, SessionFactory, SessionLease } from '@tessera/session-hub';
+import { AllowedRoots } from './allowed-roots.js';
+import { controlHandler, forwardControl } from './hub-control.js';
 import { HubError } from './hub-error.js';
 import { KeyedQueue, storedSummary, unavailable } from './hub-replica.js';
 import { HubSession, Turn, type SessionSummary } from './hub-session.js';
@@ -34,7 +34,8 @@ export interface SessionHubOptions {
    * Replica mode: several server processes serve the same stored sessions (the store and this
    * cluster are shared, e.g. `redisSessionStore()`). A session not live here is loaded from the
    * store on first use (by its owner only); a turn takes the session's cluster lock, reopens a
-   * copy another replica saved over, and publishes its parts so other replicas can stream it.
+   * copy another replica saved over, and publishes its parts so other replicas can stream it;
+   * abort and permission answers sent to another replica are forwarded to the one running it.
    */
   cluster?: SessionCluster;
 }
@@ -52,16 +53,12 @@ export class SessionHub {
   private readonly unroute = new Map<string, () => void>();
   /** Replica mode: the work on each session id that must not overlap (loading, reopening). */
   private readonly gates = new KeyedQueue();
-  private readonly roots: string[];
+  private readonly roots: AllowedRoots;
   private readonly ownerField: string;
   private closing = false;
 
   constructor(private readonly options: SessionHubOptions) {
-    if (options.allowedRoots.length === 0) throw new Error('SessionHub needs at least one allowed root folder.');
-    this.roots = options.allowedRoots.map((root) => {
-      if (!isAbsolute(root)) throw new Error(`Allowed root ${root} must be an absolute path.`);
-      return realpathSync(root);
-    });
+    this.roots = new AllowedRoots(options.allowedRoots);
     this.ownerField = options.ownerField ?? 'serverOwner';
   }
 
@@ -75,7 +72,7 @@ export class SessionHub {
       throw new HubError('bypass_not_allowed', 403, 'bypassPermissions is refused: the server configuration does not allow it.', 'permissionMode');
     }
     if (request.resume !== undefined) return this.resume(owner, request.resume, mode);
-    const cwd = this.checkCwd(request.cwd);
+    const cwd = this.roots.checkCwd(request.cwd, this.options.defaultCwd);
     const interactive = await this.options.sessions.open({ cwd, ...(request.model === undefined ? {} : { model: request.model }) });
     const session = interactive.getSession();
     session.setRecordField(this.ownerField, owner);
@@ -104,7 +101,7 @@ export class SessionHub {
     const cluster = this.options.cluster;
     if (!cluster) return live;
     const stored = await this.clustered(() => cluster.heads());
-    const others = stored.filter((head) => head.fields[this.ownerField] === owner && !this.live.has(head.id) && this.insideRoots(head.cwd));
+    const others = stored.filter((head) => head.fields[this.ownerField] === owner && !this.live.has(head.id) && this.roots.contains(head.cwd));
     return [...live, ...others.map((head) => storedSummary(head))];
   }
 
@@ -168,13 +165,17 @@ export class SessionHub {
     if (!cluster) return this.runTurn(session, prompt);
     session.starting = true;
     let lease: SessionLease | undefined;
+    let stopServing: (() => void) | undefined;
     try {
       lease = await this.lock(id, cluster);
       await this.refresh(session, cluster);
       if (this.live.get(id) !== session) throw new HubError('session_not_found', 404, `No session ${id}.`);
-      return this.runTurn(session, prompt, { cluster, lease });
+      // Other replicas' clients reach the turn (abort, permission answers) through the cluster while it runs here.
+      stopServing = await this.clustered(() => cluster.serveControl(id, controlHandler(session)));
+      return this.runTurn(session, prompt, { cluster, lease, stopServing });
     } catch (error) {
       await lease?.release();
+      stopServing?.();
       throw error;
     } finally {
       session.starting = false;
@@ -212,26 +213,50 @@ export class SessionHub {
     return turn;
   }
 
-  abort(owner: string, id: string): boolean {
+  /**
+   * Aborts the session's running turn; true when one was running. In replica mode a turn running
+   * on another replica is aborted there (`replica_unreachable` when that replica does not answer).
+   */
+  async abort(owner: string, id: string): Promise<boolean> {
     const session = this.get(owner, id);
-    const running = session.turn !== undefined && !session.turn.done;
-    session.interactive.abort();
-    session.cancelAsks();
-    return running;
+    const cluster = this.options.cluster;
+    if (cluster && !session.runsHere) {
+      const forwarded = await forwardControl(cluster, id, { type: 'abort', owner });
+      if (forwarded) return forwarded.aborted;
+    }
+    return session.stop();
   }
 
-  /** Answers a permission ask of the owner's session. */
-  answer(owner: string, id: string, requestId: string, decision: 'allow' | 'allow_always' | 'deny', message?: string): PermissionAskData {
+  /** Answers a permission ask of the owner's session; in replica mode also one pending on the replica running its turn. */
+  async answer(owner: string, id: string, requestId: string, decision: 'allow' | 'allow_always' | 'deny', message?: string): Promise<PermissionAskData> {
     const session = this.get(owner, id);
-    const ask = session.pending.get(requestId);
-    if (!ask) throw new HubError('permission_request_not_found', 404, `No pending permission request ${requestId.slice(0, 80)} in this session (already answered or timed out).`);
-    session.pending.delete(requestId);
-    clearTimeout(ask.timer);
-    const answer: ApprovalAnswer = decision === 'allow' ? true : decision === 'allow_always' ? 'allow-session' : { behavior: 'deny', ...(message ? { message: `The user declined this call: ${message}` } : {}) };
-    ask.data.status = decision === 'deny' ? 'denied' : 'allowed';
-    session.mapper?.permission({ ...ask.data });
-    ask.resolve(answer);
-    return ask.data;
+    const answered = session.settle(requestId, decision, message);
+    if (answered) return answered;
+    const cluster = this.options.cluster;
+    if (cluster && !session.runsHere) {
+      const forwarded = await forwardControl(cluster, id, { type: 'permission', owner, requestId, decision, ...(message === undefined ? {} : { message }) });
+      if (forwarded?.permission) return forwarded.permission;
+    }
+    throw new HubError('permission_request_not_found', 404, `No pending permission request ${requestId.slice(0, 80)} in this session (already answered or timed out).`);
+  }
+
+  /**
+   * What a client sees of the owner's session (`open`, then its summary). In replica mode, while
+   * its turn runs on another replica, `running` and `pendingPermissions` come from that replica
+   * (when it does not answer, this replica's view is returned).
+   */
+  async summary(owner: string, id: string): Promise<SessionSummary> {
+    const session = await this.open(owner, id);
+    const summary = session.summary();
+    const cluster = this.options.cluster;
+    if (!cluster || session.runsHere) return summary;
+    try {
+      const forwarded = await forwardControl(cluster, id, { type: 'pending', owner });
+      return forwarded ? { ...summary, running: true, pendingPermissions: forwarded.pendingPermissions } : summary;
+    } catch (error) {
+      if (error instanceof HubError && error.code === 'replica_unreachable') return summary;
+      throw error;
+    }
   }
 
   async command(owner: string, id: string, name: string, args: string): Promise<ICommandResult> {
@@ -253,8 +278,7 @@ export class SessionHub {
     this.unroute.clear();
     await Promise.all(
       sessions.map(async (session) => {
-        session.interactive.abort();
-        session.cancelAsks();
+        session.stop();
         await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
       }),
     );
@@ -272,7 +296,7 @@ export class SessionHub {
   }
 
   /** Runs a turn of `session`; in replica mode its events are published and the lease released at its end. */
-  private runTurn(session: HubSession, prompt: string, replica?: { cluster: SessionCluster; lease: SessionLease }): Turn {
+  private runTurn(session: HubSession, prompt: string, replica?: { cluster: SessionCluster; lease: SessionLease; stopServing: () => void }): Turn {
     const turn = new Turn(randomUUID());
     session.turn = turn;
     const publish = replica ? (event: Parameters<SessionCluster['publish']>[1]) => replica.cluster.publish(session.id, event) : undefined;
@@ -301,7 +325,8 @@ export class SessionHub {
       turn.end();
       // The end is published before the lock is released: a follower that finds the lock free has seen it.
       publish?.({ type: 'turn-end', turnId: turn.id });
-      void replica?.lease.release();
+      // Serving stops after the release: a replica that finds nobody serving finds the turn ended too.
+      void replica?.lease.release().finally(replica.stopServing);
     };
     interactive.submit(prompt).then(
       () => {
@@ -378,7 +403,7 @@ export class SessionHub {
   /** A stored session not live here, loaded for its owner (anyone else gets 404). */
   private async load(owner: string, id: string, cluster: SessionCluster): Promise<HubSession> {
     const head = await this.clustered(() => cluster.head(id));
-    if (!head || head.fields[this.ownerField] !== owner || !this.insideRoots(head.cwd)) throw new HubError('session_not_found', 404, `No session ${id}.`);
+    if (!head || head.fields[this.ownerField] !== owner || !this.roots.contains(head.cwd)) throw new HubError('session_not_found', 404, `No session ${id}.`);
     this.checkSessionLimit(owner);
     let interactive: InteractiveSession;
     try {
@@ -405,8 +430,7 @@ export class SessionHub {
 
   private async unload(session: HubSession): Promise<void> {
     this.forget(session);
-    session.interactive.abort();
-    session.cancelAsks();
+    session.stop();
     await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
   }
 
@@ -437,7 +461,7 @@ export class SessionHub {
       return existing;
     }
     const stored = (await this.options.sessions.list()).find((entry) => entry.id === storedId);
-    if (!stored || !this.insideRoots(stored.cwd)) throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
+    if (!stored || !this.roots.contains(stored.cwd)) throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
     const interactive = await this.options.sessions.open({ cwd: stored.cwd, resumeSessionId: storedId });
     const recorded = interactive.getSession().getRecordField(this.ownerField);
     if (recorded !== owner) {
@@ -453,32 +477,5 @@ export class SessionHub {
     this.live.set(session.id, session);
     this.unroute.set(session.id, this.options.approvals.route(session.id, { requestApproval: (request) => session.ask(request, this.options.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS) }));
     return session;
-  }
-
-  /** A requested working directory: inside an allowed root (symlinks resolved), an existing folder. */
-  private checkCwd(requested: string | undefined): string {
-    const wanted = requested === undefined ? (this.options.defaultCwd ?? this.roots[0]!) : isAbsolute(requested) ? requested : resolve(this.roots[0]!, requested);
-    let real: string;
-    try {
-      real = realpathSync(wanted);
-      if (!statSync(real).isDirectory()) throw new Error('not a directory');
-    } catch {
-      throw new HubError('invalid_cwd', 400, `cwd ${wanted} is not an existing folder.`, 'cwd');
-    }
-    if (!this.insideRoots(real)) throw new HubError('cwd_not_allowed', 403, `cwd ${wanted} is outside the server's allowed roots.`, 'cwd');
-    return real;
-  }
-
-  private insideRoots(path: string): boolean {
-    let real: string;
-    try {
-      real = realpathSync(path);
-    } catch {
-      return false;
-    }
-    return this.roots.some((root) => {
-      const rel = relative(root, real);
-      return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-    });
   }
 }

@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashToken } from '@tessera/plugin-transport-http';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hasRedisServer, startRedis, type TestRedis } from '../../../plugins/background-bullmq/src/testing/redis-server.test-helper.js';
+import { hasRedisServer, startRedis, until, type TestRedis } from '../../../plugins/background-bullmq/src/testing/redis-server.test-helper.js';
+import { readTurnAnswering } from './ui-stream.test-helper.js';
 
 // Two `tessera serve` processes (the built bin, demo model) on loopback, sharing one redis-server
 // and one allowed root, each with its own HOME: one session served alternately by both.
@@ -34,6 +35,8 @@ interface Replica {
   url: string;
   call(path: string, init?: RequestInit & { json?: unknown; token?: string }): Promise<Response>;
   stop(): Promise<number | null>;
+  /** SIGKILL: the replica dies with whatever it was doing. */
+  kill(): Promise<void>;
 }
 
 async function serve(args: string[], config: Record<string, unknown>): Promise<Replica> {
@@ -69,28 +72,58 @@ async function serve(args: string[], config: Record<string, unknown>): Promise<R
         proc.once('exit', (code) => resolve(code));
         proc.kill('SIGTERM');
       }),
+    kill: () =>
+      new Promise((resolve) => {
+        proc.once('exit', () => resolve());
+        proc.kill('SIGKILL');
+      }),
   };
 }
 
 /** Reads a turn's stream to its end, answering its permission asks on `answerOn` (the replica running it). */
 async function drain(response: Response, answerOn: Replica, id: string, onAsk?: (requestId: string) => Promise<void>): Promise<string> {
   expect(response.status).toBe(200);
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let text = '';
-  const answered = new Set<string>();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += value;
-    for (const match of text.matchAll(/"requestId":"([^"]+)","status":"pending"/g)) {
-      if (answered.has(match[1]!)) continue;
-      answered.add(match[1]!);
-      await onAsk?.(match[1]!);
-      expect((await answerOn.call(`/v1/sessions/${id}/permissions/${match[1]}`, { method: 'POST', json: { decision: 'allow' } })).status).toBe(200);
-    }
-  }
+  const { text } = await readTurnAnswering(response, async (requestId) => {
+    await onAsk?.(requestId);
+    expect((await answerOn.call(`/v1/sessions/${id}/permissions/${requestId}`, { method: 'POST', json: { decision: 'allow' } })).status).toBe(200);
+  });
   expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
   return text;
+}
+
+/** An SSE body read as it arrives: `until` waits for a pattern in what came so far, `rest` reads to the end. */
+function reading(response: Response): { until(pattern: RegExp): Promise<RegExpExecArray>; rest(): Promise<string> } {
+  expect(response.status).toBe(200);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  let ended = false;
+  const more = async (): Promise<void> => {
+    const { value, done } = await reader.read();
+    if (done) ended = true;
+    else text += value;
+  };
+  return {
+    async until(pattern) {
+      for (;;) {
+        const match = pattern.exec(text);
+        if (match) return match;
+        if (ended) throw new Error(`The stream ended before ${pattern}: ${text}`);
+        await more();
+      }
+    },
+    async rest() {
+      while (!ended) await more();
+      expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      return text;
+    },
+  };
+}
+
+const PENDING_ASK = /"requestId":"([^"]+)","status":"pending"/;
+
+async function errorOf(response: Response): Promise<{ status: number; code: string; message: string }> {
+  const body = (await response.json()) as { error: { code: string; message: string } };
+  return { status: response.status, ...body.error };
 }
 
 /** The parts of an SSE body. */
@@ -200,6 +233,76 @@ describe.runIf(hasRedisServer)('tessera serve replicas (two processes, real redi
       client.disconnect();
     }
     expect(await a.stop()).toBe(0);
+    expect(await b.stop()).toBe(0);
+  }, 120_000);
+
+  it('answers permission asks and aborts a turn through the replica that does not run it; a dead replica is a clear error', async () => {
+    redis = await startRedis();
+    const root = tempDir('root');
+    writeFileSync(join(root, 'plan.md'), '# Plan\nAnswer from anywhere.\n');
+    // A short lock TTL, so the session of the replica killed at the end is free again soon.
+    const config = { redis: { url: `redis://127.0.0.1:${redis.port}`, lockTtlMs: 1000 } };
+    const [a, b] = await Promise.all([serve(['--root', root], config), serve(['--root', root], config)]);
+    const created = await a.call('/v1/sessions', { method: 'POST', json: { name: 'controlled' } });
+    const { id } = (await created.json()) as { id: string };
+
+    // A turn on A, paused at its first ask (Bash); a client of B follows it and answers every ask on B.
+    const onA = reading(await a.call(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'turn 1' } }));
+    const first = (await onA.until(PENDING_ASK))[1]!;
+    const asked: string[] = [];
+    const textB = await drain(await b.call(`/v1/sessions/${id}/stream`), b, id, async (requestId) => {
+      asked.push(requestId);
+      // B's view of the session shows the ask pending on A.
+      const summary = await b.call(`/v1/sessions/${id}`);
+      expect(await summary.json()).toMatchObject({ id, running: true, pendingPermissions: [{ requestId, status: 'pending' }] });
+      // Another token reaches nothing, on B as on A; an unknown ask is not found.
+      for (const replica of [a, b]) {
+        expect(await errorOf(await replica.call(`/v1/sessions/${id}/permissions/${requestId}`, { method: 'POST', token: BOB, json: { decision: 'allow' } }))).toMatchObject({ status: 404, code: 'session_not_found' });
+        expect(await errorOf(await replica.call(`/v1/sessions/${id}/abort`, { method: 'POST', token: BOB }))).toMatchObject({ status: 404, code: 'session_not_found' });
+        expect(await errorOf(await replica.call(`/v1/sessions/${id}/permissions/not-an-ask`, { method: 'POST', json: { decision: 'allow' } }))).toMatchObject({ status: 404, code: 'permission_request_not_found' });
+      }
+    });
+    const textA = await onA.rest();
+    // Bash's ask and Write's, both answered through B: each allowed on A, each tool ran there, and the turn finished.
+    expect(asked[0]).toBe(first);
+    expect(asked).toHaveLength(2);
+    for (const requestId of asked) expect(textA).toContain(`"requestId":"${requestId}","status":"allowed"`);
+    expect(parts(textA).filter((part) => part.type === 'tool-output-available')).toHaveLength(4);
+    expect(parts(textA).some((part) => part.type === 'abort')).toBe(false);
+    expect(parts(textA).at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(existsSync(join(root, 'SUMMARY.md'))).toBe(true);
+    expect(answerText(textB)).toBe(answerText(textA));
+    // Answered once: a second answer finds nothing, anywhere.
+    expect(await errorOf(await b.call(`/v1/sessions/${id}/permissions/${first}`, { method: 'POST', json: { decision: 'deny' } }))).toMatchObject({ status: 404, code: 'permission_request_not_found' });
+
+    // A turn on A, aborted through B while it waits at its ask: it ends interrupted.
+    const second = reading(await a.call(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'turn 2' } }));
+    await second.until(PENDING_ASK);
+    const aborted = await b.call(`/v1/sessions/${id}/abort`, { method: 'POST' });
+    expect(aborted.status).toBe(200);
+    expect(await aborted.json()).toEqual({ aborted: true });
+    const textAborted = await second.rest();
+    expect(parts(textAborted)).toContainEqual({ type: 'abort', reason: 'interrupted' });
+    expect(parts(textAborted).at(-1)).toEqual({ type: 'finish', finishReason: 'other' });
+    expect(parts(textAborted).some((part) => part.type === 'tool-output-available')).toBe(false);
+    // Nothing runs now: aborting again aborts nothing, and B runs the next turn (asks answered on A, where nothing runs).
+    expect(await (await b.call(`/v1/sessions/${id}/abort`, { method: 'POST' })).json()).toEqual({ aborted: false });
+    await drain(await b.call(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'turn 3' } }), a, id);
+    expect(prompts(await historyOf(a, id))).toEqual(['turn 1', 'turn 2', 'turn 3']);
+
+    // A dies while its turn waits at an ask: B says so at once instead of hanging, until A's lock expires.
+    const fourth = reading(await a.call(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'turn 4' } }));
+    const orphan = (await fourth.until(PENDING_ASK))[1]!;
+    await a.kill();
+    const answer = await errorOf(await b.call(`/v1/sessions/${id}/permissions/${orphan}`, { method: 'POST', json: { decision: 'allow' } }));
+    expect(answer).toMatchObject({ status: 503, code: 'replica_unreachable' });
+    expect(answer.message).toMatch(/server replica running (this session's turn|session)/);
+    expect(await errorOf(await b.call(`/v1/sessions/${id}/abort`, { method: 'POST' }))).toMatchObject({ status: 503, code: 'replica_unreachable' });
+    expect((await b.call(`/v1/sessions/${id}`)).status).toBe(200);
+    // Once the dead replica's lock expired, nothing runs and B takes the session over.
+    await until(async () => ((await b.call(`/v1/sessions/${id}/abort`, { method: 'POST' })).status === 200 ? true : undefined), "the dead replica's lock to expire");
+    await drain(await b.call(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'turn 5' } }), b, id);
+    expect(prompts(await historyOf(b, id)).at(-1)).toBe('turn 5');
     expect(await b.stop()).toBe(0);
   }, 120_000);
 

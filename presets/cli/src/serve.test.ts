@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readTurnAnswering } from './ui-stream.test-helper.js';
 
 // `tessera serve` through the built bin: the demo model, a token from the environment, a turn
 // whose permission asks are answered over HTTP, a clean stop and a resume after the restart.
@@ -67,19 +68,9 @@ describe('tessera serve', () => {
     expect(created.cwd).toBe(root);
     const response = await call(`/v1/sessions/${created.id}/messages`, { method: 'POST', json: { prompt: 'summarise my notes' } });
     expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = '';
-    const answered = new Set<string>();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-      for (const match of text.matchAll(/"requestId":"([^"]+)","status":"pending"/g)) {
-        if (answered.has(match[1]!)) continue;
-        answered.add(match[1]!);
-        expect((await call(`/v1/sessions/${created.id}/permissions/${match[1]}`, { method: 'POST', json: { decision: 'allow' } })).status).toBe(200);
-      }
-    }
+    const { text, answered } = await readTurnAnswering(response, async (requestId) => {
+      expect((await call(`/v1/sessions/${created.id}/permissions/${requestId}`, { method: 'POST', json: { decision: 'allow' } })).status).toBe(200);
+    });
     expect(answered.size).toBeGreaterThan(0);
     expect(text).toContain('"type":"tool-output-available"');
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,22 @@ afterEach(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** Starts `tessera worker …` from the built bin; resolves once it says it takes `kinds`. */
+async function startWorkerBin(args: readonly string[], home: string, kinds: string): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'worker', ...args], { env: { PATH: process.env.PATH, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  worker = child;
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(`is taking ${kinds} tasks`)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${output}`)));
+  });
+  return { child, output: () => output };
+}
+
 describe('tessera worker: arguments', () => {
   it('reads redis:// URLs and refuses anything else with the reason', () => {
     expect(redisOptions('redis://:s3cret@cache.internal:6380/2')).toEqual({ host: 'cache.internal', port: 6380, password: 's3cret', db: 2 });
@@ -39,7 +55,8 @@ describe('tessera worker: arguments', () => {
       [['--rate-limit', '10'], /--rate-limit must look like <max>\/<ms>/],
       [['--global-concurrency', '0'], /--global-concurrency must be a whole number/],
       [['--concurrency', 'x'], /--concurrency must be a whole number/],
-      [['--kinds', 'agent'], /--kinds: agent is not run by this command/],
+      [['--kinds', 'robot'], /--kinds: robot is not run by this command/],
+      [['--permission-mode', 'yolo'], /--permission-mode yolo is not a permission mode/],
       [['--redis', 'http://x'], /redis:\/\//],
     ] as const) {
       const result = await runSubcommand(runWorkerCommand, argv, where);
@@ -53,17 +70,7 @@ describe.runIf(hasRedisServer)('tessera worker (real redis-server)', () => {
   it('runs a task another process spawned, and stops on SIGTERM', async () => {
     redis = await startRedis();
     dir = mkdtempSync(join(tmpdir(), 'tessera-worker-'));
-    const child = spawn(process.execPath, [BIN, 'worker', '--redis', `redis://127.0.0.1:${redis.port}`, '--queue', 'cli-test', '--grace-ms', '1000'], { env: { PATH: process.env.PATH, HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
-    worker = child;
-    let output = '';
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('is taking process, scheduled tasks')) resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${output}`)));
-    });
+    const { child, output } = await startWorkerBin(['--redis', `redis://127.0.0.1:${redis.port}`, '--queue', 'cli-test', '--grace-ms', '1000'], dir, 'process, scheduled');
     const client = new BullmqBackgroundTaskManager({ connection: { host: '127.0.0.1', port: redis.port }, queue: 'cli-test' });
     try {
       const task = await client.spawn({ kind: 'process', command: 'echo from-the-worker', cwd: dir });
@@ -76,7 +83,7 @@ describe.runIf(hasRedisServer)('tessera worker (real redis-server)', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(output).toContain('Worker stopped.');
+    expect(output()).toContain('Worker stopped.');
   }, 30_000);
 
   it('says which Redis it could not reach', async () => {
@@ -118,4 +125,30 @@ describe.runIf(hasRedisServer)('tessera worker (real redis-server)', () => {
     expect(down.code).toBe(1);
     expect(JSON.parse(down.stdout).redis).toMatchObject({ reachable: false, error: expect.stringContaining('127.0.0.1:1') });
   }, 30_000);
+
+  it('--kinds agent runs subagent jobs as sessions of the worker\'s own kernel (demo model, acceptEdits)', async () => {
+    redis = await startRedis();
+    dir = mkdtempSync(join(tmpdir(), 'tessera-worker-agent-'));
+    const project = join(dir, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'notes.md'), '# Notes\n\nThe worker ran this agent.\n');
+    // The worker's own settings decide what its agents may do: nobody can answer an ask there.
+    mkdirSync(join(project, '.tessera'));
+    writeFileSync(join(project, '.tessera', 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash(pwd)'] } }));
+    const { child, output } = await startWorkerBin(['--redis', `redis://127.0.0.1:${redis.port}`, '--queue', 'agents', '--kinds', 'agent', '--provider', 'demo', '--permission-mode', 'acceptEdits', '--cwd', project], dir, 'agent');
+    const client = new BullmqBackgroundTaskManager({ connection: { host: '127.0.0.1', port: redis.port }, queue: 'agents' });
+    try {
+      const task = await client.spawn({ kind: 'agent', agentType: 'general-purpose', prompt: 'Summarise the notes in this folder.', cwd: project, parentSessionId: 'parent-1' });
+      const done = await client.wait(task.id);
+      expect(done, output()).toMatchObject({ status: 'completed', kind: 'agent' });
+      // The demo model read the note and wrote its summary with the worker's tools, in the task's cwd.
+      expect(readFileSync(join(project, 'SUMMARY.md'), 'utf8')).toContain('- Notes (5 words)');
+      expect(done.output).not.toBe('');
+    } finally {
+      await client.shutdown();
+    }
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 60_000);
 });

@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { environment, fmt, parseArgs, quantile, table, target, targetLine, writeResults } from '../lib/common.mjs';
-import { hasRedisServer, REDIS_SERVER, startRedis } from '../lib/redis.mjs';
+import { hasRedisServer, REDIS_SERVER, startRedisServer } from '@tessera/test-servers';
 
 const args = parseArgs(process.argv.slice(2));
 const quick = Boolean(args.quick);
@@ -110,7 +110,7 @@ async function runBatch(manager, count, onCompleted) {
 // ---------------------------------------------------------------- 1. throughput
 
 let stopping = false;
-const redis = await startRedis();
+const redis = await startRedisServer();
 const workers = [];
 const results = {};
 try {

@@ -6,3 +6,5 @@ export { FakeOpenAIServer, openaiErrorBody, openaiFrames } from './openai-server
 export type { OpenAITurn } from './openai-server.js';
 export { checkAnthropicConversation, checkOpenAIConversation } from './conversation-checks.js';
 export { FakeApiServer } from './fake-api-server.js';
+export { hasRedisServer, REDIS_SERVER, startRedisServer } from './redis-server.js';
+export type { TestRedisServer } from './redis-server.js';

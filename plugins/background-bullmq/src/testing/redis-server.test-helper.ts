@@ -1,75 +1,15 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { hasRedisServer, REDIS_SERVER, startRedisServer, type TestRedisServer } from '@tessera/test-servers';
 
-export const REDIS_SERVER = process.env.TESSERA_REDIS_SERVER ?? '/usr/bin/redis-server';
-export const hasRedisServer = existsSync(REDIS_SERVER);
+export { hasRedisServer, REDIS_SERVER } from '@tessera/test-servers';
+export type TestRedis = TestRedisServer;
+
 if (!hasRedisServer) console.warn(`[background-bullmq] ${REDIS_SERVER} not found: the Redis tests are skipped (apt-get install redis-server, or set TESSERA_REDIS_SERVER).`);
 
-export interface TestRedis {
-  port: number;
-  stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** A real redis-server on a free loopback port, with a temp dir; no persistence unless `appendonly`. */
-export async function startRedis(options: { appendonly?: boolean } = {}): Promise<TestRedis & { restart(downMs?: number): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'tessera-redis-'));
-  const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', options.appendonly ? 'yes' : 'no', '--appendfsync', 'always', '--dir', dir];
-  const launch = async (): Promise<ChildProcess> => {
-    const child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-    probe.on('error', () => undefined);
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await probe.connect();
-        await probe.ping();
-        break;
-      } catch (error) {
-        if (attempt > 100) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
-    probe.disconnect();
-    return child;
-  };
-  const stopChild = async (child: ChildProcess, signal: NodeJS.Signals): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(signal);
-    await exited;
-  };
-  let child = await launch();
-  return {
-    port,
-    /** Stops the server (SIGTERM: it writes its append-only file) and starts it again on the same port and dir. */
-    async restart(downMs = 0) {
-      await stopChild(child, 'SIGTERM');
-      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-      child = await launch();
-    },
-    async stop() {
-      await stopChild(child, 'SIGKILL');
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
+/** A real redis-server on a free loopback port (see `startRedisServer` in @tessera/test-servers). */
+export const startRedis = startRedisServer;
 
 /** Live (non-zombie) members of process group `pgid` (Linux /proc). */
 export function liveGroupMembers(pgid: number): number {

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { parseArgs as parseNodeArgs } from 'node:util';
 import { describeError } from '@tessera/contracts';
 import { hashToken, SessionHub, startServer, TokenAuth, type TokenEntry } from '@tessera/plugin-transport-http';
 import { createMcpHttpHandler, mcpServerTransport } from '@tessera/plugin-transport-mcp';
@@ -9,6 +8,7 @@ import { z } from 'zod';
 import { defaultFlags } from '../args.js';
 import { composeHost } from '../host-sessions.js';
 import type { Subcommand } from '../io.js';
+import { parseCommandFlags, untilStopped } from './shared.js';
 import { redisLocation, redisReplicaPlugin } from '../serve-replicas.js';
 
 const USAGE = `Usage: tessera serve [--port <n>] [--host <addr>] [--root <dir>]... [--config <file>] [--provider <profile>] [--redis <url>]
@@ -79,31 +79,22 @@ function readConfig(file: string, explicit: boolean): ServerConfig {
 
 /** `tessera serve`: the HTTP server over one composed kernel; SIGINT / SIGTERM end it, saving every session. */
 export const runServeCommand: Subcommand = async (argv, io) => {
-  let args: ReturnType<typeof parseNodeArgs<{ options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>; allowPositionals: false }>>['values'];
-  try {
-    args = parseNodeArgs({
-      args: [...argv],
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        root: { type: 'string', multiple: true },
-        config: { type: 'string' },
-        provider: { type: 'string' },
-        model: { type: 'string' },
-        'hash-token': { type: 'string' },
-        redis: { type: 'string' },
-        help: { type: 'boolean' },
-      },
-      allowPositionals: false,
-    }).values;
-  } catch (error) {
-    io.stderr(`${describeError(error)}\n${USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    io.stdout(USAGE);
-    return 0;
-  }
+  const args = parseCommandFlags(
+    argv,
+    {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      root: { type: 'string', multiple: true },
+      config: { type: 'string' },
+      provider: { type: 'string' },
+      model: { type: 'string' },
+      'hash-token': { type: 'string' },
+      redis: { type: 'string' },
+    },
+    USAGE,
+    io,
+  );
+  if (typeof args === 'number') return args;
   if (typeof args['hash-token'] === 'string') {
     io.stdout(`${hashToken(args['hash-token'])}\n`);
     return 0;
@@ -196,15 +187,7 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   if (!server) return 1;
   io.stdout(`Tessera is serving on ${server.url} (sessions under ${roots.join(', ')}; OpenAPI at ${server.url}/openapi.json)\n`);
   if (redis) io.stdout(`Replica mode: sessions shared through Redis at ${redisLocation(redis.url)} (prefix ${redis.prefix ?? 'tessera'}).\n`);
-  await new Promise<void>((done) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilStopped();
   await server.close();
   await mcp.close();
   await host.close();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { TesseraError, type Diagnostic } from '@tessera/contracts';
+import { describeError, TesseraError, type Diagnostic } from '@tessera/contracts';
 import {
   loadConfig,
   mergeSettings,
@@ -39,6 +39,41 @@ export function usageError(message: string): CommandError {
 }
 
 export type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
+
+/** Resolves on the first SIGINT or SIGTERM (a long-running command's cue to stop cleanly). */
+export function untilStopped(): Promise<void> {
+  return new Promise((done) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+/** Parsed flags of a command without positionals. */
+export type CommandFlags = Record<string, string | boolean | Array<string | boolean> | undefined>;
+
+/**
+ * Flags of a command that takes no positionals (`tessera serve`, `tessera worker`): the values,
+ * or the exit code once `--help` printed the usage (0) or a bad flag its error and the usage (2).
+ */
+export function parseCommandFlags(argv: readonly string[], options: OptionSpecs, usage: string, io: CliIO): CommandFlags | number {
+  let values: CommandFlags;
+  try {
+    values = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: false }).values;
+  } catch (error) {
+    io.stderr(`${describeError(error)}\n${usage}`);
+    return 2;
+  }
+  if (values.help) {
+    io.stdout(usage);
+    return 0;
+  }
+  return values;
+}
 
 export interface ParsedArguments {
   values: Record<string, string | boolean | undefined>;

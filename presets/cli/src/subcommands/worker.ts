@@ -1,12 +1,15 @@
-import { parseArgs as parseNodeArgs } from 'node:util';
-import { describeError } from '@tessera/contracts';
-import type { Subcommand } from '../io.js';
+import { describeError, parsePermissionMode, type ApprovalHandler } from '@tessera/contracts';
+import type { IBackgroundTaskRunner } from '@tessera/plugin-background';
+import { defaultFlags, type CliFlags } from '../args.js';
+import type { CliIO, Subcommand } from '../io.js';
+import { parseCommandFlags, untilStopped } from './shared.js';
 
-const USAGE = `Usage: tessera worker [--redis <url>] [--queue <name>] [--prefix <p>] [--concurrency <n>] [--kinds process,scheduled]
+const USAGE = `Usage: tessera worker [--redis <url>] [--queue <name>] [--prefix <p>] [--concurrency <n>] [--kinds process,scheduled,agent]
                       [--global-concurrency <n>] [--rate-limit <max>/<ms>] [--grace-ms <ms>] [--hand-back]
+                      [--provider <profile>] [--model <id>] [--permission-mode <mode>] [--cwd <dir>]
 
-Runs background tasks from a Redis queue (@tessera/plugin-background-bullmq): shell commands and
-cron schedules that processes composed with bullmqBackgroundRuntime() spawn. Start as many as you
+Runs background tasks from a Redis queue (@tessera/plugin-background-bullmq): shell commands, cron
+schedules and subagent jobs that processes composed with bullmqBackgroundRuntime() spawn. Start as many as you
 like, on any machine that reaches Redis. SIGINT / SIGTERM stop taking jobs, let running tasks
 finish for --grace-ms (default 30000), then cancel the rest (--hand-back: put them back on the
 queue for another worker instead).
@@ -17,7 +20,11 @@ queue for another worker instead).
   --concurrency <n>    tasks at once in this worker, per kind (default 4)
   --global-concurrency <n>  tasks of each kind at once across all workers of the queue
   --rate-limit <max>/<ms>   at most <max> task starts per <ms> per kind, across all workers
-  --kinds <list>       process, scheduled (agent tasks need a host-provided runner: not from this command yet)
+  --kinds <list>       process, scheduled, agent (default process,scheduled). Agent tasks run as
+                       subagent sessions of this worker's own kernel: the CLI preset composed from
+                       the settings of --cwd (default the current folder), its provider (--provider,
+                       --model) and permission rules; a call needing approval is refused with the
+                       rule to add, as in print mode (--permission-mode changes the mode).
 `;
 
 /** `redis://[:password@]host:port[/db]` as ioredis options; a located error for anything else. */
@@ -40,31 +47,45 @@ export function redisOptions(url: string): { host: string; port: number; passwor
   };
 }
 
-const KINDS = ['process', 'scheduled'] as const;
+const KINDS = ['process', 'scheduled', 'agent'] as const;
+const DEFAULT_KINDS = ['process', 'scheduled'] as const;
+
+/**
+ * The `agent` runner of a worker: subagent sessions of a kernel composed here from the CLI preset
+ * (settings, provider, permission rules, agent definitions of `flags.cwd`). Nobody can answer a
+ * permission ask on a worker, so asks are refused with the rule that would allow the call.
+ */
+async function agentRunner(flags: CliFlags, io: CliIO): Promise<{ runner: IBackgroundTaskRunner; close(): Promise<void> }> {
+  const [{ composeHost }, subagentsModule] = await Promise.all([import('../host-sessions.js'), import('@tessera/plugin-subagents')]);
+  const approvals: ApprovalHandler = {
+    requestApproval: async (request) => ({
+      behavior: 'deny',
+      message: `Permission to use ${request.toolName} was denied: background agents on a worker have no one to ask. To allow it, add "${request.suggestedRule ?? request.toolName}" to permissions.allow in the worker's settings (.tessera/settings.json of --cwd, or ~/.tessera/settings.json).`,
+    }),
+  };
+  const host = await composeHost({ flags, io, approvals });
+  const { AgentDefinitions, GitWorktreeIsolationAdapter, createInProcessSubagentRunner, createSubagentTaskRunner, createWorktreeSubagentRunner } = subagentsModule;
+  const mode = flags.permissionMode === undefined ? undefined : parsePermissionMode(flags.permissionMode);
+  const inner = createInProcessSubagentRunner({ kernel: host.kernel, definitions: host.kernel.get(AgentDefinitions), ...(mode === undefined ? {} : { permissionMode: mode }) });
+  const runner = createWorktreeSubagentRunner({ runner: inner, worktreeAdapter: new GitWorktreeIsolationAdapter(), hooks: host.kernel.hooks });
+  return { runner: createSubagentTaskRunner(runner), close: () => host.close() };
+}
 
 /** `tessera worker`: a BullMQ background worker process. */
 export const runWorkerCommand: Subcommand = async (argv, io) => {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseNodeArgs({
-      args: [...argv],
-      options: { redis: { type: 'string' }, queue: { type: 'string' }, prefix: { type: 'string' }, concurrency: { type: 'string' }, kinds: { type: 'string' }, 'grace-ms': { type: 'string' }, 'global-concurrency': { type: 'string' }, 'rate-limit': { type: 'string' }, 'hand-back': { type: 'boolean' }, help: { type: 'boolean' } },
-      allowPositionals: false,
-    }).values;
-  } catch (error) {
-    io.stderr(`${describeError(error)}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    io.stdout(USAGE);
-    return 0;
-  }
+  const values = parseCommandFlags(
+    argv,
+    { redis: { type: 'string' }, queue: { type: 'string' }, prefix: { type: 'string' }, concurrency: { type: 'string' }, kinds: { type: 'string' }, 'grace-ms': { type: 'string' }, 'global-concurrency': { type: 'string' }, 'rate-limit': { type: 'string' }, 'hand-back': { type: 'boolean' }, provider: { type: 'string' }, model: { type: 'string' }, 'permission-mode': { type: 'string' }, cwd: { type: 'string' } },
+    USAGE,
+    io,
+  );
+  if (typeof values === 'number') return values;
   let connection: ReturnType<typeof redisOptions>;
   const concurrency = values.concurrency === undefined ? 4 : Number(values.concurrency);
   const graceMs = values['grace-ms'] === undefined ? 30_000 : Number(values['grace-ms']);
   let globalConcurrency: number | undefined;
   let rateLimit: { max: number; durationMs: number } | undefined;
-  const kinds = typeof values.kinds === 'string' ? values.kinds.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '') : [...KINDS];
+  const kinds = typeof values.kinds === 'string' ? values.kinds.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '') : [...DEFAULT_KINDS];
   try {
     connection = redisOptions(typeof values.redis === 'string' ? values.redis : (io.env.TESSERA_REDIS_URL ?? 'redis://127.0.0.1:6379'));
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(values.concurrency)})`);
@@ -78,6 +99,9 @@ export const runWorkerCommand: Subcommand = async (argv, io) => {
       if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) throw new Error(`--rate-limit must look like <max>/<ms>, e.g. 10/1000 (got ${values['rate-limit']})`);
       rateLimit = { max: Number(match[1]), durationMs: Number(match[2]) };
     }
+    if (typeof values['permission-mode'] === 'string' && parsePermissionMode(values['permission-mode']) === undefined) {
+      throw new Error(`--permission-mode ${values['permission-mode']} is not a permission mode (default, acceptEdits, plan, bypassPermissions)`);
+    }
     const unknown = kinds.filter((kind) => !(KINDS as readonly string[]).includes(kind));
     if (unknown.length > 0) throw new Error(`--kinds: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not run by this command (it runs ${KINDS.join(', ')})`);
   } catch (error) {
@@ -86,10 +110,21 @@ export const runWorkerCommand: Subcommand = async (argv, io) => {
   }
   const { probeRedis, startBackgroundWorker } = await import('@tessera/plugin-background-bullmq');
   let worker;
+  let agentHost: { runner: IBackgroundTaskRunner; close(): Promise<void> } | undefined;
   try {
     // One attempt first: the worker's own connections retry forever, which is right once it runs
     // but hides a wrong address at start-up.
     await probeRedis(connection, { timeoutMs: 5_000 });
+    if (kinds.includes('agent')) {
+      const flags = {
+        ...defaultFlags(),
+        ...(typeof values.cwd === 'string' ? { cwd: values.cwd } : {}),
+        ...(typeof values.provider === 'string' ? { provider: values.provider } : {}),
+        ...(typeof values.model === 'string' ? { model: values.model } : {}),
+        ...(typeof values['permission-mode'] === 'string' ? { permissionMode: values['permission-mode'] } : {}),
+      };
+      agentHost = await agentRunner(flags, io);
+    }
     worker = await startBackgroundWorker({
       connection,
       ...(typeof values.queue === 'string' ? { queue: values.queue } : {}),
@@ -98,23 +133,18 @@ export const runWorkerCommand: Subcommand = async (argv, io) => {
       ...(globalConcurrency === undefined ? {} : { globalConcurrency: Object.fromEntries(kinds.map((kind) => [kind, globalConcurrency])) }),
       ...(rateLimit === undefined ? {} : { rateLimit: Object.fromEntries(kinds.map((kind) => [kind, rateLimit])) }),
       kinds: kinds as Array<(typeof KINDS)[number]>,
+      ...(agentHost ? { runners: [agentHost.runner] } : {}),
       onError: (error, context) => io.stderr(`worker: ${context.phase}${context.taskId ? ` (task ${context.taskId})` : ''}: ${describeError(error)}\n`),
     });
   } catch (error) {
     io.stderr(`Could not start the worker: ${describeError(error)}\n`);
+    await agentHost?.close().catch(() => undefined);
     return 1;
   }
   io.stdout(`Tessera worker ${worker.id} is taking ${kinds.join(', ')} tasks from Redis at ${connection.host}:${connection.port}\n`);
-  await new Promise<void>((done) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilStopped();
   await worker.shutdown({ graceMs, reason: 'the worker was stopped', unfinished: values['hand-back'] === true ? 'hand-back' : 'cancel' });
+  await agentHost?.close().catch((error: unknown) => io.stderr(`worker: closing the agent kernel: ${describeError(error)}\n`));
   io.stderr('Worker stopped.\n');
   return 0;
 };
