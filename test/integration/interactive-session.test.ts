@@ -111,6 +111,7 @@ describe('InteractiveSession: events and tool states', () => {
         turns: [
           { thinking: 'let me think', text: 'Calling. ', toolCalls: [{ id: 't1', name: 'Echo', input: { text: 'one' } }, { id: 't2', name: 'Nope', input: {} }], usage: { inputTokens: 100, outputTokens: 10 } },
           { text: 'Done.', usage: { inputTokens: 150, outputTokens: 5 } },
+          { text: 'Again.' },
         ],
         plugins: [toolsPlugin(echo)],
       }),
@@ -143,6 +144,18 @@ describe('InteractiveSession: events and tool states', () => {
     expect(result.usage).toMatchObject({ kind: 'exact', promptTokens: 250, completionTokens: 15, totalTokens: 265 });
     const events = session.getFullHistory().filter((entry) => entry.category === 'event').map((entry) => entry.type);
     expect(events).toEqual(['tool-start', 'tool-end', 'tool-start', 'tool-end', 'tool-summary', 'usage-summary']);
+    // Built when read, yet plain data: enumerable, kept by a spread and by JSON.
+    const summaryEntry = session.getFullHistory().find((entry) => entry.type === 'tool-summary')!;
+    expect(JSON.parse(JSON.stringify(summaryEntry.data))).toMatchObject({ summary: 'Echo(one): success\nNope: error', tools: [{ toolName: 'Echo' }, { toolName: 'Nope' }] });
+    expect(Object.keys(summaryEntry.data as object).sort()).toEqual(['summary', 'tools']);
+    const historyTypes = (history: readonly { type: string }[]) => history.map((entry) => entry.type);
+    expect(historyTypes({ ...result }.history)).toEqual(historyTypes(session.getHistory()));
+    expect(historyTypes((JSON.parse(JSON.stringify(result)) as { history: { type: string }[] }).history)).toEqual(historyTypes(session.getHistory()));
+    // The result's history is the timeline as the turn ended, not what came after it.
+    const atEnd = session.getHistory().length;
+    const second = (await session.submit('again'))!;
+    expect(result.history).toHaveLength(atEnd);
+    expect(second.history.length).toBeGreaterThan(atEnd);
     await session.shutdown();
   });
 

@@ -112,6 +112,32 @@ export class PromptQueueFullError extends TesseraError {
   }
 }
 
+const HISTORY_SOURCE = Symbol('history source');
+
+interface HistorySource {
+  entries: readonly IHistoryEntry[];
+  length: number;
+  copy?: IHistoryEntry[];
+}
+
+/**
+ * `IExecutionResult.history`: one getter shared by every result. A closure made per result
+ * would give each result a hidden class of its own; V8 keeps those (and through the closure
+ * the whole turn's timeline) alive until a full GC, which made every turn survive into the
+ * old generation.
+ */
+const SUMMARY_TEXT = Symbol('tool summary text');
+
+/** A `tool-summary` entry's `summary`, made on first read; shared by every entry, as `resultHistory` is. */
+function toolSummaryText(this: { tools: readonly IToolState[]; [SUMMARY_TEXT]?: string }): string {
+  return (this[SUMMARY_TEXT] ??= this.tools.map((tool) => `${tool.toolName}${tool.firstArg ? `(${tool.firstArg})` : ''}: ${tool.isRunning ? 'interrupted' : (tool.result ?? 'unknown')}`).join('\n'));
+}
+
+function resultHistory(this: { [HISTORY_SOURCE]: HistorySource }): IHistoryEntry[] {
+  const source = this[HISTORY_SOURCE];
+  return (source.copy ??= source.entries.slice(0, source.length).map(displayEntry));
+}
+
 /** `submit` was called after `shutdown()`. */
 export class InteractiveSessionClosedError extends TesseraError {
   constructor(sessionId: string) {
@@ -217,12 +243,13 @@ export class InteractiveSession {
     this.cancelQueue();
     // Also before the session's run has started (the prompt is still being prepared): the turn's
     // own signal is already aborted when `run` starts, so the run ends at once.
-    this.turnAbort?.abort();
+    if (this.turnAbort) this.turnAbort.aborted = true;
     this.session?.abort();
   }
 
   /** Aborts the prompt being executed, from its first step on. */
-  private turnAbort: AbortController | undefined;
+  /** The running prompt's abort request (set before its session run starts, the run starts aborted). */
+  private turnAbort: { aborted: boolean } | undefined;
 
   /** Drops the queued prompt (its `submit` resolves with `undefined`); returns its text. */
   cancelQueue(): string | null {
@@ -254,9 +281,11 @@ export class InteractiveSession {
 
   private async execute(input: string, displayInput: string | undefined, rawInput: string | undefined): Promise<IExecutionResult | undefined> {
     this.executing = true;
-    const turnAbort = new AbortController();
+    // A flag, not an AbortController: once the session's run has started, `abort()` reaches it
+    // through `Session.abort`; a controller per prompt would cost more than the rest of a short turn's bookkeeping.
+    const turnAbort = { aborted: false };
     this.turnAbort = turnAbort;
-    const run = this.runPrompt(input, displayInput, rawInput, turnAbort.signal);
+    const run = this.runPrompt(input, displayInput, rawInput, turnAbort);
     this.current = run;
     try {
       return await run;
@@ -271,7 +300,7 @@ export class InteractiveSession {
     }
   }
 
-  private async runPrompt(input: string, displayInput: string | undefined, rawInput: string | undefined, signal: AbortSignal): Promise<IExecutionResult | undefined> {
+  private async runPrompt(input: string, displayInput: string | undefined, rawInput: string | undefined, turnAbort: { aborted: boolean }): Promise<IExecutionResult | undefined> {
     const session = await this.ready;
     this.streamingText = '';
     this.turnTools = [];
@@ -288,7 +317,8 @@ export class InteractiveSession {
         await checkpoints.beginTurn({ sessionId: session.sessionId, cwd: session.cwd }, displayInput ?? input);
         checkpointOpen = true;
       }
-      const response = await session.run(input, { signal });
+      // Aborted while the prompt was prepared: the run starts aborted and ends at once.
+      const response = await session.run(input, turnAbort.aborted ? { signal: AbortSignal.abort() } : undefined);
       // The summary entries were added on `turn_end`, before the session saved.
       const result = this.turnResult ?? this.finishTurn(session, response);
       this.events.emit('complete', result);
@@ -319,13 +349,9 @@ export class InteractiveSession {
     const tools = this.turnTools.map((state) => (state.isRunning ? { ...state } : state));
     if (tools.length > 0) {
       // The summary text is made when first read (a UI, a save): a long turn has many tools.
-      let summary: string | undefined;
-      const data = {
-        get summary(): string {
-          return (summary ??= tools.map((tool) => `${tool.toolName}${tool.firstArg ? `(${tool.firstArg})` : ''}: ${tool.isRunning ? 'interrupted' : (tool.result ?? 'unknown')}`).join('\n'));
-        },
-        tools,
-      };
+      const data = { tools } as { tools: IToolState[]; summary: string; [SUMMARY_TEXT]?: string };
+      Object.defineProperty(data, SUMMARY_TEXT, { value: undefined, writable: true });
+      Object.defineProperty(data, 'summary', { get: toolSummaryText, enumerable: true, configurable: true });
       this.addEvent(session, 'tool-summary', data);
     }
     const contextState = this.getContextState();
@@ -346,12 +372,11 @@ export class InteractiveSession {
     }
     // The timeline is copied only when someone reads `history` (a long session has many
     // entries): the entries up to this turn's end, as long as history was not replaced since.
-    let history: IHistoryEntry[] | undefined;
-    const entries = session.getFullHistory();
-    const length = entries.length;
-    const view = (): IHistoryEntry[] => (history ??= entries.slice(0, length).map(displayEntry));
     const result = { response, toolSummaries: tools, contextState, ...(usage ? { usage } : {}) } as unknown as IExecutionResult;
-    Object.defineProperty(result, 'history', { get: view, enumerable: true, configurable: true });
+    const entries = session.getFullHistory();
+    const source: HistorySource = { entries, length: entries.length };
+    Object.defineProperty(result, HISTORY_SOURCE, { value: source });
+    Object.defineProperty(result, 'history', { get: resultHistory, enumerable: true, configurable: true });
     return result;
   }
 

@@ -83,7 +83,8 @@ describe.skipIf(!existsSync(distEntry))('crash safety (SIGKILL while appending)'
       expect(trial.file).toBeDefined();
       const file = trial.file as string;
       const load = await readSessionFile(new FileSessionStorage(), file);
-      if (load.status === 'missing') {
+      // A kill between creating the file and its first write leaves it empty: every reader takes that for no session.
+      if (load.status === 'missing' || load.status === 'empty') {
         expect(trial.acknowledged).toBeLessThan(2);
         continue;
       }

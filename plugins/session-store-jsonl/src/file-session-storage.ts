@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { close as closeFd, closeSync, fsync as fsyncFd, existsSync, fdatasync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { open, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import {
@@ -193,14 +193,22 @@ export class FileSessionStorage implements SessionStorage {
   }
 
   async fsyncDir(dir: string): Promise<void> {
-    let handle: FileHandle | undefined;
+    let fd: number | undefined;
     try {
-      handle = await open(dir, 'r');
-      await handle.sync();
+      // Opening is quick; only the flush itself goes to the thread pool.
+      fd = openSync(dir, 'r');
+      const opened = fd;
+      await new Promise<void>((resolve, reject) => fsyncFd(opened, (error) => (error ? reject(error) : resolve())));
     } catch {
       // Some platforms (Windows) cannot open or sync a directory; the rename itself still happened.
     } finally {
-      await handle?.close().catch(() => undefined);
+      if (fd !== undefined) {
+        try {
+          closeSync(fd);
+        } catch {
+          // Nothing was written through this descriptor.
+        }
+      }
     }
   }
 
@@ -209,18 +217,29 @@ export class FileSessionStorage implements SessionStorage {
   }
 }
 
-/** Batches queued lines into one write per event-loop turn; operations run strictly in order. */
+/**
+ * Batches queued lines into one write per event-loop turn; operations run strictly in order.
+ * The file is opened and written synchronously (pi and Claude Code append the same way): a
+ * small append takes microseconds, while a thread-pool round trip costs the main thread more
+ * than that and, on a busy machine, a context switch. `fsync` and `close` stay asynchronous,
+ * because a device flush can take milliseconds.
+ */
 class FileSessionWriter implements SessionStorageWriter {
-  readonly #handle: Promise<FileHandle>;
+  readonly #path: string;
+  readonly #flags: 'a' | 'w' | 'wx';
+  #fd: number | undefined;
   #pending: string[] = [];
   #chain: Promise<void> = Promise.resolve();
   #scheduled = false;
   #error: Error | undefined;
 
-  constructor(path: string, flags: 'a' | 'w') {
-    this.#handle = open(path, flags);
-    // Surface an open failure through getError()/flush(), never as an unhandled rejection.
-    this.#handle.catch((error: unknown) => this.#fail(error));
+  constructor(path: string, flags: 'a' | 'w' | 'wx') {
+    this.#path = path;
+    this.#flags = flags;
+    // Opened in order with the writes; an open failure surfaces through getError()/flush().
+    this.#enqueue(async () => {
+      this.#fd = openSync(this.#path, this.#flags);
+    });
   }
 
   getError(): Error | undefined {
@@ -232,7 +251,7 @@ class FileSessionWriter implements SessionStorageWriter {
     this.#pending.push(line, '\n');
     if (!this.#scheduled) {
       this.#scheduled = true;
-      this.#enqueue(() => this.#drain());
+      this.#enqueue(async () => this.#drain());
     }
   }
 
@@ -242,15 +261,23 @@ class FileSessionWriter implements SessionStorageWriter {
   }
 
   async fsync(): Promise<void> {
-    this.#enqueue(async () => (await this.#handle).datasync());
+    this.#enqueue(() => {
+      const fd = this.#fd;
+      return fd === undefined ? Promise.resolve() : new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+    });
     await this.flush();
   }
 
   async close(): Promise<void> {
-    // Runs even after a latched write error, so a failed writer never leaks its file handle.
+    // Runs even after a latched write error, so a failed writer never leaks its file descriptor.
     this.#chain = this.#chain.then(async () => {
-      const handle = await this.#handle.catch(() => undefined);
-      await handle?.close().catch((error: unknown) => this.#fail(error));
+      const fd = this.#fd;
+      this.#fd = undefined;
+      if (fd === undefined) return;
+      await new Promise<void>((resolve) => closeFd(fd, (error) => {
+        if (error) this.#fail(error);
+        resolve();
+      }));
     });
     await this.flush();
   }
@@ -266,11 +293,14 @@ class FileSessionWriter implements SessionStorageWriter {
     });
   }
 
-  async #drain(): Promise<void> {
+  #drain(): void {
     this.#scheduled = false;
-    const data = this.#pending.join('');
+    const data = Buffer.from(this.#pending.join(''), 'utf8');
     this.#pending = [];
-    await (await this.#handle).writeFile(data);
+    const fd = this.#fd;
+    if (fd === undefined) throw new Error(`${this.#path} is not open`);
+    let offset = 0;
+    while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
   }
 
   #fail(error: unknown): void {

@@ -8,6 +8,7 @@ import { FileSessionStorage } from './file-session-storage.js';
 import { restoreLeaf } from './leaf-marker.js';
 import { migrateToCurrentVersion } from './migrations.js';
 import { defaultAgentDir, sessionDirFor, sessionIdFromFileName } from './paths.js';
+import { SessionFileIndex } from './session-file-index.js';
 import { recordFromSession } from './record-mapping.js';
 import { readHeader } from './session-listing.js';
 import { readSessionFile, splitFileEntries } from './session-loader.js';
@@ -46,7 +47,7 @@ export class JsonlSessionStore implements SessionStore {
    * session up rescans only when a folder changed (a server opening thousands of sessions would
    * otherwise list every file for each new one).
    */
-  #index: { byId: Map<string, string[]>; stamp: string } | undefined;
+  #index: { byId: SessionFileIndex; stamp: string } | undefined;
 
   constructor(options: JsonlSessionStoreOptions = {}) {
     this.#storage = options.storage ?? new FileSessionStorage();
@@ -222,30 +223,24 @@ export class JsonlSessionStore implements SessionStore {
 
   /** Files named for `id`, from the index (read again when a folder changed since). */
   #namedFiles(id: string, useIndexAsIs = false): string[] {
-    if (useIndexAsIs && this.#index) return this.#index.byId.get(id) ?? [];
+    if (useIndexAsIs && this.#index) return this.#index.byId.files(id);
     const stamp = this.#stamp();
     if (!this.#index || this.#index.stamp !== stamp) {
-      const byId = new Map<string, string[]>();
+      const byId = new SessionFileIndex(join(this.#agentDir, 'sessions'));
       for (const file of this.#sessionFiles()) {
         const named = sessionIdFromFileName(file);
-        if (named === undefined) continue;
-        const list = byId.get(named);
-        if (list) list.push(file);
-        else byId.set(named, [file]);
+        if (named !== undefined) byId.add(named, file);
       }
       this.#index = { byId, stamp };
     }
-    return this.#index.byId.get(id) ?? [];
+    return this.#index.byId.files(id);
   }
 
   /** A file this store just created: indexed, and the index's stamp moved past its own change. */
   #indexAdd(id: string, file: string | undefined): void {
     // A session is written once it has a reply: until then there is no file to index.
     if (!this.#index || file === undefined || !this.#storage.existsSync(file)) return;
-    const list = this.#index.byId.get(id);
-    if (list) {
-      if (!list.includes(file)) list.push(file);
-    } else this.#index.byId.set(id, [file]);
+    this.#index.byId.add(id, file);
     this.#index.stamp = this.#stamp();
   }
 

@@ -118,12 +118,13 @@ export class MemorySessionStorage implements SessionStorage {
     if (!this.#files.delete(path)) throw missing(path);
   }
 
-  async fsyncDir(): Promise<void> {
+  async fsyncDir(_dir?: string): Promise<void> {
     // Nothing to make durable.
   }
 
   openWriter(path: string, options: SessionStorageWriterOptions): SessionStorageWriter {
-    if (options.flags === 'w' || !this.#files.has(path)) this.writeTextSync(path, '');
+    if (options.flags === 'wx' && this.#files.has(path)) return failedWriter(Object.assign(new Error(`EEXIST: file already exists, open '${path}'`), { code: 'EEXIST' }));
+    if (options.flags !== 'a' || !this.#files.has(path)) this.writeTextSync(path, '');
     const append = (text: string): void => {
       const file = this.#files.get(path);
       if (!file) throw missing(path);
@@ -151,4 +152,17 @@ export class MemorySessionStorage implements SessionStorage {
       getError: () => error,
     };
   }
+}
+
+/** A writer whose file could not be opened: every call reports `error`. */
+function failedWriter(error: Error): SessionStorageWriter {
+  return {
+    writeLine() {
+      throw error;
+    },
+    flush: () => Promise.reject(error),
+    fsync: () => Promise.reject(error),
+    close: async () => undefined,
+    getError: () => error,
+  };
 }

@@ -289,7 +289,7 @@ export class SessionManager extends AppendMethods {
     this.#tree.add(entry);
     if (this.#persist && this.#persistence.file !== undefined) {
       if (this.#persistence.onDisk) this.#persistence.append(entry);
-      else if (this.#tree.hasAssistant) void this.#persistence.rewrite(this.#header, this.#tree.entries);
+      else if (this.#tree.hasAssistant) void this.#persistence.create(this.#header, this.#tree.entries);
     }
     return entry.id;
   }

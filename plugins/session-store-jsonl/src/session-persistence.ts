@@ -22,6 +22,8 @@ export class SessionPersistence {
   #batch: { file: string | undefined; lines: string[] } | undefined;
   /** The file ends without a newline (torn or hand-edited); the next append must start a new line. */
   #needsNewline = false;
+  /** A directory a file was created in by `create`, not yet fsynced. */
+  #unsyncedDir: string | undefined;
   /** The file holds the header and every entry so far, so entries can be appended one by one. */
   onDisk = false;
 
@@ -48,6 +50,9 @@ export class SessionPersistence {
     const needsNewline = state.needsNewline ?? false;
     this.#enqueue('close', async () => {
       await this.#closeWriter();
+      const dir = this.#unsyncedDir;
+      this.#unsyncedDir = undefined;
+      if (dir !== undefined) await this.storage.fsyncDir(dir);
       this.#needsNewline = needsNewline;
     });
   }
@@ -86,7 +91,17 @@ export class SessionPersistence {
 
   /** Atomically replaces the file with header + entries. */
   rewrite(header: SessionHeader, entries: readonly SessionEntry[]): Promise<void> {
-    // Serialize now: the entries may change before the chain reaches this step.
+    return this.#writeWhole('rewrite', header, entries, async (file, lines) => {
+      await writeAtomically(this.storage, file, lines);
+      this.#needsNewline = false;
+    });
+  }
+
+  /**
+   * Queues a step that replaces the whole file: header + entries serialised now (they may change
+   * before the chain reaches the step), later appends go after them, the current writer closed first.
+   */
+  #writeWhole(operation: string, header: SessionHeader, entries: readonly SessionEntry[], write: (file: string, lines: string[]) => Promise<void>): Promise<void> {
     const lines = [
       JSON.stringify(this.redact ? redactEntry(header, this.redact) : header),
       ...entries.map((entry) => serializeEntry(entry, this.blobs, this.redact)),
@@ -94,15 +109,41 @@ export class SessionPersistence {
     this.onDisk = true;
     this.#batch = undefined;
     const file = this.#file;
-    return this.#enqueue('rewrite', async () => {
+    return this.#enqueue(operation, async () => {
       if (!file) return;
       await this.#closeWriter();
-      await writeAtomically(this.storage, file, lines);
-      this.#needsNewline = false;
+      await write(file, lines);
     });
   }
 
-  /** Waits for every queued write, then forces the file to disk. */
+  /**
+   * Writes header + entries to a file that does not exist yet (a new session's first save):
+   * created exclusively and kept open for the appends that follow, which saves the temp file,
+   * rename and second open of `rewrite`. A crash mid-write leaves a torn last line, which
+   * loading tolerates as it does for any append. When the file exists after all, this is a
+   * `rewrite`. The directory entry is made durable by the next `flush`.
+   */
+  create(header: SessionHeader, entries: readonly SessionEntry[]): Promise<void> {
+    return this.#writeWhole('create', header, entries, async (file, lines) => {
+      this.storage.ensureDirSync(dirname(file));
+      const writer = this.storage.openWriter(file, { flags: 'wx' });
+      try {
+        for (const line of lines) writer.writeLine(line);
+        await writer.flush();
+      } catch (error) {
+        await writer.close().catch(() => undefined);
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        await writeAtomically(this.storage, file, lines);
+        this.#needsNewline = false;
+        return;
+      }
+      this.#writer = writer;
+      this.#needsNewline = false;
+      this.#unsyncedDir = dirname(file);
+    });
+  }
+
+  /** Waits for every queued write, then forces the file (and a directory it was just created in) to disk. */
   async flush(): Promise<void> {
     await this.#chain;
     this.assertHealthy();
@@ -110,6 +151,9 @@ export class SessionPersistence {
     if (!writer) return;
     try {
       await writer.fsync();
+      const dir = this.#unsyncedDir;
+      this.#unsyncedDir = undefined;
+      if (dir !== undefined) await this.storage.fsyncDir(dir);
     } catch (error) {
       this.#latch('fsync', error);
     }

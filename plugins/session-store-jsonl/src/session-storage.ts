@@ -7,8 +7,8 @@ export interface SessionStorageStat {
 }
 
 export interface SessionStorageWriterOptions {
-  /** `a` appends to an existing file (created if missing); `w` truncates. */
-  flags: 'a' | 'w';
+  /** `a` appends to an existing file (created if missing); `w` truncates; `wx` creates a new file and fails (`EEXIST`) when one is there. */
+  flags: 'a' | 'w' | 'wx';
 }
 
 /**

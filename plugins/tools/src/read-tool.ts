@@ -195,7 +195,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
           if (found.size > maxImageBytes) {
             return fail(`Image ${input.file_path} is ${found.size} bytes; the limit is ${maxImageBytes}.`, 'too_large');
           }
-          const bytes = await files.read(path);
+          const bytes = await files.read(path, found.size);
           stateOf().recordRead(context.sessionId, path, { mtimeMs: found.mtimeMs, size: bytes.length, hash: hashBytes(bytes) });
           const blocks: Array<TextBlock | ImageBlock> = [
             { type: 'text', text: `Image ${input.file_path} (${mediaType}, ${bytes.length} bytes):` },
@@ -209,7 +209,7 @@ export function readTool(options: ReadToolOptions = {}): Tool<ReadInput, ReadToo
             'too_large',
           );
         }
-        const bytes = await files.read(path);
+        const bytes = await files.read(path, found.size);
         if (extension === '.pdf') {
           return fail(
             `${input.file_path} is a PDF; Read returns text, images and notebooks only. Extract the text with Bash, e.g. pdftotext -layout "${input.file_path}" -`,

@@ -10,7 +10,7 @@ export class AllowedRoots {
     if (allowedRoots.length === 0) throw new Error('SessionHub needs at least one allowed root folder.');
     this.roots = allowedRoots.map((root) => {
       if (!isAbsolute(root)) throw new Error(`Allowed root ${root} must be an absolute path.`);
-      return realpathSync(root);
+      return realpathSync.native(root);
     });
   }
 
@@ -19,7 +19,7 @@ export class AllowedRoots {
     const wanted = requested === undefined ? (defaultCwd ?? this.roots[0]!) : isAbsolute(requested) ? requested : resolve(this.roots[0]!, requested);
     let real: string;
     try {
-      real = realpathSync(wanted);
+      real = realpathSync.native(wanted);
       if (!statSync(real).isDirectory()) throw new Error('not a directory');
     } catch {
       throw new HubError('invalid_cwd', 400, `cwd ${wanted} is not an existing folder.`, 'cwd');
@@ -32,7 +32,7 @@ export class AllowedRoots {
   contains(path: string): boolean {
     let real: string;
     try {
-      real = realpathSync(path);
+      real = realpathSync.native(path);
     } catch {
       return false;
     }

@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
@@ -36,6 +38,79 @@ export interface ServerAppOptions {
 
 type Variables = { owner: string };
 
+/** What `@hono/node-server` passes as `c.env`: the Node request and response. */
+interface NodeBindings {
+  incoming?: IncomingMessage;
+  outgoing?: ServerResponse;
+}
+
+function nodeBindings(c: Context): NodeBindings | undefined {
+  const env = c.env as NodeBindings | undefined;
+  return env && typeof env.incoming?.on === 'function' && typeof env.outgoing?.writeHead === 'function' ? env : undefined;
+}
+
+function bodyTooLarge(maxBytes: number): HubError {
+  return new HubError('body_too_large', 413, `The request body is larger than ${maxBytes} bytes.`);
+}
+
+/**
+ * The request body as text, at most `maxBytes`. On Node it is read straight from the request
+ * stream (no web stream in between, which costs more than the rest of a small request's
+ * handling); elsewhere through Hono, after the `bodyLimit` middleware has bounded it.
+ */
+async function readBodyText(c: Context, maxBytes: number): Promise<string> {
+  const declared = c.req.header('content-length');
+  if (declared !== undefined && Number(declared) > maxBytes) throw bodyTooLarge(maxBytes);
+  const incoming = nodeBindings(c)?.incoming;
+  if (!incoming || incoming.readableEnded) return c.req.text();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of incoming as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw bodyTooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+}
+
+/** Where a turn's SSE text goes: Hono's stream, or the Node response itself. */
+interface SseSink {
+  /** Resolves once the text is accepted (after `drain` when the socket's buffer is full). */
+  write(text: string): Promise<void>;
+  onAbort(listener: () => void): void;
+}
+
+/** The Node response as a sink: writes go straight to the socket, `close` before the end is a disconnect. */
+function nodeSink(outgoing: ServerResponse): SseSink {
+  // The client may have gone while the turn was being started.
+  let closed = outgoing.destroyed;
+  let waiting: (() => void) | undefined;
+  const aborts: Array<() => void> = [];
+  outgoing.on('close', () => {
+    closed = true;
+    waiting?.();
+    if (!outgoing.writableFinished) for (const listener of aborts) listener();
+  });
+  outgoing.on('drain', () => waiting?.());
+  // A write racing a reset socket is reported by `close`; an `error` event must not crash the server.
+  outgoing.on('error', () => undefined);
+  return {
+    write(text) {
+      if (closed || outgoing.destroyed || outgoing.write(text)) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        waiting = () => {
+          waiting = undefined;
+          resolve();
+        };
+      });
+    },
+    onAbort(listener) {
+      if (closed) queueMicrotask(listener);
+      else aborts.push(listener);
+    },
+  };
+}
+
 /** The AI SDK UI message stream's response headers. */
 export const UI_MESSAGE_STREAM_HEADERS: Record<string, string> = {
   'content-type': 'text/event-stream',
@@ -51,10 +126,10 @@ function errorResponse(c: Context, error: unknown): Response {
 }
 
 /** A body checked against its schema; the first problem is reported with its field. */
-async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+async function parseBodyWithin<T extends z.ZodType>(c: Context, schema: T, maxBytes: number): Promise<z.infer<T>> {
   let raw: unknown;
+  const text = await readBodyText(c, maxBytes);
   try {
-    const text = await c.req.text();
     raw = text.trim() === '' ? {} : JSON.parse(text);
   } catch {
     throw new HubError('invalid_json', 400, 'The request body is not valid JSON.');
@@ -86,13 +161,11 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
   if (options.corsOrigins && options.corsOrigins.length > 0) {
     app.use('*', cors({ origin: [...options.corsOrigins], allowHeaders: ['authorization', 'content-type'], allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'] }));
   }
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: options.maxBodyBytes ?? 1024 * 1024,
-      onError: (c) => c.json({ error: { code: 'body_too_large', message: `The request body is larger than ${options.maxBodyBytes ?? 1024 * 1024} bytes.` } }, 413),
-    }),
-  );
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const limitBody = bodyLimit({ maxSize: maxBodyBytes, onError: (c) => errorResponse(c, bodyTooLarge(maxBodyBytes)) });
+  // On Node, JSON bodies are bounded while `parseBody` reads them; the MCP handler reads its own body through Hono.
+  app.use('*', (c, next) => (nodeBindings(c) && !c.req.path.startsWith('/mcp') ? next() : limitBody(c, next)));
+  const parseBody = <T extends z.ZodType>(c: Context, schema: T) => parseBodyWithin(c, schema, maxBodyBytes);
 
   app.get('/health', (c) => c.json({ ok: true, sessions: hub.size }));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
@@ -174,73 +247,100 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
 
   /** The turn's parts as SSE, replayed from its start; bounded per client; keep-alive comments. */
   function streamTurn(c: Context, turn: Turn, owner: string, sessionId: string): Response {
+    const node = nodeBindings(c);
+    if (node?.outgoing) {
+      // Straight to the socket: a web stream per response costs more than the parts it carries.
+      const headers: Record<string, string> = {};
+      if (options.corsOrigins && options.corsOrigins.length > 0) {
+        c.res.headers.forEach((value, name) => (headers[name] = value));
+        headers.vary = 'Origin';
+      }
+      Object.assign(headers, UI_MESSAGE_STREAM_HEADERS);
+      const outgoing = node.outgoing;
+      outgoing.writeHead(200, headers);
+      outgoing.flushHeaders();
+      void pumpTurn(turn, nodeSink(outgoing), owner, sessionId)
+        .catch(() => undefined)
+        .finally(() => outgoing.end());
+      return RESPONSE_ALREADY_SENT;
+    }
     for (const [name, value] of Object.entries(UI_MESSAGE_STREAM_HEADERS)) c.header(name, value);
-    return streamSSE(c, async (stream: SSEStreamingApi) => {
-      // Parts as JSON text (serialised once), `undefined` for the end.
-      const queue: Array<string | undefined> = [];
-      let queuedBytes = 0;
-      let wake: (() => void) | undefined;
-      let overflow = false;
-      turn.viewers += 1;
-      const stop = turn.follow((chunk) => {
-        const data = chunk === undefined ? undefined : JSON.stringify(chunk);
-        queuedBytes += data?.length ?? 0;
-        if (queuedBytes > (options.maxBufferedBytes ?? 4 * 1024 * 1024)) overflow = true;
-        queue.push(data);
-        wake?.();
-      });
-      let disconnected = false;
-      stream.onAbort(() => {
-        disconnected = true;
-        wake?.();
-      });
-      const keepAlive = setInterval(() => {
-        void stream.write(': keep-alive\n\n').catch(() => undefined);
-      }, options.keepAliveMs ?? 15_000);
-      keepAlive.unref();
-      try {
-        for (;;) {
-          if (disconnected) break;
-          if (overflow) {
-            await stream.writeSSE({ data: JSON.stringify({ type: 'error', errorText: 'This client read too slowly; its stream was ended. Re-attach with GET /v1/sessions/:id/stream.' }) });
+    return streamSSE(c, (stream: SSEStreamingApi) => pumpTurn(turn, { write: (text) => stream.write(text).then(() => undefined), onAbort: (listener) => stream.onAbort(listener) }, owner, sessionId));
+  }
+
+  async function pumpTurn(turn: Turn, sink: SseSink, owner: string, sessionId: string): Promise<void> {
+    const maxBuffered = options.maxBufferedBytes ?? 4 * 1024 * 1024;
+    // Parts as JSON text (serialised once), `undefined` for the end.
+    let queue: Array<string | undefined> = [];
+    let queuedBytes = 0;
+    let wake: (() => void) | undefined;
+    let overflow = false;
+    turn.viewers += 1;
+    const stop = turn.follow((chunk) => {
+      if (overflow) return;
+      const data = chunk === undefined ? undefined : JSON.stringify(chunk);
+      queuedBytes += data?.length ?? 0;
+      if (queuedBytes > maxBuffered) {
+        // Past the bound nothing more is kept for this client: its stream ends with an error part.
+        overflow = true;
+        queue = [];
+        queuedBytes = 0;
+      } else queue.push(data);
+      wake?.();
+    });
+    let disconnected = false;
+    sink.onAbort(() => {
+      disconnected = true;
+      wake?.();
+    });
+    const keepAlive = setInterval(() => {
+      void sink.write(': keep-alive\n\n').catch(() => undefined);
+    }, options.keepAliveMs ?? 15_000);
+    keepAlive.unref();
+    try {
+      for (;;) {
+        if (disconnected) break;
+        if (overflow) {
+          await sink.write(`data: ${JSON.stringify({ type: 'error', errorText: 'This client read too slowly; its stream was ended. Re-attach with GET /v1/sessions/:id/stream.' })}\n\n`);
+          break;
+        }
+        if (queue.length === 0) {
+          if (turn.done) {
+            await sink.write('data: [DONE]\n\n');
             break;
           }
-          if (queue.length === 0) {
-            if (turn.done) {
-              await stream.write('data: [DONE]\n\n');
-              break;
-            }
-            await new Promise<void>((resolve) => (wake = resolve));
-            wake = undefined;
-            continue;
-          }
-          // Everything queued goes out in one write: a burst of parts costs one syscall, not one each.
-          let batch = '';
-          let ended = false;
-          while (queue.length > 0) {
-            const data = queue.shift();
-            if (data === undefined) {
-              ended = true;
-              break;
-            }
-            queuedBytes -= data.length;
-            batch += `data: ${data}\n\n`;
-          }
-          if (ended) batch += 'data: [DONE]\n\n';
-          await stream.write(batch);
-          if (ended) break;
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          continue;
         }
-      } finally {
-        clearInterval(keepAlive);
-        stop();
-        turn.viewers -= 1;
-        // A turn followed from another replica belongs to that replica's clients: leaving it aborts nothing.
-        if (disconnected && !turn.done && !turn.remote && turn.viewers === 0 && options.abortOnDisconnect !== false) {
-          // The turn runs here, so nothing is forwarded; a session deleted meanwhile has nothing to abort.
-          void hub.abort(owner, sessionId).catch(() => undefined);
+        // Everything queued goes out in one write: a burst of parts costs one syscall, not one each.
+        let batch = '';
+        let ended = false;
+        const pending = queue;
+        queue = [];
+        for (let index = 0; index < pending.length; index++) {
+          const data = pending[index];
+          if (data === undefined) {
+            ended = true;
+            break;
+          }
+          queuedBytes -= data.length;
+          batch += `data: ${data}\n\n`;
         }
+        if (ended) batch += 'data: [DONE]\n\n';
+        await sink.write(batch);
+        if (ended) break;
       }
-    });
+    } finally {
+      clearInterval(keepAlive);
+      stop();
+      turn.viewers -= 1;
+      // A turn followed from another replica belongs to that replica's clients: leaving it aborts nothing.
+      if (disconnected && !turn.done && !turn.remote && turn.viewers === 0 && options.abortOnDisconnect !== false) {
+        // The turn runs here, so nothing is forwarded; a session deleted meanwhile has nothing to abort.
+        void hub.abort(owner, sessionId).catch(() => undefined);
+      }
+    }
   }
 
   return app;

@@ -12,7 +12,7 @@ import { testPreset } from '@tessera/preset-test';
 import { ApprovalRouter, type SessionFactory } from '@tessera/session-hub';
 import { hashToken } from './auth.js';
 import { startServer, type RunningServer, type StartServerOptions } from './serve.js';
-import { SessionHub } from './session-hub.js';
+import { SessionHub, type SessionHubOptions } from './session-hub.js';
 
 export const TOKEN_A = 'token-alice-0123456789';
 export const TOKEN_B = 'token-bob-9876543210';
@@ -36,6 +36,7 @@ export async function startServerHarness(options: {
   root?: string;
   server?: Partial<StartServerOptions>;
   permissionTimeoutMs?: number;
+  hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner'>;
 } = {}): Promise<ServerHarness> {
   const root = options.root ?? realpathSync(mkdtempSync(join(tmpdir(), 'tessera-server-')));
   const workspace = join(root, 'project');
@@ -57,7 +58,7 @@ export async function startServerHarness(options: {
     },
     list: (cwd) => InteractiveSession.listResumableSessions(kernel, cwd),
   };
-  const hub = new SessionHub({ sessions, approvals, allowedRoots: [root], defaultCwd: workspace, permissionTimeoutMs: options.permissionTimeoutMs ?? 10_000 });
+  const hub = new SessionHub({ sessions, approvals, allowedRoots: [root], defaultCwd: workspace, permissionTimeoutMs: options.permissionTimeoutMs ?? 10_000, ...options.hub });
   const { TokenAuth } = await import('./auth.js');
   const server = await startServer({ hub, auth: new TokenAuth([{ id: 'alice', sha256: hashToken(TOKEN_A) }, { id: 'bob', sha256: hashToken(TOKEN_B) }]), ...options.server });
   return {

@@ -192,6 +192,35 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     expect(existsSync(join(h.workspace, 'never.txt'))).toBe(false);
   });
 
+  it('per-token limits: live sessions and turns running at once; another token is not counted', async () => {
+    const h = await start({ hub: { maxSessionsPerOwner: 2, maxConcurrentTurnsPerOwner: 1 }, turns: [{ text: Array.from({ length: 30 }, (_, index) => `w${index} `), delayMs: 10 }, { text: 'second' }] });
+    const first = await createSession(h);
+    const second = await createSession(h);
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: {} }))).toMatchObject({ status: 429, code: 'too_many_sessions' });
+    await createSession(h, {}, TOKEN_B);
+    const running = await h.request(`/v1/sessions/${first.id}/messages`, { method: 'POST', json: { prompt: 'slow' } });
+    expect(await errorOf(await h.request(`/v1/sessions/${second.id}/messages`, { method: 'POST', json: { prompt: 'too' } }))).toMatchObject({ status: 429, code: 'too_many_turns' });
+    await readSse(running);
+    const after = await h.request(`/v1/sessions/${second.id}/messages`, { method: 'POST', json: { prompt: 'now' } });
+    expect(after.status).toBe(200);
+    await readSse(after);
+    expect((await h.request(`/v1/sessions/${first.id}`, { method: 'DELETE' })).status).toBe(204);
+    await createSession(h);
+  });
+
+  it('a chunked body past the limit is refused while it is read', async () => {
+    const h = await start({ server: { maxBodyBytes: 16 * 1024 } });
+    const big = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`{"name":"${'x'.repeat(40 * 1024)}"}`));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${h.server.url}/v1/sessions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json' }, body: big, duplex: 'half' } as RequestInit);
+    expect(await errorOf(response)).toMatchObject({ status: 413, code: 'body_too_large' });
+    expect(h.hub.size).toBe(0);
+  });
+
   it('a client that disconnects mid-turn aborts it by default', async () => {
     const h = await start({ turns: [{ text: Array.from({ length: 200 }, (_, index) => `w${index} `), delayMs: 20 }] });
     const { id } = await createSession(h);

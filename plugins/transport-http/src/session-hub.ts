@@ -49,6 +49,8 @@ const DEFAULT_PERMISSION_TIMEOUT_MS = 60_000;
  */
 export class SessionHub {
   private readonly live = new Map<string, HubSession>();
+  /** The live sessions of each owner, so per-token limits and lists never scan every session. */
+  private readonly liveByOwner = new Map<string, Set<HubSession>>();
   /** Each live session's approval route, removed when the session leaves the hub. */
   private readonly unroute = new Map<string, () => void>();
   /** Replica mode: the work on each session id that must not overlap (loading, reopening). */
@@ -92,7 +94,7 @@ export class SessionHub {
 
   /** The owner's sessions live in this process. */
   list(owner: string): SessionSummary[] {
-    return [...this.live.values()].filter((session) => session.owner === owner).map((session) => session.summary());
+    return [...(this.liveByOwner.get(owner) ?? [])].map((session) => session.summary());
   }
 
   /** The owner's sessions: live here and, in replica mode, the owner's stored ones (newest first) not live here. */
@@ -158,8 +160,7 @@ export class SessionHub {
     const cluster = this.options.cluster;
     const session = await this.open(owner, id);
     if (session.running) throw new HubError('turn_in_progress', 409, 'A turn is already running in this session; wait for it or abort it.');
-    const running = [...this.live.values()].filter((candidate) => candidate.owner === owner && candidate.running).length;
-    if (running >= (this.options.maxConcurrentTurnsPerOwner ?? 4)) {
+    if (this.atTurnLimit(owner)) {
       throw new HubError('too_many_turns', 429, `At most ${this.options.maxConcurrentTurnsPerOwner ?? 4} turns may run at once per token.`);
     }
     if (!cluster) return this.runTurn(session, prompt);
@@ -274,6 +275,7 @@ export class SessionHub {
     this.closing = true;
     const sessions = [...this.live.values()];
     this.live.clear();
+    this.liveByOwner.clear();
     for (const stop of this.unroute.values()) stop();
     this.unroute.clear();
     await Promise.all(
@@ -288,9 +290,18 @@ export class SessionHub {
     return this.live.size;
   }
 
+  /** True when `owner` already runs as many turns here as it may (fewer sessions than the limit never can). */
+  private atTurnLimit(owner: string): boolean {
+    const mine = this.liveByOwner.get(owner);
+    const limit = this.options.maxConcurrentTurnsPerOwner ?? 4;
+    if (!mine || mine.size < limit) return false;
+    let running = 0;
+    for (const session of mine) if (session.running && ++running >= limit) return true;
+    return false;
+  }
+
   private checkSessionLimit(owner: string): void {
-    const mine = [...this.live.values()].filter((session) => session.owner === owner);
-    if (mine.length >= (this.options.maxSessionsPerOwner ?? 100)) {
+    if ((this.liveByOwner.get(owner)?.size ?? 0) >= (this.options.maxSessionsPerOwner ?? 100)) {
       throw new HubError('too_many_sessions', 429, `At most ${this.options.maxSessionsPerOwner ?? 100} live sessions per token; delete one first.`);
     }
   }
@@ -438,6 +449,9 @@ export class SessionHub {
   private forget(session: HubSession): void {
     if (this.live.get(session.id) !== session) return;
     this.live.delete(session.id);
+    const mine = this.liveByOwner.get(session.owner);
+    mine?.delete(session);
+    if (mine?.size === 0) this.liveByOwner.delete(session.owner);
     this.unroute.get(session.id)?.();
     this.unroute.delete(session.id);
   }
@@ -475,6 +489,9 @@ export class SessionHub {
   private adopt(owner: string, cwd: string, interactive: InteractiveSession, createdAt = new Date().toISOString()): HubSession {
     const session = new HubSession(interactive.getSessionId(), owner, cwd, createdAt, interactive);
     this.live.set(session.id, session);
+    const mine = this.liveByOwner.get(owner);
+    if (mine) mine.add(session);
+    else this.liveByOwner.set(owner, new Set([session]));
     this.unroute.set(session.id, this.options.approvals.route(session.id, { requestApproval: (request) => session.ask(request, this.options.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS) }));
     return session;
   }

@@ -42,8 +42,15 @@ if (process.env.BENCH_PROFILE) {
   const inspector = new Session();
   inspector.connect();
   await inspector.post('Profiler.enable');
-  await inspector.post('Profiler.start');
+  // The first SIGUSR2 starts the profiler (after the client's warm-up); the second writes the profile.
+  let running = false;
   process.on('SIGUSR2', async () => {
+    if (!running) {
+      running = true;
+      await inspector.post('Profiler.start');
+      process.stderr.write('profiling\n');
+      return;
+    }
     const { profile } = await inspector.post('Profiler.stop');
     (await import('node:fs')).writeFileSync(process.env.BENCH_PROFILE, JSON.stringify(profile));
     process.stderr.write('profile written\n');
@@ -53,7 +60,7 @@ const server = await startServer({ hub, auth: new TokenAuth([{ id: 'bench', sha2
 process.stdout.write(`${server.url}\n`);
 process.stdin.on('data', () => {
   globalThis.gc?.();
-  process.stdout.write(`${JSON.stringify({ rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed, sessions: hub.size })}\n`);
+  process.stdout.write(`${JSON.stringify({ rss: process.memoryUsage.rss(), heap: process.memoryUsage().heapUsed, external: process.memoryUsage().external, sessions: hub.size })}\n`);
 });
 process.stdin.on('end', async () => {
   await server.close();
