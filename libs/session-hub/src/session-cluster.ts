@@ -96,6 +96,12 @@ export interface SessionCluster {
    * while it runs the session's turn (holding its lock). Resolves once requests reach `handler`.
    */
   serveControl(sessionId: string, handler: ClusterControlHandler): Promise<() => void>;
+  /**
+   * Calls `listener` with the id of each turn of the session as it starts, on any replica (this
+   * one too), until the returned function is called. Optional: without it, a client of one
+   * replica sees a turn run on another only when it asks for it (`attach`).
+   */
+  watchTurns?(sessionId: string, listener: (turnId: string) => void): Promise<() => void>;
 }
 
 /** The session's lock is held elsewhere (another replica runs a turn in it). */

@@ -145,6 +145,42 @@ describe.runIf(hasRedisServer)('RedisSessionCluster: heads and turn fan-out (rea
     expect(again).toEqual(seen);
   });
 
+  it('announces each turn start to the watchers of its session on every replica, until they stop watching', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix);
+    const onB: string[] = [];
+    const onA: string[] = [];
+    const otherSession: string[] = [];
+    const stopB = await b.cluster.watchTurns('s1', (turnId) => onB.push(turnId));
+    const stopSecondB = await b.cluster.watchTurns('s1', (turnId) => onB.push(`second:${turnId}`));
+    const stopA = await a.cluster.watchTurns('s1', (turnId) => onA.push(turnId));
+    cleanups.push(stopA);
+    cleanups.push(await b.cluster.watchTurns('s2', (turnId) => otherSession.push(turnId)));
+    a.cluster.publish('s1', { type: 'turn-start', turnId: 't1' });
+    a.cluster.publish('s1', { type: 'turn-part', turnId: 't1', part: { type: 'text-delta', delta: 'x' } });
+    a.cluster.publish('s1', { type: 'turn-end', turnId: 't1' });
+    await until(() => (onB.length === 2 && onA.length === 1) || undefined, 'the start to reach both replicas');
+    expect(onB).toEqual(['t1', 'second:t1']);
+    expect(onA).toEqual(['t1']);
+    // The announced turn is there to follow.
+    const events: ClusterTurnEvent[] = [];
+    await b.cluster.follow('s1', 't1', (event) => events.push(event));
+    expect(events.map((event) => event.type)).toEqual(['turn-start', 'turn-part', 'turn-end']);
+
+    stopB();
+    stopB();
+    b.cluster.publish('s1', { type: 'turn-start', turnId: 't2' });
+    await until(() => onA.length === 2 || undefined, 'the second start');
+    expect(onB).toEqual(['t1', 'second:t1', 'second:t2']);
+    stopSecondB();
+    a.cluster.publish('s1', { type: 'turn-start', turnId: 't3' });
+    await until(() => onA.length === 3 || undefined, 'the third start');
+    expect(onB).toEqual(['t1', 'second:t1', 'second:t2']);
+    expect(otherSession).toEqual([]);
+    expect(a.reports.concat(b.reports)).toEqual([]);
+  });
+
   it('ends a followed turn as lost when its replica lets go of the session without ending it', async () => {
     const prefix = prefixOf();
     const a = replica(prefix);

@@ -25,7 +25,8 @@ export interface RedisSessionClusterOptions {
  * `SessionCluster` on Redis, beside a `RedisSessionStore`: locks (`<prefix>:session:<id>:lock`),
  * stored heads read from the store's hashes, turn events on a stream per session
  * (`<prefix>:session:<id>:turn`), control requests on a pub/sub channel per session
- * (`<prefix>:session:<id>:control`, answered on `<prefix>:control:replies:<uuid>`). Its
+ * (`<prefix>:session:<id>:control`, answered on `<prefix>:control:replies:<uuid>`), turn starts
+ * announced on `<prefix>:session:<id>:turns`. Its
  * subscriber connection is its own: `close()` it (the plugin does at kernel shutdown).
  */
 export class RedisSessionCluster implements SessionCluster {
@@ -110,6 +111,10 @@ export class RedisSessionCluster implements SessionCluster {
 
   serveControl(sessionId: string, handler: ClusterControlHandler): Promise<() => void> {
     return this.controls.serveControl(sessionId, handler);
+  }
+
+  watchTurns(sessionId: string, listener: (turnId: string) => void): Promise<() => void> {
+    return this.controls.watchTurns(sessionId, listener);
   }
 
   /** Closes the connection control requests use (the shared one is the store's owner's to close). */

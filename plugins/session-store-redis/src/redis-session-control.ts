@@ -45,6 +45,8 @@ export class RedisSessionControl {
   private readonly waiting = new Map<string, Waiting>();
   /** Channel → the session it controls and its handler. */
   private readonly served = new Map<string, { sessionId: string; handler: ClusterControlHandler }>();
+  /** Turn-start channel → its watchers. */
+  private readonly turnWatchers = new Map<string, Set<(turnId: string) => void>>();
   private closed = false;
 
   constructor(private readonly options: RedisSessionControlOptions) {
@@ -90,11 +92,40 @@ export class RedisSessionControl {
     };
   }
 
+  /** Calls `listener` with the id of each turn of the session that starts, on any replica, until the returned function is called. */
+  async watchTurns(sessionId: string, listener: (turnId: string) => void): Promise<() => void> {
+    const channel = this.options.keys.turnStarts(sessionId);
+    const subscriber = await this.connection();
+    let watchers = this.turnWatchers.get(channel);
+    const first = watchers === undefined;
+    if (!watchers) this.turnWatchers.set(channel, (watchers = new Set()));
+    watchers.add(listener);
+    if (first) {
+      try {
+        await this.options.call('watch turns', () => subscriber.subscribe(channel));
+      } catch (error) {
+        watchers.delete(listener);
+        if (watchers.size === 0 && this.turnWatchers.get(channel) === watchers) this.turnWatchers.delete(channel);
+        throw error;
+      }
+    }
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      watchers.delete(listener);
+      if (watchers.size > 0 || this.turnWatchers.get(channel) !== watchers) return;
+      this.turnWatchers.delete(channel);
+      subscriber.unsubscribe(channel).catch((error: unknown) => this.options.report(error, 'stop watching turns'));
+    };
+  }
+
   /** Fails the requests still waiting and closes the subscriber connection. */
   async close(): Promise<void> {
     this.closed = true;
     for (const [id, waiting] of this.waiting) this.settle(id, new SessionControlError(waiting.sessionId, 'failed', 'this server is shutting down'));
     this.served.clear();
+    this.turnWatchers.clear();
     const subscriber = await this.subscriber?.catch(() => undefined);
     this.subscriber = undefined;
     subscriber?.disconnect();
@@ -124,6 +155,17 @@ export class RedisSessionControl {
     if (channel === this.repliesChannel) {
       const answer = parseJson(text) as Partial<ControlAnswer> | undefined;
       if (typeof answer?.id === 'string') this.settle(answer.id, answer as ControlAnswer);
+      return;
+    }
+    const watchers = this.turnWatchers.get(channel);
+    if (watchers) {
+      for (const watcher of [...watchers]) {
+        try {
+          watcher(text);
+        } catch (error) {
+          this.options.report(error, 'tell a watcher a turn started');
+        }
+      }
       return;
     }
     const served = this.served.get(channel);

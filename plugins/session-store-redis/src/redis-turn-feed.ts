@@ -43,7 +43,11 @@ export class RedisTurnFeed {
     if (event.type === 'turn-part') fields.push('part', JSON.stringify(event.part));
     if (event.type === 'turn-start') redis.del(key).catch(failed);
     redis.xadd(key, '*', ...fields).catch(failed);
-    if (event.type === 'turn-start') redis.pexpire(key, RUNNING_TTL_MS).catch(failed);
+    if (event.type === 'turn-start') {
+      redis.pexpire(key, RUNNING_TTL_MS).catch(failed);
+      // After the stream holds the start: a watcher that follows at once finds it.
+      redis.publish(keys.turnStarts(sessionId), event.turnId).catch(failed);
+    }
     if (event.type === 'turn-end') redis.pexpire(key, ENDED_TTL_MS).catch(failed);
   }
 

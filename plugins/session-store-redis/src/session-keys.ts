@@ -17,6 +17,8 @@ export interface SessionKeys {
   turn(sessionId: string): string;
   /** Pub/sub channel per session (no key): control requests to the replica running its turn. */
   control(sessionId: string): string;
+  /** Pub/sub channel per session (no key): the id of each turn as it starts, on any replica. */
+  turnStarts(sessionId: string): string;
   /** Pub/sub channel per cluster instance (no key): answers to its control requests. */
   replies(instanceId: string): string;
 }
@@ -46,6 +48,7 @@ export function createSessionKeys(prefix: string): SessionKeys {
     lock: (sessionId) => `${base(sessionId)}:lock`,
     turn: (sessionId) => `${base(sessionId)}:turn`,
     control: (sessionId) => `${base(sessionId)}:control`,
+    turnStarts: (sessionId) => `${base(sessionId)}:turns`,
     replies: (instanceId) => {
       if (!INSTANCE.test(instanceId)) throw new Error(`"${instanceId.slice(0, 80)}" is not a cluster instance id (a UUID).`);
       return `${prefix}:control:replies:${instanceId}`;

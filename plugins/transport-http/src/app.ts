@@ -360,6 +360,7 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
     upgrade((c) => {
       const owner = (c as Context<{ Variables: Variables }>).get('owner');
       const subscriptions = new Map<string, () => void>();
+      let closed = false;
       return {
         onMessage(event, ws) {
           const raw = ws.raw as { bufferedAmount?: number } | undefined;
@@ -385,12 +386,18 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
             return;
           }
           const reply = (ok: boolean, payload: Record<string, unknown>): void => send({ type: 'result', request: message.type, sessionId: message.sessionId, ok, ...payload });
+          // One subscription per session and socket; in replica mode it also brings turns started on other replicas.
+          const subscribe = async (sessionId: string): Promise<void> => {
+            if (subscriptions.has(sessionId)) return;
+            const stop = await hub.watch(owner, sessionId, (chunk) => send({ type: 'chunk', sessionId, chunk }));
+            if (subscriptions.has(sessionId) || closed) stop();
+            else subscriptions.set(sessionId, stop);
+          };
           void (async () => {
             try {
               switch (message.type) {
                 case 'subscribe': {
-                  const session = await hub.open(owner, message.sessionId);
-                  if (!subscriptions.has(session.id)) subscriptions.set(session.id, session.watch((chunk) => send({ type: 'chunk', sessionId: session.id, chunk })));
+                  await subscribe(message.sessionId);
                   reply(true, {});
                   return;
                 }
@@ -400,8 +407,7 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
                   reply(true, {});
                   return;
                 case 'prompt': {
-                  const session = await hub.open(owner, message.sessionId);
-                  if (!subscriptions.has(session.id)) subscriptions.set(session.id, session.watch((chunk) => send({ type: 'chunk', sessionId: session.id, chunk })));
+                  await subscribe(message.sessionId);
                   const turn = await hub.startTurn(owner, message.sessionId, message.prompt);
                   reply(true, { turnId: turn.id });
                   return;
@@ -426,6 +432,7 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
           })();
         },
         onClose() {
+          closed = true;
           for (const stop of subscriptions.values()) stop();
           subscriptions.clear();
         },

@@ -49,6 +49,8 @@ const DEFAULT_PERMISSION_TIMEOUT_MS = 60_000;
  */
 export class SessionHub {
   private readonly live = new Map<string, HubSession>();
+  /** Sessions whose turns the cluster announces to this replica (replica mode): how many watchers need it, and how to stop. */
+  private readonly turnWatches = new Map<string, { count: number; stop: Promise<() => void> }>();
   /** The live sessions of each owner, so per-token limits and lists never scan every session. */
   private readonly liveByOwner = new Map<string, Set<HubSession>>();
   /** Each live session's approval route, removed when the session leaves the hub. */
@@ -134,6 +136,54 @@ export class SessionHub {
       if (loaded) return this.get(owner, id);
       return this.load(owner, id, cluster);
     });
+  }
+
+  /**
+   * Sends `listener` the parts of every turn of the owner's session until the returned function
+   * is called (a WebSocket subscription). In replica mode that includes turns started on other
+   * replicas: the cluster announces each start and this replica follows the turn.
+   */
+  async watch(owner: string, id: string, listener: (chunk: UIChunk) => void): Promise<() => void> {
+    const session = await this.open(owner, id);
+    const stopWatching = session.watch(listener);
+    const cluster = this.options.cluster;
+    if (!cluster?.watchTurns) return stopWatching;
+    let remote = this.turnWatches.get(session.id);
+    if (!remote) {
+      const sessionId = session.id;
+      const watch = this.clustered(() => cluster.watchTurns!(sessionId, (turnId) => this.followAnnounced(sessionId, turnId)));
+      remote = { count: 0, stop: watch };
+      this.turnWatches.set(sessionId, remote);
+      watch.catch(() => {
+        if (this.turnWatches.get(sessionId) === remote) this.turnWatches.delete(sessionId);
+      });
+    }
+    const entry = remote;
+    entry.count += 1;
+    try {
+      await entry.stop;
+    } catch (error) {
+      entry.count -= 1;
+      stopWatching();
+      throw error;
+    }
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      stopWatching();
+      entry.count -= 1;
+      if (entry.count > 0 || this.turnWatches.get(session.id) !== entry) return;
+      this.turnWatches.delete(session.id);
+      void entry.stop.then((stop) => stop(), () => undefined);
+    };
+  }
+
+  /** A turn of a watched session started somewhere: one started on another replica is followed here, so its watchers get its parts. */
+  private followAnnounced(sessionId: string, turnId: string): void {
+    const session = this.live.get(sessionId);
+    if (!session || session.turn?.id === turnId) return;
+    void this.attach(session.owner, sessionId).catch(() => undefined);
   }
 
   async rename(owner: string, id: string, name: string): Promise<HubSession> {
@@ -276,6 +326,8 @@ export class SessionHub {
     const sessions = [...this.live.values()];
     this.live.clear();
     this.liveByOwner.clear();
+    for (const watch of this.turnWatches.values()) void watch.stop.then((stop) => stop(), () => undefined);
+    this.turnWatches.clear();
     for (const stop of this.unroute.values()) stop();
     this.unroute.clear();
     await Promise.all(

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashToken } from '@tessera/plugin-transport-http';
 import { Redis } from 'ioredis';
+import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hasRedisServer, startRedis, until, type TestRedis } from '../../../plugins/background-bullmq/src/testing/redis-server.test-helper.js';
 import { readTurnAnswering } from './ui-stream.test-helper.js';
@@ -209,6 +210,20 @@ describe.runIf(hasRedisServer)('tessera serve replicas (two processes, real redi
     expect(outputs(textB)).toEqual(outputs(textA));
     expect((await b.call(`/v1/sessions/${id}/stream`)).status).toBe(204);
 
+    // A WebSocket client of B that only subscribed gets the next turn started on A, pushed to it.
+    const socket = new WebSocket(`${b.url.replace('http', 'ws')}/v1/ws?token=${ALICE}`);
+    const frames: Array<{ type: string; chunk?: Record<string, unknown> }> = [];
+    socket.on('message', (data) => frames.push(JSON.parse(String(data)) as { type: string; chunk?: Record<string, unknown> }));
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    socket.send(JSON.stringify({ type: 'subscribe', sessionId: id }));
+    await until(() => frames.find((frame) => frame.type === 'result') ?? undefined, 'the subscription');
+    expect(frames[0]).toMatchObject({ type: 'result', ok: true });
+    const textOnA = await drain(await a.call(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'turn 5b' } }), a, id);
+    await until(() => frames.some((frame) => frame.chunk?.type === 'finish') || undefined, 'the turn on A to reach the socket on B', 20_000);
+    const pushed = frames.filter((frame) => frame.type === 'chunk').map((frame) => frame.chunk!);
+    expect(pushed.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta).join('')).toBe(answerText(textOnA));
+    socket.close();
+
     // Prompts sent to both at once: one runs, the other is refused with 409.
     const [first, second] = await Promise.all([
       a.call(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'turn 6 on A' } }),
@@ -221,7 +236,7 @@ describe.runIf(hasRedisServer)('tessera serve replicas (two processes, real redi
 
     const finalA = await historyOf(a, id);
     expect(await historyOf(b, id)).toEqual(finalA);
-    expect(prompts(finalA)).toEqual(['turn 1', 'turn 2', 'turn 3', 'turn 4', 'turn 5', winner === a ? 'turn 6 on A' : 'turn 6 on B']);
+    expect(prompts(finalA)).toEqual(['turn 1', 'turn 2', 'turn 3', 'turn 4', 'turn 5', 'turn 5b', winner === a ? 'turn 6 on A' : 'turn 6 on B']);
     expect(finalA.slice(0, fromA.length)).toEqual(fromA);
 
     const client = new Redis({ host: '127.0.0.1', port: redis.port });
