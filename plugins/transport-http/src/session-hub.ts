@@ -101,12 +101,27 @@ export class SessionHub {
 
   /** The owner's sessions: live here and, in replica mode, the owner's stored ones (newest first) not live here. */
   async sessionsOf(owner: string): Promise<SessionSummary[]> {
-    const live = this.list(owner);
     const cluster = this.options.cluster;
-    if (!cluster) return live;
+    if (!cluster) return this.list(owner);
+    const live = [...(this.liveByOwner.get(owner) ?? [])];
     const stored = await this.clustered(() => cluster.heads());
     const others = stored.filter((head) => head.fields[this.ownerField] === owner && !this.live.has(head.id) && this.roots.contains(head.cwd));
-    return [...live, ...others.map((head) => storedSummary(head))];
+    // A turn running on another replica shows as running, with its asks, as in `summary`.
+    return Promise.all([
+      ...live.map((session) => (session.runsHere ? session.summary() : this.withRemoteTurn(cluster, owner, session.summary()))),
+      ...others.map((head) => this.withRemoteTurn(cluster, owner, storedSummary(head))),
+    ]);
+  }
+
+  /** `summary` with `running` and the pending asks of a turn of the session that runs on another replica (unchanged when none does). */
+  private async withRemoteTurn(cluster: SessionCluster, owner: string, summary: SessionSummary): Promise<SessionSummary> {
+    try {
+      const forwarded = await forwardControl(cluster, summary.id, { type: 'pending', owner });
+      return forwarded ? { ...summary, running: true, pendingPermissions: forwarded.pendingPermissions } : summary;
+    } catch (error) {
+      if (error instanceof HubError && error.code === 'replica_unreachable') return summary;
+      throw error;
+    }
   }
 
   /** The owner's live session; another owner's (or an unknown id) is `session_not_found`, never a hint it exists. */
@@ -301,13 +316,7 @@ export class SessionHub {
     const summary = session.summary();
     const cluster = this.options.cluster;
     if (!cluster || session.runsHere) return summary;
-    try {
-      const forwarded = await forwardControl(cluster, id, { type: 'pending', owner });
-      return forwarded ? { ...summary, running: true, pendingPermissions: forwarded.pendingPermissions } : summary;
-    } catch (error) {
-      if (error instanceof HubError && error.code === 'replica_unreachable') return summary;
-      throw error;
-    }
+    return this.withRemoteTurn(cluster, owner, summary);
   }
 
   async command(owner: string, id: string, name: string, args: string): Promise<ICommandResult> {

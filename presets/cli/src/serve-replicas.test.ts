@@ -270,6 +270,9 @@ describe.runIf(hasRedisServer)('tessera serve replicas (two processes, real redi
       // B's view of the session shows the ask pending on A.
       const summary = await b.call(`/v1/sessions/${id}`);
       expect(await summary.json()).toMatchObject({ id, running: true, pendingPermissions: [{ requestId, status: 'pending' }] });
+      // So does B's list of the owner's sessions, and another token's list is empty.
+      expect(((await (await b.call('/v1/sessions')).json()) as { sessions: unknown[] }).sessions).toEqual([expect.objectContaining({ id, running: true, pendingPermissions: [expect.objectContaining({ requestId, status: 'pending' })] })]);
+      expect(((await (await b.call('/v1/sessions', { token: BOB })).json()) as { sessions: unknown[] }).sessions).toEqual([]);
       // Another token reaches nothing, on B as on A; an unknown ask is not found.
       for (const replica of [a, b]) {
         expect(await errorOf(await replica.call(`/v1/sessions/${id}/permissions/${requestId}`, { method: 'POST', token: BOB, json: { decision: 'allow' } }))).toMatchObject({ status: 404, code: 'session_not_found' });
