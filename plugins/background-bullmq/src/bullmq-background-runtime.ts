@@ -9,11 +9,8 @@ import {
   type DiagnosticsReporter,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, type ServiceResolver } from '@tessera/kernel';
-import { AgentTaskManagerToken, BackgroundTaskError, BackgroundTaskManagerToken, type BackgroundTaskManager, type IBackgroundTaskState, taskListEntry } from '@tessera/plugin-background';
+import { AgentTaskManagerToken, BackgroundTaskError, BackgroundTaskManagerToken, type BackgroundTaskManager, type IBackgroundTaskState, outputRead, processTaskRequest, readOutputLines, sessionTaskList } from '@tessera/plugin-background';
 import { BullmqBackgroundTaskManager, resolveKeys, type BullmqBackgroundTaskManagerOptions } from './bullmq-background-task-manager.js';
-
-/** Lines one `readOutput` gathers at most; the rest waits for the next read (as in `backgroundRuntime()`). */
-const MAX_READ_LINES = 5_000;
 
 /** The BullMQ manager itself, for code that needs `fetch`, `listAll`, `remove` or event replay. */
 export const BullmqBackgroundTaskManagerToken = createToken<BullmqBackgroundTaskManager>('BullmqBackgroundTaskManager');
@@ -43,11 +40,7 @@ export function createBullmqBackgroundTasksAdapter(manager: BullmqBackgroundTask
   };
   return {
     list(sessionId) {
-      return manager
-        .list()
-        .filter((task) => sessionId === undefined || task.parentSessionId === sessionId)
-        .sort((a, b) => b.createdAt - a.createdAt)
-        .map(taskListEntry);
+      return sessionTaskList(manager.list(), sessionId);
     },
     async close(taskId, sessionId) {
       await owned(taskId, sessionId);
@@ -60,36 +53,14 @@ export function createBullmqBackgroundTasksAdapter(manager: BullmqBackgroundTask
       });
     },
     async spawn(request) {
-      const state = await manager.spawn({
-        kind: 'process',
-        command: request.command,
-        cwd: request.cwd,
-        mode: 'background',
-        ...(request.description === undefined ? {} : { description: request.description, label: request.description }),
-        ...(request.sessionId === undefined ? {} : { parentSessionId: request.sessionId }),
-      });
+      const state = await manager.spawn(processTaskRequest(request));
       return { id: state.id };
     },
     async readOutput(taskId, fromLine, sessionId): Promise<BackgroundOutputRead> {
       await owned(taskId, sessionId, 'process');
-      const lines: string[] = [];
-      let cursor = { offset: Math.max(0, Math.floor(fromLine)) };
-      let dropped = false;
-      let more = false;
-      for (;;) {
-        const page = await manager.readLog(taskId, cursor);
-        if (page.truncated && lines.length === 0) dropped = true;
-        lines.push(...page.lines);
-        cursor = page.nextCursor;
-        if (!page.hasMore || page.lines.length === 0) break;
-        if (lines.length >= MAX_READ_LINES) {
-          more = true;
-          break;
-        }
-      }
+      const read = await readOutputLines(manager, taskId, fromLine);
       // Status after the read: the worker copies the whole log into Redis before it commits the end.
-      const after = await owned(taskId, sessionId, 'process');
-      return { status: after.status as BackgroundTaskStatus, ...(after.exitCode === undefined ? {} : { exitCode: after.exitCode }), lines, nextLine: cursor.offset, dropped, ...(more ? { more } : {}) };
+      return outputRead(await owned(taskId, sessionId, 'process'), read);
     },
     async stop(taskId, sessionId): Promise<BackgroundTaskStatus> {
       await owned(taskId, sessionId, 'process');

@@ -2,13 +2,12 @@ import type { Clock } from '@tessera/contracts';
 import {
   BackgroundTaskError,
   BackgroundTaskWatchdog,
-  DEFAULT_BACKGROUND_WATCHDOG_LIMITS,
+  watchdogLimits,
   toBackgroundTaskError,
   type IBackgroundTaskHandle,
   type IBackgroundTaskRequest,
   type IBackgroundTaskResult,
   type IBackgroundTaskRunner,
-  type IBackgroundTaskWatchdogLimits,
   type IBackgroundTaskWatchdogOptions,
   type TBackgroundTaskEvent,
   type TBackgroundTaskRunnerEvent,
@@ -72,7 +71,7 @@ export class TaskExecution {
     }
     this.handle = handle;
     if (request.kind === 'agent') {
-      this.watchdog = new BackgroundTaskWatchdog({ limits: this.limits(request), clock: this.options.clock, onTrip: (reason, message) => this.trip(reason, message) });
+      this.watchdog = new BackgroundTaskWatchdog({ limits: watchdogLimits(request, this.options.watchdog), clock: this.options.clock, onTrip: (reason, message) => this.trip(reason, message) });
       this.watchdog.start(handle.pid);
     }
     if (this.cancelReason !== undefined) void this.stop(this.cancelReason);
@@ -161,18 +160,6 @@ export class TaskExecution {
     } catch (error) {
       this.options.report(error, 'copy log to Redis');
     }
-  }
-
-  private limits(request: Extract<IBackgroundTaskRequest, { kind: 'agent' }>): IBackgroundTaskWatchdogLimits {
-    const limits: IBackgroundTaskWatchdogLimits = { ...DEFAULT_BACKGROUND_WATCHDOG_LIMITS };
-    for (const source of [this.options.watchdog ?? {}, request]) {
-      for (const key of Object.keys(DEFAULT_BACKGROUND_WATCHDOG_LIMITS) as Array<keyof IBackgroundTaskWatchdogLimits>) {
-        const value = (source as IBackgroundTaskWatchdogOptions)[key];
-        if (typeof value === 'number' && value >= 0) limits[key] = value;
-      }
-    }
-    if (request.idleTimeoutMs === undefined && typeof request.timeoutMs === 'number') limits.idleTimeoutMs = request.timeoutMs;
-    return limits;
   }
 
   private trip(reason: TBackgroundTaskTimeoutReason, message: string): void {

@@ -2,6 +2,7 @@ import {
   BackgroundTaskError,
   isTerminalBackgroundTaskStatus,
   projectWorktreeFields,
+  recordTaskFailure,
   transitionBackgroundTaskStatus,
   type IBackgroundTaskResult,
   type IBackgroundTaskState,
@@ -55,14 +56,7 @@ export function complete(state: IBackgroundTaskState, result: IBackgroundTaskRes
 
 /** Projects a `BackgroundTaskError` into plain state data (never the error object itself). */
 export function fail(state: IBackgroundTaskState, error: BackgroundTaskError, now: number): TBackgroundTaskEvent {
-  state.error = { code: error.code, category: error.taskCategory, recoverable: error.recoverable, message: error.message };
-  if (error.timeoutReason) state.timeoutReason = error.timeoutReason;
-  const details = error.details ?? {};
-  if (typeof details.exitCode === 'number' || details.exitCode === null) state.exitCode = details.exitCode as number | null;
-  if (typeof details.signal === 'string' || details.signal === null) state.signal = details.signal as string | null;
-  if (typeof details.output === 'string') state.output = details.output;
-  projectWorktreeFields(state, details);
-  if (state.mode === 'background') state.unread = true;
+  recordTaskFailure(state, error);
   return finish(state, 'FAIL', now);
 }
 

@@ -19,10 +19,70 @@ import { BackgroundTaskManager, type BackgroundTaskManagerOptions } from './back
 import { createManagedShellProcessRunner, type ManagedShellProcessRunnerOptions } from './managed-shell-process-runner.js';
 import { createScheduledTaskRunner, type TScheduleFactory } from './scheduled-task-runner.js';
 import { BackgroundTaskError } from './background-task-error.js';
-import type { IBackgroundTaskManager, IBackgroundTaskRunner, IBackgroundTaskState } from './types.js';
+import type { IBackgroundTaskManager, IBackgroundTaskRequest, IBackgroundTaskRunner, IBackgroundTaskState } from './types.js';
 
 /** Lines one `readOutput` gathers at most; the rest waits for the next read. */
 const MAX_READ_LINES = 5_000;
+
+/** `BackgroundTasks.list`: the tasks `sessionId` started (all when omitted), newest first (both runtimes). */
+export function sessionTaskList(tasks: readonly IBackgroundTaskState[], sessionId: string | undefined): BackgroundTaskSummary[] {
+  return tasks
+    .filter((task) => sessionId === undefined || task.parentSessionId === sessionId)
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .map(taskListEntry);
+}
+
+/** `BackgroundTasks.spawn`'s request as a background `process` task (Bash `run_in_background`), in both runtimes. */
+export function processTaskRequest(request: BackgroundProcessRequest): IBackgroundTaskRequest {
+  return {
+    kind: 'process',
+    command: request.command,
+    cwd: request.cwd,
+    mode: 'background',
+    ...(request.description === undefined ? {} : { description: request.description, label: request.description }),
+    ...(request.sessionId === undefined ? {} : { parentSessionId: request.sessionId }),
+  };
+}
+
+/** What `readOutputLines` gathered: the lines from `fromLine` on, where the next read starts, and whether lines were dropped before it or more wait. */
+export interface OutputLines {
+  lines: string[];
+  nextLine: number;
+  dropped: boolean;
+  more: boolean;
+}
+
+/** A task's log lines from `fromLine` on, page by page, up to `MAX_READ_LINES` (`BackgroundTasks.readOutput` in both runtimes). */
+export async function readOutputLines(manager: Pick<IBackgroundTaskManager, 'readLog'>, taskId: string, fromLine: number): Promise<OutputLines> {
+  const lines: string[] = [];
+  let cursor = { offset: Math.max(0, Math.floor(fromLine)) };
+  let dropped = false;
+  let more = false;
+  for (;;) {
+    const page = await manager.readLog(taskId, cursor);
+    if (page.truncated && lines.length === 0) dropped = true;
+    lines.push(...page.lines);
+    cursor = page.nextCursor;
+    if (!page.hasMore || page.lines.length === 0) break;
+    if (lines.length >= MAX_READ_LINES) {
+      more = true;
+      break;
+    }
+  }
+  return { lines, nextLine: cursor.offset, dropped, more };
+}
+
+/** `BackgroundTasks.readOutput`'s answer: the gathered lines with the task's status as read after them. */
+export function outputRead(after: IBackgroundTaskState, read: OutputLines): BackgroundOutputRead {
+  return {
+    status: after.status as BackgroundTaskStatus,
+    ...(after.exitCode === undefined ? {} : { exitCode: after.exitCode }),
+    lines: read.lines,
+    nextLine: read.nextLine,
+    dropped: read.dropped,
+    ...(read.more ? { more: true } : {}),
+  };
+}
 
 /** The kernel-wide task manager, for plugins that need more than `BackgroundTasks.spawn`. */
 export const BackgroundTaskManagerToken = createToken<BackgroundTaskManager>('BackgroundTaskManager');
@@ -58,11 +118,7 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
   };
   return {
     list(sessionId) {
-      return manager
-        .list()
-        .filter((task) => sessionId === undefined || task.parentSessionId === sessionId)
-        .sort((a, b) => b.createdAt - a.createdAt)
-        .map(taskListEntry);
+      return sessionTaskList(manager.list(), sessionId);
     },
     async close(taskId, sessionId) {
       const task = manager.get(taskId);
@@ -78,43 +134,14 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
       });
     },
     async spawn(request: BackgroundProcessRequest): Promise<BackgroundTaskTicket> {
-      const state = await manager.spawn({
-        kind: 'process',
-        command: request.command,
-        cwd: request.cwd,
-        mode: 'background',
-        ...(request.description === undefined ? {} : { description: request.description, label: request.description }),
-        ...(request.sessionId === undefined ? {} : { parentSessionId: request.sessionId }),
-      });
+      const state = await manager.spawn(processTaskRequest(request));
       return { id: state.id, ...(state.logPath === undefined ? {} : { logPath: state.logPath }) };
     },
     async readOutput(taskId: string, fromLine: number, sessionId?: string): Promise<BackgroundOutputRead> {
       owned(taskId, sessionId);
-      const lines: string[] = [];
-      let cursor = { offset: Math.max(0, Math.floor(fromLine)) };
-      let dropped = false;
-      let more = false;
-      for (;;) {
-        const page = await manager.readLog(taskId, cursor);
-        if (page.truncated && lines.length === 0) dropped = true;
-        lines.push(...page.lines);
-        cursor = page.nextCursor;
-        if (!page.hasMore || page.lines.length === 0) break;
-        if (lines.length >= MAX_READ_LINES) {
-          more = true;
-          break;
-        }
-      }
+      const read = await readOutputLines(manager, taskId, fromLine);
       // Status after the read: a task seen as finished has logged everything it will.
-      const after = owned(taskId, sessionId);
-      return {
-        status: after.status as BackgroundTaskStatus,
-        ...(after.exitCode === undefined ? {} : { exitCode: after.exitCode }),
-        lines,
-        nextLine: cursor.offset,
-        dropped,
-        ...(more ? { more } : {}),
-      };
+      return outputRead(owned(taskId, sessionId), read);
     },
     async stop(taskId: string, sessionId?: string): Promise<BackgroundTaskStatus> {
       owned(taskId, sessionId);

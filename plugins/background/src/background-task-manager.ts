@@ -1,10 +1,6 @@
 import { systemClock, type Clock, type DiagnosticsReporter } from '@tessera/contracts';
 import { BackgroundTaskError, toBackgroundTaskError } from './background-task-error.js';
-import {
-  BackgroundTaskWatchdog,
-  DEFAULT_BACKGROUND_WATCHDOG_LIMITS,
-  type IBackgroundTaskWatchdogLimits,
-} from './background-task-watchdog.js';
+import { BackgroundTaskWatchdog, watchdogLimits } from './background-task-watchdog.js';
 import { createBackgroundTaskLogPage } from './log-pages.js';
 import {
   isTerminalBackgroundTaskStatus,
@@ -19,6 +15,7 @@ import {
   initialTaskState,
   projectWorktreeFields,
   positiveInteger,
+  recordTaskFailure,
   validateTaskRequest,
 } from './task-state.js';
 import { applyRunnerEvent, type RunnerEventTarget, type TaskRecord } from './runner-events.js';
@@ -39,7 +36,6 @@ import type {
   TBackgroundTaskEventListener,
   TBackgroundTaskIdFactory,
   TBackgroundTaskKind,
-  TBackgroundTaskMetadata,
   TBackgroundTaskRunnerEvent,
   TBackgroundTaskTimeoutReason,
 } from './types.js';
@@ -328,16 +324,7 @@ export class BackgroundTaskManager implements IBackgroundTaskManager {
   }
 
   private createWatchdog(record: TaskRecord): BackgroundTaskWatchdog {
-    const request = record.request as Extract<IBackgroundTaskRequest, { kind: 'agent' }>;
-    const limits: IBackgroundTaskWatchdogLimits = { ...DEFAULT_BACKGROUND_WATCHDOG_LIMITS };
-    for (const source of [this.options.watchdog ?? {}, request]) {
-      for (const key of Object.keys(DEFAULT_BACKGROUND_WATCHDOG_LIMITS) as Array<keyof IBackgroundTaskWatchdogLimits>) {
-        const value = (source as IBackgroundTaskWatchdogOptions)[key];
-        if (typeof value === 'number' && value >= 0) limits[key] = value;
-      }
-    }
-    // Legacy agent `timeoutMs` is an idle timeout, not a wall-clock cap.
-    if (request.idleTimeoutMs === undefined && typeof request.timeoutMs === 'number') limits.idleTimeoutMs = request.timeoutMs;
+    const limits = watchdogLimits(record.request as Extract<IBackgroundTaskRequest, { kind: 'agent' }>, this.options.watchdog);
     return new BackgroundTaskWatchdog({
       limits,
       clock: this.clock,
@@ -390,16 +377,7 @@ export class BackgroundTaskManager implements IBackgroundTaskManager {
   }
 
   private fail(record: TaskRecord, error: BackgroundTaskError): void {
-    const { state } = record;
-    state.error = { code: error.code, category: error.taskCategory, recoverable: error.recoverable, message: error.message };
-    if (error.timeoutReason) state.timeoutReason = error.timeoutReason;
-    const details = error.details ?? {};
-    if (typeof details.exitCode === 'number' || details.exitCode === null) state.exitCode = details.exitCode as number | null;
-    if (typeof details.signal === 'string' || details.signal === null) state.signal = details.signal as string | null;
-    if (typeof details.output === 'string') state.output = details.output;
-    // A failed job can still hand over a preserved worktree.
-    projectWorktreeFields(state, details as TBackgroundTaskMetadata);
-    if (state.mode === 'background') state.unread = true;
+    recordTaskFailure(record.state, error);
     this.finish(record, 'FAIL');
   }
 

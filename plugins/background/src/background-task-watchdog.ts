@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from '@tessera/contracts';
-import type { IBackgroundTaskWatchdogOptions, TBackgroundTaskTimeoutReason } from './types.js';
+import type { IBackgroundTaskRequest, IBackgroundTaskWatchdogOptions, TBackgroundTaskTimeoutReason } from './types.js';
 
 export type IBackgroundTaskWatchdogLimits = Required<IBackgroundTaskWatchdogOptions>;
 
@@ -12,6 +12,23 @@ export const DEFAULT_BACKGROUND_WATCHDOG_LIMITS: Readonly<IBackgroundTaskWatchdo
   repetitionThreshold: 8,
   staleWorkerCheckMs: 0,
 });
+
+/**
+ * An agent task's watchdog limits: the defaults, then the runtime's `watchdog` options, then the
+ * request's own (each only where it is a non-negative number). Both runtimes use it.
+ */
+export function watchdogLimits(request: Extract<IBackgroundTaskRequest, { kind: 'agent' }>, runtime: IBackgroundTaskWatchdogOptions = {}): IBackgroundTaskWatchdogLimits {
+  const limits: IBackgroundTaskWatchdogLimits = { ...DEFAULT_BACKGROUND_WATCHDOG_LIMITS };
+  for (const source of [runtime, request]) {
+    for (const key of Object.keys(DEFAULT_BACKGROUND_WATCHDOG_LIMITS) as Array<keyof IBackgroundTaskWatchdogLimits>) {
+      const value = (source as IBackgroundTaskWatchdogOptions)[key];
+      if (typeof value === 'number' && value >= 0) limits[key] = value;
+    }
+  }
+  // Legacy agent `timeoutMs` is an idle timeout, not a wall-clock cap.
+  if (request.idleTimeoutMs === undefined && typeof request.timeoutMs === 'number') limits.idleTimeoutMs = request.timeoutMs;
+  return limits;
+}
 
 /** Sentences shorter than this are too common ("OK.", "Done.") to count as a loop. */
 const MIN_REPEATED_SENTENCE = 12;

@@ -149,3 +149,19 @@ export const positiveInteger = (name: string, value: number): number => {
   }
   return value;
 };
+
+/**
+ * Projects a failure into the task's state, as plain data (never the error object): the error,
+ * a timeout reason, exit code, signal and output from its details, a worktree a failed job still
+ * handed over; a background task is marked unread. The caller then finishes it with `FAIL`.
+ */
+export function recordTaskFailure(state: IBackgroundTaskState, error: BackgroundTaskError): void {
+  state.error = { code: error.code, category: error.taskCategory, recoverable: error.recoverable, message: error.message };
+  if (error.timeoutReason) state.timeoutReason = error.timeoutReason;
+  const details = error.details ?? {};
+  if (typeof details.exitCode === 'number' || details.exitCode === null) state.exitCode = details.exitCode as number | null;
+  if (typeof details.signal === 'string' || details.signal === null) state.signal = details.signal as string | null;
+  if (typeof details.output === 'string') state.output = details.output;
+  projectWorktreeFields(state, details as TBackgroundTaskMetadata);
+  if (state.mode === 'background') state.unread = true;
+}
