@@ -49,6 +49,18 @@ describe('tessera worker: arguments', () => {
     expect(() => redisOptions('not a url')).toThrow(/not a URL/);
   });
 
+  it('--help documents every flag, and exits 0 without touching Redis', async () => {
+    const help = await runSubcommand(runWorkerCommand, ['--help'], { cwd: tmpdir(), home: tmpdir() });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: tessera worker/);
+    for (const flag of ['--redis', '--queue', '--prefix', '--concurrency', '--kinds', '--global-concurrency', '--rate-limit', '--grace-ms', '--hand-back', '--provider', '--model', '--permission-mode', '--cwd']) {
+      expect(help.stdout).toMatch(new RegExp(`\\n  ${flag} `));
+    }
+    const doctor = await runSubcommand(runDoctorCommand, ['--help'], { cwd: tmpdir(), home: tmpdir() });
+    expect(doctor.code).toBe(0);
+    for (const flag of ['--redis', '--queue', '--prefix']) expect(doctor.stdout).toContain(flag);
+  });
+
   it('refuses bad limits before touching Redis, naming the flag', async () => {
     const where = { cwd: tmpdir(), home: tmpdir() };
     for (const [argv, message] of [

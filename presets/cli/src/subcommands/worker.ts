@@ -22,9 +22,14 @@ queue for another worker instead).
   --rate-limit <max>/<ms>   at most <max> task starts per <ms> per kind, across all workers
   --kinds <list>       process, scheduled, agent (default process,scheduled). Agent tasks run as
                        subagent sessions of this worker's own kernel: the CLI preset composed from
-                       the settings of --cwd (default the current folder), its provider (--provider,
-                       --model) and permission rules; a call needing approval is refused with the
-                       rule to add, as in print mode (--permission-mode changes the mode).
+                       the settings of --cwd, its provider and permission rules; a call needing
+                       approval is refused with the rule to add, as in print mode.
+  --grace-ms <ms>      how long running tasks may finish after SIGINT / SIGTERM (default 30000)
+  --hand-back          at shutdown, put unfinished tasks back on the queue instead of cancelling them
+  --provider <profile> agent tasks: the provider profile (as tessera --provider)
+  --model <id>         agent tasks: the model
+  --permission-mode <mode>  agent tasks: default, acceptEdits, plan or bypassPermissions
+  --cwd <dir>          agent tasks: the folder whose settings compose the kernel (default the current one)
 `;
 
 /** `redis://[:password@]host:port[/db]` as ioredis options; a located error for anything else. */
