@@ -4,6 +4,6 @@
  * an idle watchdog. Both run on a `Clock`.
  */
 export { DEFAULT_RETRY_POLICY, retryAfterMs, retryDelay, streamWithRetries } from './retry.js';
-export type { RetryPolicy, StreamAttemptReader, StreamWithRetriesOptions } from './retry.js';
+export type { HeaderSource, RetryPolicy, StreamAttemptReader, StreamWithRetriesOptions } from './retry.js';
 export { defaultSleep, sleepOn, type Sleep } from './sleep.js';
 export { IdleWatchdog } from './idle-watchdog.js';

@@ -13,11 +13,16 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 2, baseDelayMs: 500, maxDelayMs: 60_000 };
 
+/** Anything response headers can be read from by name (a fetch `Headers`, or a plain reader). */
+export interface HeaderSource {
+  get(name: string): string | null;
+}
+
 /**
  * The server's requested wait: `retry-after-ms`, else `retry-after` as seconds or an HTTP date.
  * Undefined when absent or unreadable.
  */
-export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
+export function retryAfterMs(headers: HeaderSource | undefined, now = Date.now()): number | undefined {
   if (headers === undefined) return undefined;
   const millis = Number.parseFloat(headers.get('retry-after-ms') ?? '');
   if (Number.isFinite(millis) && millis >= 0) return millis;

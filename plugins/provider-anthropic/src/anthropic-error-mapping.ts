@@ -1,7 +1,7 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
-import { describeErrorWithCause, isStreamTermination, type ProviderErrorCode } from '@tessera/contracts';
+import { describeErrorWithCause, type ProviderErrorCode } from '@tessera/contracts';
 import { retryAfterMs } from '@tessera/provider-kit';
 import { AnthropicProviderError } from './anthropic-provider-error.js';
+import { AnthropicApiError, AnthropicConnectionError } from './anthropic-transport.js';
 
 /** What the mapper needs to word an actionable message. */
 export interface ErrorContext {
@@ -23,43 +23,40 @@ const TYPE_CODES: Record<string, ProviderErrorCode> = {
   api_error: 'server',
 };
 
-/** Turns anything the SDK (or the stream) threw into an `AnthropicProviderError`. */
+/** Turns anything an attempt threw (a transport error, a bad event) into an `AnthropicProviderError`. */
 export function toAnthropicProviderError(error: unknown, context: ErrorContext): AnthropicProviderError {
   if (error instanceof AnthropicProviderError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
-    return new AnthropicProviderError(
-      `Anthropic did not answer in time (${context.baseURL}). Retry, or raise the provider timeout.`,
-      { code: 'timeout', cause: error },
-    );
-  }
-  if (error instanceof APIConnectionError) {
+  if (error instanceof AnthropicConnectionError) {
+    if (error.phase === 'timeout') {
+      return new AnthropicProviderError(
+        `Anthropic did not answer in time (${context.baseURL}). Retry, or raise the provider timeout.`,
+        { code: 'timeout', cause: error },
+      );
+    }
+    if (error.phase === 'stream') {
+      return new AnthropicProviderError(
+        `The connection to Anthropic dropped mid-stream (${describeErrorWithCause(error)}). Retry the turn.`,
+        { code: 'network', cause: error },
+      );
+    }
     return new AnthropicProviderError(
       `Could not reach Anthropic at ${context.baseURL}: ${describeErrorWithCause(error)}. Check the network and baseURL, then retry.`,
       { code: 'network', cause: error },
     );
   }
-  if (error instanceof APIError) return fromApiError(error, context);
+  if (error instanceof AnthropicApiError) return fromApiError(error, context);
   if (error instanceof SyntaxError) {
     return new AnthropicProviderError(
       `Anthropic sent a stream event that is not valid JSON (${error.message}). Retry; report it if it persists.`,
       { code: 'server', cause: error },
     );
   }
-  if (isStreamTermination(error)) {
-    return new AnthropicProviderError(
-      `The connection to Anthropic dropped mid-stream (${describeErrorWithCause(error)}). Retry the turn.`,
-      { code: 'network', cause: error },
-    );
-  }
   const text = error instanceof Error ? error.message : String(error);
   return new AnthropicProviderError(`Anthropic call failed: ${text}`, { code: 'server', cause: error });
 }
 
-function fromApiError(error: APIError, context: ErrorContext): AnthropicProviderError {
-  const status = error.status;
-  const apiErrorType = error.type ?? undefined;
-  const apiMessage = error.apiMessage ?? error.message;
-  const requestId = error.requestID ?? undefined;
+function fromApiError(error: AnthropicApiError, context: ErrorContext): AnthropicProviderError {
+  const { status, type: apiErrorType, apiMessage, requestId } = error;
   const code = codeFor(status, apiErrorType, apiMessage);
   const base = {
     code,

@@ -143,8 +143,9 @@ describe('AnthropicProvider streaming', () => {
     await provider({ headers: { 'anthropic-beta': 'test-beta' } }).stream(request([user('a')], { model: 'claude-haiku-4-5' }));
     const [recorded] = server.requests;
     expect(recorded!.path).toBe('/v1/messages');
-    // This SDK generation sends the key as a bearer token.
-    expect(recorded!.headers.authorization ?? recorded!.headers['x-api-key']).toMatch(/sk-test/);
+    expect(recorded!.headers['x-api-key']).toBe('sk-test');
+    expect(recorded!.headers.authorization).toBeUndefined();
+    expect(recorded!.headers['anthropic-version']).toBe('2023-06-01');
     expect(recorded!.headers['anthropic-beta']).toBe('test-beta');
     expect(server.bodies[0]).toMatchObject({ model: 'claude-haiku-4-5', stream: true });
   });
@@ -160,7 +161,9 @@ describe('AnthropicProvider streaming', () => {
       expect((error as Error).message).toContain('ANTHROPIC_API_KEY');
       expect(server.requests).toHaveLength(0);
       process.env.ANTHROPIC_API_KEY = 'sk-env';
-      expect(new AnthropicProvider({ baseURL: server.baseURL }).client?.apiKey).toBe('sk-env');
+      server.reply({ text: 'ok' });
+      await new AnthropicProvider({ baseURL: server.baseURL }).stream(request([user('hi')]));
+      expect(server.requests[0]!.headers['x-api-key']).toBe('sk-env');
     } finally {
       if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
       else process.env.ANTHROPIC_API_KEY = saved;

@@ -1,10 +1,11 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { systemClock, type AssistantMessage, type Clock, type ModelInfo, type Provider, type ProviderRequest } from '@tessera/contracts';
 import { toAnthropicProviderError, type ErrorContext } from './anthropic-error-mapping.js';
 import { lookupAnthropicModel, type ModelCatalogue } from './anthropic-model-catalogue.js';
 import { AnthropicProviderError } from './anthropic-provider-error.js';
 import { buildAnthropicRequest, type RequestShape } from './anthropic-request.js';
 import { AnthropicStreamReader } from './anthropic-stream-reader.js';
+import { AnthropicHttpTransport, type AnthropicTransport } from './anthropic-transport.js';
 import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, sleepOn, streamWithRetries, type RetryPolicy, type Sleep } from '@tessera/provider-kit';
 
 export interface AnthropicWebSearchOptions {
@@ -19,7 +20,7 @@ export interface AnthropicProviderOptions {
    * provider still constructs and its first call fails with an `auth` error saying what to set.
    */
   apiKey?: string;
-  /** Default: the SDK's (`ANTHROPIC_BASE_URL` or the public API). */
+  /** Default: `ANTHROPIC_BASE_URL`, else the public API (`https://api.anthropic.com`). */
   baseURL?: string;
   /** Default model for calls that do not name one (default `claude-sonnet-4-6`). */
   model?: string;
@@ -39,7 +40,7 @@ export interface AnthropicProviderOptions {
   headers?: Record<string, string>;
   /**
    * Idle timeout in ms: an attempt that receives nothing (no headers, then no stream event) for
-   * this long fails with a `timeout` error. 0 or unset: the SDK's 10-minute request timeout only.
+   * this long fails with a `timeout` error. 0 or unset: only a 10-minute wait for the response.
    */
   timeout?: number;
   /** Retries for transient failures before any output (default 2). */
@@ -48,7 +49,10 @@ export interface AnthropicProviderOptions {
   maxRetryDelayMs?: number;
   /** Extra or corrected context-window facts, by model id. */
   models?: ModelCatalogue;
-  /** Use this client instead of building one (tests, custom transports). */
+  /**
+   * Send calls through this `@anthropic-ai/sdk` client (a custom `fetch`, a proxy, a test
+   * double). Without it, calls go straight over `node:http(s)`, and the SDK is never loaded.
+   */
   client?: Anthropic;
   /** Replaces the backoff wait (tests record delays instead of sleeping). */
   sleep?: Sleep;
@@ -59,17 +63,25 @@ export interface AnthropicProviderOptions {
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 const DEFAULT_MAX_TOKENS = 8192;
 
+/** The wait for response headers when no idle `timeout` is set (what the SDK waits by default). */
+const RESPONSE_TIMEOUT_MS = 600_000;
+
 /**
- * `Provider` on the Anthropic Messages API (streaming), through `@anthropic-ai/sdk`. One
- * `stream()` is one model round. Retries are ours, not the SDK's (`maxRetries: 0` on every
- * call), because only we know whether output already reached the caller: a transient failure
- * is retried with backoff (honouring `retry-after`) only while nothing has been streamed.
+ * `Provider` on the Anthropic Messages API (streaming). One `stream()` is one model round,
+ * sent over `node:http(s)` by `AnthropicHttpTransport` (or through an SDK `client` when one is
+ * given). Retries are ours (an SDK client gets `maxRetries: 0`), because only we know whether
+ * output already reached the caller: a transient failure is retried with backoff (honouring
+ * `retry-after`) only while nothing has been streamed.
  */
 export class AnthropicProvider implements Provider {
   readonly name = 'anthropic';
   readonly model: string;
-  /** The SDK client; undefined when no API key was found (the first call then fails with `auth`). */
+  /** The SDK client passed in `options.client`, if any. */
   readonly client: Anthropic | undefined;
+  /** Where calls go: `<baseURL>/v1/messages`. */
+  readonly url: string;
+  /** How calls are sent; undefined when no API key was found (the first call then fails with `auth`). */
+  readonly #transport: Promise<AnthropicTransport> | AnthropicTransport | undefined;
   private readonly webSearchMode: 'never' | 'always' | 'on-request';
   private readonly webSearchTool: Anthropic.WebSearchTool20250305;
   private readonly shape: Omit<RequestShape, 'model' | 'webSearch'>;
@@ -110,25 +122,32 @@ export class AnthropicProvider implements Provider {
     this.sleep = options.sleep ?? (options.clock ? sleepOn(options.clock) : defaultSleep);
 
     const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+    const baseURL = options.baseURL ?? (process.env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com');
+    this.client = options.client;
     if (options.client !== undefined) {
-      this.client = options.client;
+      const client = options.client;
+      this.url = `${client.baseURL.replace(/\/+$/, '')}/v1/messages`;
+      this.#transport = import('./anthropic-sdk-transport.js').then(({ AnthropicSdkTransport }) => new AnthropicSdkTransport(client));
+      // A failed import surfaces at the first call, not as an unhandled rejection.
+      this.#transport.catch(() => undefined);
     } else if (apiKey === undefined || apiKey === '') {
       // Constructing never fails for want of a key (a CLI must compose for `doctor` or first-run
       // setup); the first call reports what to set.
-      this.client = undefined;
+      this.url = `${baseURL.replace(/\/+$/, '')}/v1/messages`;
+      this.#transport = undefined;
     } else {
-      // An explicit apiKey keeps the SDK from reading any other credential source.
-      this.client = new Anthropic({
+      // An explicit apiKey is the only credential sent: no other source is read.
+      const transport = new AnthropicHttpTransport({
         apiKey,
-        ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-        ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-        ...(this.timeoutMs > 0 ? { timeout: this.timeoutMs } : {}),
-        maxRetries: 0,
-        logLevel: 'off',
+        baseURL,
+        ...(options.headers === undefined ? {} : { headers: options.headers }),
+        responseTimeoutMs: this.timeoutMs > 0 ? this.timeoutMs : RESPONSE_TIMEOUT_MS,
       });
+      this.url = transport.url;
+      this.#transport = transport;
     }
     this.errorContext = {
-      baseURL: this.client?.baseURL ?? options.baseURL ?? 'https://api.anthropic.com',
+      baseURL: options.client?.baseURL ?? baseURL,
       keySource: options.apiKey === undefined ? 'environment' : 'option',
     };
   }
@@ -138,8 +157,8 @@ export class AnthropicProvider implements Provider {
   }
 
   async stream(request: ProviderRequest): Promise<AssistantMessage> {
-    if (this.client === undefined) throw missingKeyError();
-    const client = this.client;
+    if (this.#transport === undefined) throw missingKeyError();
+    const transport = this.#transport;
     const model = request.model ?? this.model;
     const asked = request.nativeTools?.webSearch;
     const webSearch = asked === false || this.webSearchMode === 'never' || (this.webSearchMode === 'on-request' && asked !== true) ? undefined : this.webSearchTool;
@@ -153,14 +172,14 @@ export class AnthropicProvider implements Provider {
       newReader: () => new AnthropicStreamReader(request),
       beforeAttempt: () =>
         request.onProviderNativeRawPayload?.({ provider: 'anthropic', apiSurface: 'messages', payloadKind: 'request', payload: params }),
-      attempt: (reader, setRequestId) => this.attempt(client, params, request, reader, setRequestId),
+      attempt: async (reader, setRequestId) => this.attempt(await transport, params, request, reader, setRequestId),
       toError: (thrown, requestId) => withRequestId(toAnthropicProviderError(thrown, context), requestId),
     });
   }
 
   /** One HTTP attempt: resolves with the reply (interrupted on abort), rejects with what failed. */
   private async attempt(
-    client: Anthropic,
+    transport: AnthropicTransport,
     params: Anthropic.MessageCreateParamsStreaming,
     request: ProviderRequest,
     reader: AnthropicStreamReader,
@@ -174,10 +193,8 @@ export class AnthropicProvider implements Provider {
     const onRaw = request.onProviderNativeRawPayload;
     let requestId: string | undefined;
     try {
-      const { data: events, request_id } = await client.messages
-        .create(params, { signal: controller.signal, maxRetries: 0 })
-        .withResponse();
-      requestId = request_id ?? undefined;
+      const { events, requestId: id } = await transport.open(params, controller.signal);
+      requestId = id;
       if (requestId !== undefined) onRequestId(requestId);
       for await (const event of events) {
         if (watchdog !== undefined) watchdog.touch();
@@ -191,7 +208,7 @@ export class AnthropicProvider implements Provider {
       watchdog?.stop();
       request.signal.removeEventListener('abort', forward);
     }
-    // The SDK ends iteration quietly when its signal aborts, so the cause is checked here.
+    // Iteration ends quietly when the signal aborts, so the cause is checked here.
     if (watchdog?.fired) throw idleTimeoutError(watchdog.timeoutMs);
     if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
     if (!reader.finished) {
