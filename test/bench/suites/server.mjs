@@ -68,19 +68,26 @@ async function turn(url, prompt = 'read the three files') {
   return { id, firstText: firstText ?? Number.NaN };
 }
 
-async function load(url) {
-  // Warm-up: full rounds, so both servers are measured with their code optimised (the first
-  // rounds of a fresh process run mostly in the interpreter, and say little about either).
-  for (let round = 0; round < WARMUP_ROUNDS; round++) await Promise.all(Array.from({ length: CLIENTS }, () => turn(url)));
-  const rates = [];
-  const firsts = [];
+/**
+ * Both servers under the same load, in turns: after each has its warm-up rounds (so both are
+ * measured with their code optimised; the first rounds of a fresh process run mostly in the
+ * interpreter), the measured rounds alternate (baseline, Tessera, baseline, …, the first
+ * server swapping every round), so a slow spell of the machine hits both alike. Only the
+ * server of the round gets requests; the other idles.
+ */
+async function loadInTurns(urls) {
+  for (const url of urls) for (let round = 0; round < WARMUP_ROUNDS; round++) await Promise.all(Array.from({ length: CLIENTS }, () => turn(url)));
+  const out = urls.map(() => ({ rates: [], firsts: [] }));
   for (let round = 0; round < ROUNDS; round++) {
-    const started = performance.now();
-    const results = await Promise.all(Array.from({ length: CLIENTS }, () => turn(url)));
-    rates.push(CLIENTS / ((performance.now() - started) / 1000));
-    firsts.push(...results.map((result) => result.firstText));
+    const order = round % 2 === 0 ? urls.map((_, index) => index) : urls.map((_, index) => urls.length - 1 - index);
+    for (const index of order) {
+      const started = performance.now();
+      const results = await Promise.all(Array.from({ length: CLIENTS }, () => turn(urls[index])));
+      out[index].rates.push(CLIENTS / ((performance.now() - started) / 1000));
+      out[index].firsts.push(...results.map((result) => result.firstText));
+    }
   }
-  return { turnsPerSecond: median(rates), p99FirstTextMs: quantile(firsts, 0.99), medianFirstTextMs: median(firsts) };
+  return out.map(({ rates, firsts }) => ({ turnsPerSecond: median(rates), p99FirstTextMs: quantile(firsts, 0.99), medianFirstTextMs: median(firsts), rates }));
 }
 
 const results = { environment: environment() };
@@ -88,13 +95,11 @@ const targets = [];
 
 // ------------------------------------------------------------------ 1: load
 const baseline = startServer('baseline-server.mjs');
-const baselineUrl = await baseline.url;
-const baselineLoad = await load(baselineUrl);
-await baseline.stop();
 const tessera = startServer('tessera-server.mjs');
-const tesseraUrl = await tessera.url;
-const tesseraLoad = await load(tesseraUrl);
-console.log(`\n${CLIENTS} concurrent clients, each a 3-tool turn (median of ${ROUNDS} rounds):`);
+const [baselineUrl, tesseraUrl] = await Promise.all([baseline.url, tessera.url]);
+const [baselineLoad, tesseraLoad] = await loadInTurns([baselineUrl, tesseraUrl]);
+await baseline.stop();
+console.log(`\n${CLIENTS} concurrent clients, each a 3-tool turn (median of ${ROUNDS} rounds each, the two servers taking turns):`);
 console.log(
   table(
     ['server', 'turns/s', 'first text p50 ms', 'first text p99 ms'],
