@@ -67,7 +67,7 @@ function fromApiError(error: AnthropicApiError, context: ErrorContext): Anthropi
     cause: error,
   };
   const where = `${status === undefined ? 'stream error' : `HTTP ${status}`}${requestId ? `, request ${requestId}` : ''}`;
-  return new AnthropicProviderError(`${messageFor(code, apiMessage, context)} (${where})`, base);
+  return new AnthropicProviderError(`${messageFor(code, apiMessage, context, status)} (${where})`, base);
 }
 
 function codeFor(status: number | undefined, type: string | undefined, message: string): ProviderErrorCode {
@@ -78,7 +78,8 @@ function codeFor(status: number | undefined, type: string | undefined, message: 
   if (status === 408 || status === 504) return 'timeout';
   if (status !== undefined && status >= 500) return type === 'overloaded_error' ? 'overloaded' : 'server';
   if (type !== undefined && TYPE_CODES[type] !== undefined) return TYPE_CODES[type];
-  if (status !== undefined && status >= 400) return 'invalid_request';
+  // A redirect, or a JSON answer to a streaming call: the endpoint is wrong, and stays wrong.
+  if (status !== undefined) return 'invalid_request';
   return 'server';
 }
 
@@ -86,7 +87,7 @@ function isContextLength(message: string): boolean {
   return /prompt is too long|context (window|length)|too many (input )?tokens|exceeds? the (model'?s )?context/i.test(message);
 }
 
-function messageFor(code: ProviderErrorCode, apiMessage: string, context: ErrorContext): string {
+function messageFor(code: ProviderErrorCode, apiMessage: string, context: ErrorContext, status: number | undefined): string {
   switch (code) {
     case 'auth':
       return context.keySource === 'environment'
@@ -101,6 +102,7 @@ function messageFor(code: ProviderErrorCode, apiMessage: string, context: ErrorC
     case 'timeout':
       return `Anthropic timed out: ${apiMessage}. Retry, or raise the provider timeout.`;
     case 'invalid_request':
+      if (status !== undefined && status < 400) return `Anthropic's endpoint ${context.baseURL} cannot be used: ${apiMessage}.`;
       return /model/i.test(apiMessage) && /not.?found|unknown|invalid/i.test(apiMessage)
         ? `model not found: ${context.model} (${apiMessage}). Pick a model id your key can use.`
         : `Anthropic rejected the request: ${apiMessage}. Check the model, tools and options sent.`;

@@ -110,6 +110,35 @@ describe('AnthropicHttpTransport', () => {
     expect(await collect(transport).catch((thrown: unknown) => thrown)).toMatchObject({ status: 429, type: undefined, apiMessage: '<html>bad gateway</html>' });
   });
 
+  it('does not follow a redirect, and refuses a JSON answer to a streaming call, naming what to fix without retrying', async () => {
+    let answer: 'redirect' | 'json' | 'json-error' = 'redirect';
+    const { baseURL, paths } = await rawServer((_request, response) => {
+      if (answer === 'redirect') {
+        response.writeHead(307, { location: 'https://elsewhere.example/v1/messages' });
+        response.end();
+      } else if (answer === 'json') {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('{"id":"msg_1","type":"message","content":[]}');
+      } else {
+        response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+        response.end('{"type":"error","error":{"type":"overloaded_error","message":"busy"}}');
+      }
+    });
+    const provider = new AnthropicProvider({ apiKey: 'k', baseURL, sleep: async () => undefined });
+    const redirect = await provider.stream(request()).catch((thrown: unknown) => thrown);
+    expect(redirect).toMatchObject({ code: 'invalid_request', status: 307, recoverable: false });
+    expect((redirect as Error).message).toContain('redirect to https://elsewhere.example/v1/messages');
+    expect(paths).toHaveLength(1);
+    answer = 'json';
+    const json = await provider.stream(request()).catch((thrown: unknown) => thrown);
+    expect(json).toMatchObject({ code: 'invalid_request', status: 200 });
+    expect((json as Error).message).toContain('JSON instead of an event stream');
+    expect(paths).toHaveLength(2);
+    // An API error sent as JSON with a 200 is still read as the API's error.
+    answer = 'json-error';
+    expect(await provider.stream(request()).catch((thrown: unknown) => thrown)).toMatchObject({ code: 'overloaded', details: { apiErrorType: 'overloaded_error' } });
+  });
+
   it('reports a refused connection and a server that never answers as connection errors', async () => {
     const { server, baseURL } = await rawServer(() => undefined);
     const silent = new AnthropicHttpTransport({ apiKey: 'k', baseURL, responseTimeoutMs: 100 });

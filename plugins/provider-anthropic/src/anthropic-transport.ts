@@ -136,9 +136,12 @@ export class AnthropicHttpTransport implements AnthropicTransport {
         settle();
         const requestId = header(response.headers, 'request-id');
         const status = response.statusCode ?? 0;
-        if (status < 200 || status > 299) {
+        // An error status, a redirect (not followed: a POST is not re-sent elsewhere), or a JSON
+        // answer where an event stream was asked for (a gateway that does not stream).
+        const json = /^application\/json\b/i.test(header(response.headers, 'content-type') ?? '');
+        if (status < 200 || status > 299 || json) {
           readErrorBody(response).then(
-            (text) => reject(apiError(status, text, response.headers)),
+            (text) => reject(apiError(status, status >= 300 && status <= 399 ? redirectMessage(response.headers) : json && status <= 299 && !isApiErrorBody(text) ? notAStream(text) : text, response.headers)),
             (error: unknown) => reject(new AnthropicConnectionError('The connection closed while reading an error response.', 'stream', { cause: error })),
           );
           return;
@@ -185,6 +188,23 @@ async function readErrorBody(response: IncomingMessage): Promise<string> {
     if (text.length < MAX_ERROR_BODY) text += chunk;
   }
   return text.slice(0, MAX_ERROR_BODY);
+}
+
+function redirectMessage(headers: IncomingHttpHeaders): string {
+  const location = header(headers, 'location');
+  return `the server answered with a redirect${location ? ` to ${location}` : ''}, which is not followed; set the base URL to the address that answers`;
+}
+
+function isApiErrorBody(text: string): boolean {
+  try {
+    return typeof (JSON.parse(text) as ErrorBody | null)?.error === 'object';
+  } catch {
+    return false;
+  }
+}
+
+function notAStream(text: string): string {
+  return `the server answered with JSON instead of an event stream (${text.slice(0, 200).trim() || 'empty body'}); point the base URL at an endpoint that streams`;
 }
 
 interface ErrorBody {
