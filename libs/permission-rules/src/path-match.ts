@@ -99,8 +99,17 @@ function patternRegExp(pattern: PathPattern, base: string, ignoreCase: boolean):
  * so a file that does not exist yet still resolves through symlinked parents.
  */
 export function realPathNearest(path: string): string {
-  let current = path;
-  const rest: string[] = [];
+  // Most checked paths exist (reads, edits): one realpath answers. Only when it fails are the
+  // ancestors walked.
+  try {
+    return realpathSync.native(path);
+  } catch {
+    // Missing (or unresolvable): its ancestors are walked.
+  }
+  const first = dirname(path);
+  if (first === path) return path;
+  let current = first;
+  const rest: string[] = [path.slice(first.length + (first.endsWith(sep) ? 0 : 1))];
   for (let guard = 0; guard < 256; guard++) {
     // A failed realpath costs a thrown error (several µs); a path `stat` reports missing
     // (ENOENT) cannot resolve either, so the parent is tried without it.

@@ -8,6 +8,7 @@ import {
   type SessionStorageWriter,
   type SessionStorageWriterOptions,
 } from './session-storage.js';
+import { CoalescedRuns } from './coalesced-runs.js';
 
 /** Read size for streaming loads: a few hundred lines per read, one reused buffer. */
 const CHUNK_BYTES = 256 * 1024;
@@ -192,25 +193,17 @@ export class FileSessionStorage implements SessionStorage {
     await unlink(path);
   }
 
-  async fsyncDir(dir: string): Promise<void> {
-    let fd: number | undefined;
-    try {
-      // Opening is quick; only the flush itself goes to the thread pool.
-      fd = openSync(dir, 'r');
-      const opened = fd;
-      await new Promise<void>((resolve, reject) => fsyncFd(opened, (error) => (error ? reject(error) : resolve())));
-    } catch {
-      // Some platforms (Windows) cannot open or sync a directory; the rename itself still happened.
-    } finally {
-      if (fd !== undefined) {
-        try {
-          closeSync(fd);
-        } catch {
-          // Nothing was written through this descriptor.
-        }
-      }
-    }
+  /**
+   * Makes the directory's entries durable. Calls for the same directory are coalesced
+   * (`CoalescedRuns`): under load (a server creating many sessions in one project folder) that
+   * is a few syncs instead of one per new file, and each caller still waits for a sync that
+   * began after its call.
+   */
+  fsyncDir(dir: string): Promise<void> {
+    return this.#dirSyncs.request(dir);
   }
+
+  readonly #dirSyncs = new CoalescedRuns(syncDirectory);
 
   openWriter(path: string, options: SessionStorageWriterOptions): SessionStorageWriter {
     return new FileSessionWriter(path, options.flags);
@@ -305,5 +298,26 @@ class FileSessionWriter implements SessionStorageWriter {
 
   #fail(error: unknown): void {
     this.#error ??= error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** Opens the directory and fsyncs it; never rejects (some platforms cannot sync a directory). */
+async function syncDirectory(dir: string): Promise<void> {
+  let fd: number | undefined;
+  try {
+    // Opening is quick; only the flush itself goes to the thread pool.
+    fd = openSync(dir, 'r');
+    const opened = fd;
+    await new Promise<void>((resolve, reject) => fsyncFd(opened, (error) => (error ? reject(error) : resolve())));
+  } catch {
+    // Some platforms (Windows) cannot open or sync a directory; the rename itself still happened.
+  } finally {
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {
+        // Nothing was written through this descriptor.
+      }
+    }
   }
 }

@@ -67,7 +67,7 @@ export class JsonlSessionStore implements SessionStore {
       tracked ??= this.#create(record);
       tracked.save(record, change);
       await tracked.manager.flush();
-      if (created) this.#indexAdd(record.id, tracked.manager.getSessionFile());
+      if (created && tracked.manager.isOnDisk()) this.#indexAdd(record.id, tracked.manager.getSessionFile());
     });
   }
 
@@ -238,8 +238,8 @@ export class JsonlSessionStore implements SessionStore {
 
   /** A file this store just created: indexed, and the index's stamp moved past its own change. */
   #indexAdd(id: string, file: string | undefined): void {
-    // A session is written once it has a reply: until then there is no file to index.
-    if (!this.#index || file === undefined || !this.#storage.existsSync(file)) return;
+    // A session is written once it has a reply: until then there is no file to index (the caller checks).
+    if (!this.#index || file === undefined) return;
     this.#index.byId.add(id, file);
     this.#index.stamp = this.#stamp();
   }

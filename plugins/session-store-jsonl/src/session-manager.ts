@@ -390,6 +390,10 @@ export class SessionManager extends AppendMethods {
   getSessionFile(): string | undefined {
     return this.#persistence.file;
   }
+  /** True once the session file was written (or loaded): persistence waits for the first reply. */
+  isOnDisk(): boolean {
+    return this.#persist && this.#persistence.onDisk;
+  }
   getSessionDir(): string {
     return this.#sessionDir;
   }
