@@ -1,7 +1,7 @@
 import { describeErrorWithCause, type ProviderErrorCode } from '@tessera/contracts';
-import { retryAfterMs } from '@tessera/provider-kit';
+import { HttpConnectionError, retryAfterMs } from '@tessera/provider-kit';
 import { AnthropicProviderError } from './anthropic-provider-error.js';
-import { AnthropicApiError, AnthropicConnectionError } from './anthropic-transport.js';
+import { AnthropicApiError } from './anthropic-transport.js';
 
 /** What the mapper needs to word an actionable message. */
 export interface ErrorContext {
@@ -26,7 +26,7 @@ const TYPE_CODES: Record<string, ProviderErrorCode> = {
 /** Turns anything an attempt threw (a transport error, a bad event) into an `AnthropicProviderError`. */
 export function toAnthropicProviderError(error: unknown, context: ErrorContext): AnthropicProviderError {
   if (error instanceof AnthropicProviderError) return error;
-  if (error instanceof AnthropicConnectionError) {
+  if (error instanceof HttpConnectionError) {
     if (error.phase === 'timeout') {
       return new AnthropicProviderError(
         `Anthropic did not answer in time (${context.baseURL}). Retry, or raise the provider timeout.`,

@@ -1,6 +1,7 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import { isStreamTermination } from '@tessera/contracts';
-import { AnthropicApiError, AnthropicConnectionError, type AnthropicTransport, type OpenedMessageStream } from './anthropic-transport.js';
+import { HttpConnectionError, openThroughSdk } from '@tessera/provider-kit';
+import { AnthropicApiError, type AnthropicTransport, type OpenedMessageStream } from './anthropic-transport.js';
 
 /**
  * The transport of a provider given an SDK `client` (tests, custom fetch or proxies): the call
@@ -11,26 +12,14 @@ export class AnthropicSdkTransport implements AnthropicTransport {
   constructor(readonly client: Anthropic) {}
 
   async open(params: Anthropic.MessageCreateParamsStreaming, signal: AbortSignal): Promise<OpenedMessageStream> {
-    try {
-      const { data, request_id } = await this.client.messages.create(params, { signal, maxRetries: 0 }).withResponse();
-      return { requestId: request_id ?? undefined, events: translated(data) };
-    } catch (error) {
-      throw fromSdkError(error, 'connect');
-    }
-  }
-}
-
-async function* translated(events: AsyncIterable<Anthropic.RawMessageStreamEvent>): AsyncGenerator<Anthropic.RawMessageStreamEvent> {
-  try {
-    yield* events;
-  } catch (error) {
-    throw fromSdkError(error, 'stream');
+    const { requestId, items } = await openThroughSdk(() => this.client.messages.create(params, { signal, maxRetries: 0 }).withResponse(), fromSdkError);
+    return { requestId, events: items };
   }
 }
 
 function fromSdkError(error: unknown, phase: 'connect' | 'stream'): unknown {
-  if (error instanceof APIConnectionTimeoutError) return new AnthropicConnectionError(error.message, 'timeout', { cause: error });
-  if (error instanceof APIConnectionError) return new AnthropicConnectionError(error.message, phase, { cause: error });
+  if (error instanceof APIConnectionTimeoutError) return new HttpConnectionError(error.message, 'timeout', { cause: error });
+  if (error instanceof APIConnectionError) return new HttpConnectionError(error.message, phase, { cause: error });
   if (error instanceof APIError) {
     const requestId = error.requestID ?? undefined;
     const headers = error.headers;
@@ -42,6 +31,6 @@ function fromSdkError(error: unknown, phase: 'connect' | 'stream'): unknown {
       ...(headers === undefined ? {} : { headers }),
     });
   }
-  if (isStreamTermination(error)) return new AnthropicConnectionError(error.message, 'stream', { cause: error });
+  if (isStreamTermination(error)) return new HttpConnectionError(error.message, 'stream', { cause: error });
   return error;
 }

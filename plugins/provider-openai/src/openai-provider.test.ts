@@ -189,9 +189,12 @@ describe('OpenAIProvider streaming', () => {
       server.reply({ text: 'named per call' });
       const perCall = await new OpenAIProvider({ baseURL: server.baseURL }).stream(request([user('hi')], { model: 'local' }));
       expect(perCall.content).toEqual([{ type: 'text', text: 'named per call' }]);
-      expect(new OpenAIProvider({ model: 'local', baseURL: server.baseURL }).client?.apiKey).toBe('not-needed');
+      // A local server gets a placeholder key; otherwise OPENAI_API_KEY is sent.
+      expect(server.requests[0]!.headers.authorization).toBe('Bearer not-needed');
       process.env.OPENAI_API_KEY = 'sk-env';
-      expect(new OpenAIProvider({ model: 'gpt-4o' }).client?.apiKey).toBe('sk-env');
+      server.reply({ text: 'with the key' });
+      await new OpenAIProvider({ model: 'gpt-4o', baseURL: server.baseURL }).stream(request([user('hi')]));
+      expect(server.requests[1]!.headers.authorization).toBe('Bearer sk-env');
       expect(() => new OpenAIProvider({ model: 'gpt-4o', maxTokens: -1 })).toThrow(/maxTokens/);
     } finally {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;

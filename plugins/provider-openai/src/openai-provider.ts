@@ -1,10 +1,11 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { systemClock, type AssistantMessage, type Clock, type ModelInfo, type Provider, type ProviderRequest } from '@tessera/contracts';
 import { toOpenAIProviderError, type ErrorContext } from './openai-error-mapping.js';
 import { lookupOpenAIModel, type ModelCatalogue } from './openai-model-catalogue.js';
 import { OpenAIProviderError } from './openai-provider-error.js';
 import { buildOpenAIRequest, type RequestShape } from './openai-request.js';
 import { OpenAIStreamReader } from './openai-stream-reader.js';
+import { OpenAIHttpTransport, type OpenAITransport } from './openai-transport.js';
 import { DEFAULT_RETRY_POLICY, defaultSleep, IdleWatchdog, sleepOn, streamWithRetries, type RetryPolicy, type Sleep } from '@tessera/provider-kit';
 
 export interface OpenAIProviderOptions {
@@ -15,7 +16,10 @@ export interface OpenAIProviderOptions {
    * `auth` error saying what to set.
    */
   apiKey?: string;
-  /** e.g. `http://localhost:1234/v1` (LM Studio), `http://localhost:11434/v1` (Ollama). */
+  /**
+   * e.g. `http://localhost:1234/v1` (LM Studio), `http://localhost:11434/v1` (Ollama).
+   * Default: `OPENAI_BASE_URL`, else `https://api.openai.com/v1`.
+   */
   baseURL?: string;
   /**
    * Default model for calls that do not name one. A call with neither fails with an
@@ -31,7 +35,7 @@ export interface OpenAIProviderOptions {
   /** Extra body fields for provider-specific knobs (`reasoning_effort`, `top_k`…). */
   extraBody?: Record<string, unknown>;
   headers?: Record<string, string>;
-  /** Idle timeout in ms for each attempt (headers, then every chunk, refresh it). 0/unset: off. */
+  /** Idle timeout in ms for each attempt (headers, then every chunk, refresh it). 0/unset: only a 10-minute wait for the response headers. */
   timeout?: number;
   maxRetries?: number;
   retryBaseDelayMs?: number;
@@ -39,6 +43,10 @@ export interface OpenAIProviderOptions {
   /** Context window of `model` when the catalogue does not know it (local models). */
   contextWindow?: number;
   models?: ModelCatalogue;
+  /**
+   * Send calls through this `openai` SDK client (a custom `fetch`, a proxy, a test double).
+   * Without it, calls go straight over `node:http(s)`, and the SDK is never loaded.
+   */
   client?: OpenAI;
   sleep?: Sleep;
   /** Time source of the idle watchdog and the retry backoff (default: the system clock). */
@@ -46,18 +54,25 @@ export interface OpenAIProviderOptions {
 }
 
 const LOCAL_PLACEHOLDER_KEY = 'not-needed';
+/** The wait for response headers when no idle `timeout` is set (what the SDK waits by default). */
+const RESPONSE_TIMEOUT_MS = 600_000;
 
 /**
  * `Provider` for OpenAI-compatible Chat Completions endpoints (OpenAI, LM Studio, Ollama, vLLM,
- * DeepSeek, Qwen) through the `openai` package, streaming. Retries are ours (`maxRetries: 0`
- * on the SDK) so that nothing is retried once output has reached the caller.
+ * DeepSeek, Qwen), streaming, sent over `node:http(s)` by `OpenAIHttpTransport` (or through an
+ * `openai` SDK `client` when one is given). Retries are ours (an SDK client gets `maxRetries:
+ * 0`) so that nothing is retried once output has reached the caller.
  */
 export class OpenAIProvider implements Provider {
   readonly name: string;
   /** The default model; undefined when none was given (every call must then name one). */
   readonly model: string | undefined;
-  /** The SDK client; undefined when no API key was found (the first call then fails with `auth`). */
+  /** The SDK client passed in `options.client`, if any. */
   readonly client: OpenAI | undefined;
+  /** Where calls go: `<baseURL>/chat/completions`. */
+  readonly url: string;
+  /** How calls are sent; undefined when no API key was found (the first call then fails with `auth`). */
+  readonly #transport: Promise<OpenAITransport> | OpenAITransport | undefined;
   private readonly shape: Omit<RequestShape, 'model'>;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
@@ -88,25 +103,33 @@ export class OpenAIProvider implements Provider {
 
     const envKey = process.env.OPENAI_API_KEY;
     const apiKey = options.apiKey || envKey || (options.baseURL ? LOCAL_PLACEHOLDER_KEY : undefined);
+    const baseURL = options.baseURL ?? (process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1');
+    this.client = options.client;
     if (options.client !== undefined) {
-      this.client = options.client;
+      const client = options.client;
+      this.url = `${client.baseURL.replace(/\/+$/, '')}/chat/completions`;
+      this.#transport = import('./openai-sdk-transport.js').then(({ OpenAISdkTransport }) => new OpenAISdkTransport(client));
+      // A failed import surfaces at the first call, not as an unhandled rejection.
+      this.#transport.catch(() => undefined);
     } else if (apiKey === undefined) {
       // Constructing never fails for want of a key (a CLI must compose for `doctor` or first-run
       // setup); the first call reports what to set.
-      this.client = undefined;
+      this.url = `${baseURL.replace(/\/+$/, '')}/chat/completions`;
+      this.#transport = undefined;
     } else {
-      this.client = new OpenAI({
+      const transport = new OpenAIHttpTransport({
+        name: this.name,
         apiKey,
-        ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-        ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-        ...(this.timeoutMs > 0 ? { timeout: this.timeoutMs } : {}),
-        maxRetries: 0,
-        logLevel: 'off',
+        baseURL,
+        ...(options.headers === undefined ? {} : { headers: options.headers }),
+        responseTimeoutMs: this.timeoutMs > 0 ? this.timeoutMs : RESPONSE_TIMEOUT_MS,
       });
+      this.url = transport.url;
+      this.#transport = transport;
     }
     this.errorContext = {
       provider: this.name,
-      baseURL: this.client?.baseURL ?? options.baseURL ?? 'https://api.openai.com/v1',
+      baseURL: options.client?.baseURL ?? baseURL,
       keySource: options.apiKey ? 'option' : envKey ? 'environment' : 'none',
     };
   }
@@ -116,8 +139,8 @@ export class OpenAIProvider implements Provider {
   }
 
   async stream(request: ProviderRequest): Promise<AssistantMessage> {
-    if (this.client === undefined) throw missingKeyError(this.name);
-    const client = this.client;
+    if (this.#transport === undefined) throw missingKeyError(this.name);
+    const transport = this.#transport;
     const model = request.model || this.model;
     if (model === undefined || model === '') throw missingModelError(this.name);
     const params = buildOpenAIRequest(request, { ...this.shape, model });
@@ -130,13 +153,13 @@ export class OpenAIProvider implements Provider {
       newReader: () => new OpenAIStreamReader(request, this.name),
       beforeAttempt: () =>
         request.onProviderNativeRawPayload?.({ provider: this.name, apiSurface: 'chat.completions', payloadKind: 'request', payload: params }),
-      attempt: (reader, setRequestId) => this.attempt(client, params, request, reader, setRequestId),
+      attempt: async (reader, setRequestId) => this.attempt(await transport, params, request, reader, setRequestId),
       toError: (thrown, requestId) => withRequestId(toOpenAIProviderError(thrown, context), requestId, this.name),
     });
   }
 
   private async attempt(
-    client: OpenAI,
+    transport: OpenAITransport,
     params: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
     request: ProviderRequest,
     reader: OpenAIStreamReader,
@@ -151,10 +174,8 @@ export class OpenAIProvider implements Provider {
     const provider = this.name;
     let requestId: string | undefined;
     try {
-      const { data: chunks, request_id } = await client.chat.completions
-        .create(params, { signal: controller.signal, maxRetries: 0 })
-        .withResponse();
-      requestId = request_id ?? undefined;
+      const { chunks, requestId: id } = await transport.open(params, controller.signal);
+      requestId = id;
       if (requestId !== undefined) onRequestId(requestId);
       for await (const chunk of chunks) {
         if (watchdog !== undefined) watchdog.touch();
@@ -168,7 +189,7 @@ export class OpenAIProvider implements Provider {
       watchdog?.stop();
       request.signal.removeEventListener('abort', forward);
     }
-    // The SDK ends iteration quietly when its signal aborts, so the cause is checked here.
+    // Iteration ends quietly when the signal aborts, so the cause is checked here.
     if (watchdog?.fired) throw idleTimeoutError(watchdog.timeoutMs, provider);
     if (request.signal.aborted) return reader.toMessage('interrupted', requestId);
     if (!reader.finished) {
