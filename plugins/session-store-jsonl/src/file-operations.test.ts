@@ -34,6 +34,25 @@ describe('paths', () => {
   });
 });
 
+describe('isOnDisk', () => {
+  it('is false until the first reply is written, true after, and true for a session opened from its file; never for an in-memory one', async () => {
+    const session = SessionManager.create('/work/disk', options);
+    session.appendMessage(user('hi') as never);
+    await session.flush();
+    expect(session.isOnDisk()).toBe(false);
+    expect(await exists(session.getSessionFile() as string)).toBe(false);
+    session.appendMessage(assistant('hello') as never);
+    await session.flush();
+    expect(session.isOnDisk()).toBe(true);
+    expect(await exists(session.getSessionFile() as string)).toBe(true);
+    expect((await SessionManager.open(session.getSessionFile() as string, options)).isOnDisk()).toBe(true);
+    const memory = SessionManager.inMemory('/work/disk', options);
+    memory.appendMessage(user('hi') as never);
+    memory.appendMessage(assistant('hello') as never);
+    expect(memory.isOnDisk()).toBe(false);
+  });
+});
+
 describe('loadEntriesFromFile', () => {
   it('returns [] for missing, empty, headerless and non-JSON files', async () => {
     expect(await loadEntriesFromFile(join(dir, 'missing.jsonl'))).toEqual([]);
