@@ -9,7 +9,8 @@ export default defineConfig({
     include: ['{contracts,kernel,libs/*,plugins/*,presets/*,examples/*}/src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/bench/**'],
     // Reports once whether ../shared/compat is there (its suites are skipped when it is not).
-    globalSetup: ['test/support/report-corpus.ts'],
+    // One temp root per run, removed at its end (test/support/temp-root.ts).
+    globalSetup: ['test/support/report-corpus.ts', 'test/support/temp-root.ts'],
     testTimeout: 20_000,
   },
 });

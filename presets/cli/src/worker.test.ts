@@ -27,7 +27,7 @@ afterEach(async () => {
 
 /** Starts `tessera worker …` from the built bin; resolves once it says it takes `kinds`. */
 async function startWorkerBin(args: readonly string[], home: string, kinds: string): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'worker', ...args], { env: { PATH: process.env.PATH, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'worker', ...args], { env: { PATH: process.env.PATH, HOME: home, TMPDIR: tmpdir() }, stdio: ['ignore', 'pipe', 'pipe'] });
   worker = child;
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -99,7 +99,7 @@ describe.runIf(hasRedisServer)('tessera worker (real redis-server)', () => {
   }, 30_000);
 
   it('says which Redis it could not reach', async () => {
-    const child = spawn(process.execPath, [BIN, 'worker', '--redis', 'redis://127.0.0.1:1'], { env: { PATH: process.env.PATH, HOME: tmpdir() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'worker', '--redis', 'redis://127.0.0.1:1'], { env: { PATH: process.env.PATH, HOME: tmpdir(), TMPDIR: tmpdir() }, stdio: ['ignore', 'pipe', 'pipe'] });
     worker = child;
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -1,6 +1,6 @@
 // The Tessera side of the server bench, in its own process: a kernel with the scripted model
 // (3 tool calls, then an answer), the SessionHub and the Hono app on loopback. Prints its URL.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalHandler } from '@tessera/contracts';
@@ -65,5 +65,7 @@ process.stdin.on('data', () => {
 process.stdin.on('end', async () => {
   await server.close();
   await kernel.shutdown();
+  // The project and every session the run stored (a full run writes over 10,000 session files).
+  rmSync(root, { recursive: true, force: true });
   process.exit(0);
 });
