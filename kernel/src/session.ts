@@ -589,8 +589,8 @@ export class Session implements ISession {
 
   /** A snapshot of this session for a store. */
   toRecord(): ISessionRecord {
-    return {
-      ...this.recordFields,
+    // Object.assign, not a spread followed by fields: those are added slowly on Node 20 (docs/adr/0003).
+    return Object.assign({}, this.recordFields, {
       id: this.sessionId,
       cwd: this.cwd,
       createdAt: this.createdAt,
@@ -599,7 +599,7 @@ export class Session implements ISession {
       history: [...this.entries],
       systemPrompt: this.options.systemMessage,
       toolSchemas: [...this.toolSchemas],
-    };
+    });
   }
 
   /** History entries the store has (after the last successful save), and whether history was replaced since. */

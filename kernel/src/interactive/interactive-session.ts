@@ -497,7 +497,7 @@ export class InteractiveSession {
   }
 
   private withThreshold(state: IContextWindowState): IContextWindowState & { autoCompactThreshold: number | false } {
-    return { ...state, autoCompactThreshold: this.session?.getAutoCompactThreshold() ?? false };
+    return Object.assign({}, state, { autoCompactThreshold: this.session?.getAutoCompactThreshold() ?? false });
   }
 
   /** Compacts the conversation (see `Session.compact`) and saves the session. */

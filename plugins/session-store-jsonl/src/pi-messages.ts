@@ -249,7 +249,8 @@ export function fromPiMessage(message: AgentMessage): Message | undefined {
 export function appendKernelMessage(messages: Message[], message: Message, fromToolResult: boolean): boolean {
   const last = messages[messages.length - 1];
   if (fromToolResult && last?.role === 'tool' && message.role === 'tool') {
-    messages[messages.length - 1] = { ...last, content: [...last.content, ...message.content] };
+    // Object.assign: a spread copy gets new properties slowly on Node 20 (docs/adr/0003); a load merges every tool result.
+    messages[messages.length - 1] = Object.assign({}, last, { content: [...last.content, ...message.content] });
     return true;
   }
   messages.push(message);

@@ -285,7 +285,9 @@ export class SessionManager extends AppendMethods {
 
   protected override record(fields: NewEntry): string {
     this.#persistence.assertHealthy();
-    const entry = { ...fields, id: this.#tree.newId(), parentId: this.#tree.leafId, timestamp: isoNow() } as SessionEntry;
+    // Object.assign, not `{ ...fields, id, … }`: every append passes here, and Node 20's V8 adds
+    // each property after a spread copy through a slow path (see docs/adr/0003).
+    const entry = Object.assign({}, fields, { id: this.#tree.newId(), parentId: this.#tree.leafId, timestamp: isoNow() }) as SessionEntry;
     this.#tree.add(entry);
     if (this.#persist && this.#persistence.file !== undefined) {
       if (this.#persistence.onDisk) this.#persistence.append(entry);

@@ -133,7 +133,8 @@ export class SessionTree {
     let previous: string | null = null;
     for (const entry of path) {
       if (entry.type === 'label') continue;
-      entries.push({ ...entry, parentId: previous });
+      // Object.assign: a spread copy gets new properties slowly on Node 20 (docs/adr/0003), once per entry here.
+      entries.push(Object.assign({}, entry, { parentId: previous }));
       previous = entry.id;
     }
     for (const entry of [...entries]) {

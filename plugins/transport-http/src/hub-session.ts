@@ -39,7 +39,8 @@ export class Turn {
     const last = this.chunks[this.chunks.length - 1];
     // The replay log keeps text and reasoning deltas merged: its size follows the answer, not the token count.
     if (last && (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && last.type === chunk.type && last.id === chunk.id) {
-      this.chunks[this.chunks.length - 1] = { ...last, delta: last.delta + chunk.delta };
+      // Object.assign: once per token, and a spread copy gets new properties slowly on Node 20 (docs/adr/0003).
+      this.chunks[this.chunks.length - 1] = Object.assign({}, last, { delta: last.delta + chunk.delta });
     } else this.chunks.push(chunk);
     for (const listener of this.listeners) listener(chunk);
   }
