@@ -32,3 +32,4 @@ export * from './memory.js';
 export * from './skills.js';
 export * from './inventory.js';
 export * from './mcp.js';
+export * from './objects.js';

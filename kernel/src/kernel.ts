@@ -25,6 +25,7 @@ import {
   ToolContribution,
   ToolSourceContribution,
   type Token,
+  copyWith,
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import { Container, type BindToFluentSyntax } from 'inversify';
@@ -187,8 +188,8 @@ export class Kernel {
       throw new SessionConfigurationError('provider', 'no plugin provides Provider; add a provider plugin (e.g. anthropicProvider(), scriptedProvider()) to the kernel.');
     }
     const createContextWindow = services.getOptional(ContextWindow);
-    const session = new Session({
-      ...options,
+    // copyWith, not a spread: Node 20 adds the fields after a spread copy slowly (docs/adr/0003).
+    const session = new Session(copyWith(options, {
       sessionId,
       services,
       provider,
@@ -205,7 +206,7 @@ export class Kernel {
       ...(createContextWindow && !options.createContextWindow
         ? { createContextWindow: (model: string | undefined) => createContextWindow({ sessionId, model: model ?? provider.model }) }
         : {}),
-    });
+    }));
     this.sessions.add(session);
     return session;
   }

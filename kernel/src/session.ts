@@ -22,6 +22,7 @@ import {
   type Tool,
   type ToolSchema,
   type ToolSource,
+  copyWith,
 } from '@tessera/contracts';
 import { CompactionUnavailableError, SessionBusyError, SessionClosedError, SessionConfigurationError } from './errors.js';
 import { createHooks, forkHooks, isTapped, type TesseraHooks } from './hooks.js';
@@ -589,8 +590,8 @@ export class Session implements ISession {
 
   /** A snapshot of this session for a store. */
   toRecord(): ISessionRecord {
-    // Object.assign, not a spread followed by fields: those are added slowly on Node 20 (docs/adr/0003).
-    return Object.assign({}, this.recordFields, {
+    // copyWith, not a spread followed by fields: those are added slowly on Node 20 (docs/adr/0003).
+    return copyWith(this.recordFields, {
       id: this.sessionId,
       cwd: this.cwd,
       createdAt: this.createdAt,

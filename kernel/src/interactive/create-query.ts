@@ -7,6 +7,7 @@ import {
   type IPromptFileReferenceRecord,
   type IToolState,
   type IUsageSnapshot,
+  copyWith,
 } from '@tessera/contracts';
 import { createKernel, type Kernel } from '../kernel.js';
 import { definePlugin, type PluginInput } from '../plugin.js';
@@ -58,12 +59,11 @@ export async function* createQuery(options: CreateQueryOptions): AsyncGenerator<
   const started = Date.now();
   const { prompt, kernel: given, plugins, sessionId, signal, ...rest } = options;
   const kernel = given ?? (await composeKernel(plugins ?? [], rest.provider));
-  const session = new InteractiveSession({
-    ...rest,
+  const session = new InteractiveSession(copyWith(rest, {
     kernel,
     permissionMode: rest.permissionMode ?? 'default',
     ...(sessionId === undefined ? {} : { resumeSessionId: sessionId }),
-  });
+  }));
 
   const queue: QueryMessage[] = [];
   let wake: (() => void) | undefined;

@@ -38,6 +38,7 @@ import {
   type SessionEvent,
   type SessionServices,
   compareText,
+  copyWith,
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import type { Kernel, KernelSessionOptions } from '../kernel.js';
@@ -497,7 +498,7 @@ export class InteractiveSession {
   }
 
   private withThreshold(state: IContextWindowState): IContextWindowState & { autoCompactThreshold: number | false } {
-    return Object.assign({}, state, { autoCompactThreshold: this.session?.getAutoCompactThreshold() ?? false });
+    return copyWith(state, { autoCompactThreshold: this.session?.getAutoCompactThreshold() ?? false });
   }
 
   /** Compacts the conversation (see `Session.compact`) and saves the session. */
@@ -784,28 +785,27 @@ export class InteractiveSession {
       await options.applyWorkspaceManifest(options.sandboxClient, options.workspaceManifest, cwd);
     }
 
-    const base: KernelSessionOptions = {
-      ...options.sessionOptions,
+    // copyWith, not spreads followed by fields: Node 20 adds those slowly (docs/adr/0003).
+    const base: KernelSessionOptions = copyWith(options.sessionOptions ?? {}, {
       toolSources: [...(options.sessionOptions?.toolSources ?? []), this.commandToolSource],
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.model === undefined ? {} : { model: options.model }),
       ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
-    };
+    });
     if (record && !fork) {
       const systemMessage = options.systemPrompt ?? record.systemPrompt;
-      return kernel.resumeSession(record, { ...base, ...(systemMessage === undefined ? {} : { systemMessage }) });
+      return kernel.resumeSession(record, systemMessage === undefined ? base : copyWith(base, { systemMessage }));
     }
     const system = await this.systemPrompt(kernel, record?.cwd ?? cwd, record);
     const recordFields = { ...(options.name === undefined ? {} : { name: options.name }) };
-    return kernel.createSession({
-      ...base,
+    return kernel.createSession(copyWith(base, {
       cwd: record?.cwd ?? cwd,
       ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
       ...(system.prompt === undefined ? {} : { systemMessage: system.prompt }),
       ...(system.compactInstructions === undefined ? {} : { compactInstructions: system.compactInstructions }),
       ...(fork ? { history: record!.history, startSource: 'resume' as const } : {}),
       recordFields,
-    });
+    }));
   }
 
   private async systemPrompt(kernel: Kernel, cwd: string, record: ISessionRecord | undefined): Promise<{ prompt?: string; compactInstructions?: string }> {

@@ -1,4 +1,5 @@
 import type { PermissionDecision, PermissionMode, PermissionVerdict, ToolPermission } from '@tessera/contracts';
+import { copyWith } from '@tessera/contracts';
 import { dirname, resolve } from 'node:path';
 import { insideDirectories, matchesPathPattern, type PathAnchors } from './path-match.js';
 import { permissionSubject, resolveAnchors, type PermissionSubject } from './permission-subject.js';
@@ -89,7 +90,7 @@ export function explainPermission(
   const unallowed = suggestions.length > 0 || !allowed(check);
   let verdict: PermissionExplanation;
   if (!unallowed) verdict = { decision: 'auto', rule: allowRuleText(check), reason: 'allowed by rule', suggestions: [] };
-  else verdict = { ...modePolicy(tool, subject, mode, compiled, anchors), suggestions };
+  else verdict = copyWith(modePolicy(tool, subject, mode, compiled, anchors), { suggestions });
   if (critical && verdict.decision === 'auto') {
     return mode === 'dontAsk'
       ? { decision: 'deny', reason: critical, suggestions: [] }

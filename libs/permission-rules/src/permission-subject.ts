@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { analyzeBashCommand, type AnalyzedBashCommand } from './command-forms.js';
 import { expandHome, pathCandidates, type PathAnchors } from './path-match.js';
 import type { JudgedTool } from './tool-family.js';
+import { copyWith } from '@tessera/contracts';
 
 /**
  * Files a Bash command reads, writes (file commands) and redirects output to; each as path
@@ -109,7 +110,7 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
     const path = shellPath(arg, anchors);
     if (unknownDirectory && !isAbsolute(path)) unresolvedPaths = true;
     if (isAbsolute(path)) return [pathCandidates(path, anchors)];
-    return within.map((cwd) => pathCandidates(path, { ...anchors, cwd }));
+    return within.map((cwd) => pathCandidates(path, copyWith(anchors, { cwd })));
   };
   for (const forms of analyzed.commands) {
     if (forms.name === 'cd' || forms.name === 'pushd' || forms.name === 'popd') {
@@ -189,7 +190,7 @@ export function permissionSubject(tool: JudgedTool, input: unknown, anchors: Pat
   const field = (...builtIn: string[]): string | undefined =>
     subjectField === undefined ? stringField(input, ...builtIn) : stringField(input, subjectField);
   if (family === 'Bash') {
-    return bashSubject(field('command', 'cmd') ?? '', commandCwd === undefined ? anchors : { ...anchors, cwd: commandCwd });
+    return bashSubject(field('command', 'cmd') ?? '', commandCwd === undefined ? anchors : copyWith(anchors, { cwd: commandCwd }));
   }
   if (family === 'Read' || family === 'Edit') {
     let path = field(...PATH_FIELDS);

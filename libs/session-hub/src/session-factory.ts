@@ -1,4 +1,5 @@
 import { InteractiveSession, type InteractiveSessionOptions, type IResumableSession, type Kernel } from '@tessera/kernel';
+import { copyWith } from '@tessera/contracts';
 
 /** How a transport opens sessions without knowing the preset behind them. */
 export interface SessionOpenOptions {
@@ -34,15 +35,15 @@ export function kernelSessionFactory(kernel: Kernel, defaults: SessionDefaults =
     async open(request) {
       const model = request.model ?? defaults.model;
       const append = request.appendSystemPrompt ?? defaults.appendSystemPrompt;
-      const session = new InteractiveSession({
-        ...defaults,
+      // copyWith: Node 20 adds the fields after a spread copy slowly (docs/adr/0003).
+      const session = new InteractiveSession(copyWith(defaults, {
         kernel,
         cwd: request.cwd,
         ...(request.resumeSessionId === undefined ? {} : { resumeSessionId: request.resumeSessionId }),
         ...(request.sessionId === undefined ? {} : { sessionId: request.sessionId }),
         ...(model === undefined ? {} : { model }),
         ...(append === undefined ? {} : { appendSystemPrompt: append }),
-      });
+      }));
       await session.whenReady();
       return session;
     },

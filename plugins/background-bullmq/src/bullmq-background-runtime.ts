@@ -7,6 +7,7 @@ import {
   type BackgroundOutputRead,
   type BackgroundTaskStatus,
   type DiagnosticsReporter,
+  copyWith,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, type ServiceResolver } from '@tessera/kernel';
 import { AgentTaskManagerToken, BackgroundTaskError, BackgroundTaskManagerToken, type BackgroundTaskManager, type IBackgroundTaskState, outputRead, processTaskRequest, readOutputLines, sessionTaskList } from '@tessera/plugin-background';
@@ -49,7 +50,7 @@ export function createBullmqBackgroundTasksAdapter(manager: BullmqBackgroundTask
     subscribe(listener) {
       return manager.subscribe((event) => {
         const sessionId = 'task' in event ? event.task.parentSessionId : manager.get(event.taskId)?.parentSessionId;
-        listener({ ...event, ...(sessionId === undefined ? {} : { sessionId }) });
+        listener(sessionId === undefined ? event : copyWith(event, { sessionId }));
       });
     },
     async spawn(request) {

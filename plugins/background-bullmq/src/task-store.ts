@@ -1,6 +1,7 @@
 import { BackgroundTaskError, type IBackgroundTaskLogCursor, type IBackgroundTaskLogPage, type IBackgroundTaskRequest, type IBackgroundTaskState, type TBackgroundTaskEvent } from '@tessera/plugin-background';
 import type { Redis } from 'ioredis';
 import type { TaskKeys } from './redis-keys.js';
+import { copyWith } from '@tessera/contracts';
 
 /** One task as Redis holds it. */
 export interface StoredTask {
@@ -157,7 +158,7 @@ export class RedisTaskStore {
       if (!events) return stored;
       const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, JSON.stringify(state), this.maxEvents, ...events.map((event) => JSON.stringify(event)))) as number;
       if (version === -2) return undefined;
-      if (version > 0) return { ...stored, state, version };
+      if (version > 0) return copyWith(stored, { state, version });
     }
     throw new BackgroundTaskError('capacity', `Background task ${taskId} changed 100 times while one update was being committed; retry later.`, { code: 'background_store_contention', taskId });
   }

@@ -13,6 +13,7 @@ import {
   type BackgroundTaskStatus,
   type BackgroundTaskSummary,
   type BackgroundTaskTicket,
+  copyWith,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, type ServiceResolver } from '@tessera/kernel';
 import { BackgroundTaskManager, type BackgroundTaskManagerOptions } from './background-task-manager.js';
@@ -130,7 +131,7 @@ export function createBackgroundTasksAdapter(manager: BackgroundTaskManager): Ba
     subscribe(listener) {
       return manager.subscribe((event) => {
         const sessionId = manager.get(event.taskId)?.parentSessionId;
-        listener({ ...event, ...(sessionId === undefined ? {} : { sessionId }) });
+        listener(sessionId === undefined ? event : copyWith(event, { sessionId }));
       });
     },
     async spawn(request: BackgroundProcessRequest): Promise<BackgroundTaskTicket> {

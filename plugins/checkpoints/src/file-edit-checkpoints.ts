@@ -10,6 +10,7 @@ import {
   type IEditCheckpointInspection,
   type IEditCheckpointRestoreResult,
   type IEditCheckpointSummary,
+  copyWith,
 } from '@tessera/contracts';
 import {
   CheckpointNotFoundError,
@@ -253,7 +254,7 @@ export class FileEditCheckpoints implements EditCheckpoints {
     turn.journalTorn = true;
     await turn.journal.write(line);
     turn.journalTorn = false;
-    turn.manifest = { ...turn.manifest, files: [...turn.manifest.files, entry] };
+    turn.manifest = copyWith(turn.manifest, { files: [...turn.manifest.files, entry] });
     turn.captured.add(target);
   }
 
@@ -262,7 +263,7 @@ export class FileEditCheckpoints implements EditCheckpoints {
     if (turn === undefined) return;
     this.#open.delete(sessionId);
     await turn.queue;
-    const finalized = { ...turn.manifest, finalizedAt: new Date(this.#clock.now()).toISOString() };
+    const finalized = copyWith(turn.manifest, { finalizedAt: new Date(this.#clock.now()).toISOString() });
     try {
       await writeManifest(turn.directory, finalized);
     } catch (error) {

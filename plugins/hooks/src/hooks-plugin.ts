@@ -21,6 +21,7 @@ import {
   type PostToolUseContext,
   type SessionServices,
   type ToolResult,
+  copyWith,
 } from '@tessera/contracts';
 import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
 import { askForApproval, type HookApprovalOptions } from './ask-approval.js';
@@ -60,7 +61,7 @@ export class CompactionBlockedByHookError extends TesseraError {
 
 function appendFeedback(result: ToolResult, text: string): ToolResult {
   const output = typeof result.output === 'string' ? `${result.output}\n\n${text}` : [...result.output, { type: 'text' as const, text }];
-  return { ...result, output };
+  return copyWith(result, { output });
 }
 
 /** A configured hook as `/hooks` lists it. */

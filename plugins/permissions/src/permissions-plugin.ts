@@ -9,6 +9,7 @@ import {
   WorkspaceGrants,
   type ISession,
   type SessionServices,
+  copyWith,
 } from '@tessera/contracts';
 import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
 import type { PermissionRules } from '@tessera/permission-rules';
@@ -97,7 +98,7 @@ export function permissionsPlugin(options: PermissionsPluginOptions = {}): Plugi
         // The provider's hosted web search is not in `tools` and never reaches preToolUse.
         const noWebSearch = sessionPolicy.webSearchDenied() && request.nativeTools?.webSearch !== false;
         if (tools === request.tools && !noWebSearch) return undefined;
-        return { request: { ...request, tools, ...(noWebSearch ? { nativeTools: { ...request.nativeTools, webSearch: false } } : {}) } };
+        return { request: copyWith(request, { tools, ...(noWebSearch ? { nativeTools: { ...request.nativeTools, webSearch: false } } : {}) }) };
       });
       hooks.preToolUse.tapPromise({ name: `${PERMISSIONS_PLUGIN_NAME}:enforce`, stage: Stage.Guard }, (context) =>
         enforcer.checkPermission(context),

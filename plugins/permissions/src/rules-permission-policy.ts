@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { PermissionPolicy, PermissionQuery, ReadAccess, ToolPermission, ToolSchema, WorkspaceGrants } from '@tessera/contracts';
+import { copyWith } from '@tessera/contracts';
 import {
   compileRules,
   expandHome,
@@ -80,7 +81,7 @@ export class RulesPermissionPolicy implements PermissionPolicy, ReadAccess, Work
 
   /** `ReadAccess`: undefined when no Read deny rule exists; else a test prepared for this call. */
   deniedPaths(context: { cwd: string; sessionId: string }): DeniedPathTest | undefined {
-    return readDenyTest(this.rules, resolveAnchors({ ...this.options, cwd: context.cwd }));
+    return readDenyTest(this.rules, resolveAnchors(copyWith(this.options, { cwd: context.cwd })));
   }
 
   /** `additionalDirectories` of the rules, resolved against `cwd`: the file tools add them to their workspace roots. */

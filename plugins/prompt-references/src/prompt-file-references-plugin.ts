@@ -1,4 +1,5 @@
 import type { IPromptFileReferenceRecord, ISession } from '@tessera/contracts';
+import { copyWith } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, Stage, type Plugin } from '@tessera/kernel';
 import {
   resolvePromptFileReferences,
@@ -33,7 +34,7 @@ export function promptFileReferences(options: PromptFileReferencesOptions = {}):
       hooks.userPromptSubmit.tapPromise({ name: PROMPT_FILE_REFERENCES_PLUGIN_NAME, stage: Stage.Default }, async (context) => {
         pending.delete(context.session);
         if (context.blocked) return undefined;
-        const { blocks, records, failures } = await resolvePromptFileReferences(context.prompt, { ...limits, cwd: context.session.cwd });
+        const { blocks, records, failures } = await resolvePromptFileReferences(context.prompt, copyWith(limits, { cwd: context.session.cwd }));
         if (failures.length > 0) {
           return {
             blocked: {

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { systemClock, type AssistantMessage, type Clock, type ModelInfo, type Provider, type ProviderRequest } from '@tessera/contracts';
+import { systemClock, type AssistantMessage, type Clock, type ModelInfo, type Provider, type ProviderRequest, copyWith } from '@tessera/contracts';
 import { toAnthropicProviderError, type ErrorContext } from './anthropic-error-mapping.js';
 import { lookupAnthropicModel, type ModelCatalogue } from './anthropic-model-catalogue.js';
 import { AnthropicProviderError } from './anthropic-provider-error.js';
@@ -162,8 +162,8 @@ export class AnthropicProvider implements Provider {
     const model = request.model ?? this.model;
     const asked = request.nativeTools?.webSearch;
     const webSearch = asked === false || this.webSearchMode === 'never' || (this.webSearchMode === 'on-request' && asked !== true) ? undefined : this.webSearchTool;
-    const params = buildAnthropicRequest(request, { ...this.shape, model, webSearch });
-    const context: ErrorContext = { ...this.errorContext, model };
+    const params = buildAnthropicRequest(request, copyWith(this.shape, { model, webSearch }));
+    const context: ErrorContext = copyWith(this.errorContext, { model });
     return streamWithRetries({
       policy: this.retry,
       sleep: this.sleep,

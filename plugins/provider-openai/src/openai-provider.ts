@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { systemClock, type AssistantMessage, type Clock, type ModelInfo, type Provider, type ProviderRequest } from '@tessera/contracts';
+import { systemClock, type AssistantMessage, type Clock, type ModelInfo, type Provider, type ProviderRequest, copyWith } from '@tessera/contracts';
 import { toOpenAIProviderError, type ErrorContext } from './openai-error-mapping.js';
 import { lookupOpenAIModel, type ModelCatalogue } from './openai-model-catalogue.js';
 import { OpenAIProviderError } from './openai-provider-error.js';
@@ -143,8 +143,8 @@ export class OpenAIProvider implements Provider {
     const transport = this.#transport;
     const model = request.model || this.model;
     if (model === undefined || model === '') throw missingModelError(this.name);
-    const params = buildOpenAIRequest(request, { ...this.shape, model });
-    const context: ErrorContext = { ...this.errorContext, model };
+    const params = buildOpenAIRequest(request, copyWith(this.shape, { model }));
+    const context: ErrorContext = copyWith(this.errorContext, { model });
     return streamWithRetries({
       policy: this.retry,
       sleep: this.sleep,

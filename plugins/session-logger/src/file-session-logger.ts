@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describeError, TesseraError, type SessionLogData, type SessionLogger } from '@tessera/contracts';
+import { describeError, TesseraError, type SessionLogData, type SessionLogger, copyWith } from '@tessera/contracts';
 import { assertValidSessionId, DEFAULT_EXTERNAL_PAYLOAD_THRESHOLD_BYTES, payloadRelativePath, type IExternalPayloadReference } from './external-payload.js';
 import { DeltaLines } from './delta-lines.js';
 import { isFlatRecord } from './flat-record.js';
@@ -152,7 +152,7 @@ export class FileSessionLogger implements SessionLogger {
 
   private line(file: LogFile, timestamp: string, event: string, data: SessionLogData): string {
     if (event === 'provider_native_raw_payload' && data.payloadKind === 'stream_event' && data.payload !== undefined) {
-      data = { ...data, payload: file.streamEvents.redact(data.payload, data.round, data.executionId) as SessionLogData[string] };
+      data = copyWith(data, { payload: file.streamEvents.redact(data.payload, data.round, data.executionId) as SessionLogData[string] });
     }
     const head = `{"timestamp":"${timestamp}",${file.sessionJson},"event":${this.quoted(event)}`;
     if (isFlatRecord(data, this.externalPayloadThresholdBytes)) {

@@ -9,6 +9,7 @@ import type {
   ToolResultBlock,
   ToolUseBlock,
 } from '@tessera/contracts';
+import { copyWith } from '@tessera/contracts';
 import type { AgentMessage } from './entries.js';
 
 // Session files hold pi's message shapes (`toolCall` blocks, `toolResult` messages,
@@ -249,8 +250,8 @@ export function fromPiMessage(message: AgentMessage): Message | undefined {
 export function appendKernelMessage(messages: Message[], message: Message, fromToolResult: boolean): boolean {
   const last = messages[messages.length - 1];
   if (fromToolResult && last?.role === 'tool' && message.role === 'tool') {
-    // Object.assign: a spread copy gets new properties slowly on Node 20 (docs/adr/0003); a load merges every tool result.
-    messages[messages.length - 1] = Object.assign({}, last, { content: [...last.content, ...message.content] });
+    // copyWith: a spread copy gets new properties slowly on Node 20 (docs/adr/0003); a load merges every tool result.
+    messages[messages.length - 1] = copyWith(last, { content: [...last.content, ...message.content] });
     return true;
   }
   messages.push(message);

@@ -1,4 +1,5 @@
 import type { IHistoryEntry, ISessionRecord, Message, ToolSchema } from '@tessera/contracts';
+import { copyWith } from '@tessera/contracts';
 import { contextMessageOf, contextSpan, createCompactionSummaryMessage } from './context.js';
 import type { AgentMessage, SessionEntry } from './entries.js';
 import { appendKernelMessage, fromPiMessage } from './pi-messages.js';
@@ -90,8 +91,8 @@ export function recordFromSession(manager: SessionManager): LoadedRecord {
       const last = history[history.length - 1];
       if (fromToolResult && message.role === 'tool' && last?.category === 'chat' && last.type === 'tool') {
         const batch = last.data as Message & { role: 'tool' };
-        // Object.assign: a spread copy gets new properties slowly on Node 20 (docs/adr/0003).
-        history[history.length - 1] = Object.assign({}, last, { data: Object.assign({}, batch, { content: [...batch.content, ...message.content] }) });
+        // copyWith: a spread copy gets new properties slowly on Node 20 (docs/adr/0003).
+        history[history.length - 1] = copyWith(last, { data: copyWith(batch, { content: [...batch.content, ...message.content] }) });
       } else history.push({ id: entry.id, timestamp: entry.timestamp, category: 'chat', type: message.role, data: message });
     } else if (entry.type === 'custom') {
       if (entry.customType === HISTORY_EVENT_TYPE) {

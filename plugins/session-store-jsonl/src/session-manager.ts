@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { assertValidSessionId } from '@tessera/contracts';
+import { assertValidSessionId, copyWith } from '@tessera/contracts';
 import { FileBlobStore, MemoryBlobStore, type BlobStore } from './blob-store.js';
 import { buildSessionContext, type SessionContext } from './context.js';
 import { recoverDamagedLines } from './damaged-lines.js';
@@ -285,9 +285,9 @@ export class SessionManager extends AppendMethods {
 
   protected override record(fields: NewEntry): string {
     this.#persistence.assertHealthy();
-    // Object.assign, not `{ ...fields, id, … }`: every append passes here, and Node 20's V8 adds
-    // each property after a spread copy through a slow path (see docs/adr/0003).
-    const entry = Object.assign({}, fields, { id: this.#tree.newId(), parentId: this.#tree.leafId, timestamp: isoNow() }) as SessionEntry;
+    // copyWith, not `{ ...fields, id, … }`: every append passes here, and Node 20 adds each
+    // property after a spread copy slowly (docs/adr/0003).
+    const entry = copyWith(fields, { id: this.#tree.newId(), parentId: this.#tree.leafId, timestamp: isoNow() }) as SessionEntry;
     this.#tree.add(entry);
     if (this.#persist && this.#persistence.file !== undefined) {
       if (this.#persistence.onDisk) this.#persistence.append(entry);

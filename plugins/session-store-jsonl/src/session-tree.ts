@@ -2,6 +2,7 @@ import { getPath } from './context.js';
 import type { SessionEntry } from './entries.js';
 import { SessionEntryNotFoundError } from './errors.js';
 import { generateEntryId } from './migrations.js';
+import { copyWith } from '@tessera/contracts';
 
 /** One node of `getTree()`: an entry, its children (oldest first) and its label. */
 export interface SessionTreeNode {
@@ -133,8 +134,8 @@ export class SessionTree {
     let previous: string | null = null;
     for (const entry of path) {
       if (entry.type === 'label') continue;
-      // Object.assign: a spread copy gets new properties slowly on Node 20 (docs/adr/0003), once per entry here.
-      entries.push(Object.assign({}, entry, { parentId: previous }));
+      // copyWith: a spread copy gets new properties slowly on Node 20 (docs/adr/0003), once per entry here.
+      entries.push(copyWith(entry, { parentId: previous }) as SessionEntry);
       previous = entry.id;
     }
     for (const entry of [...entries]) {

@@ -18,6 +18,7 @@ import type {
   ISubagentRunner,
   ISubagentSpawnRequest,
 } from './types.js';
+import { copyWith } from '@tessera/contracts';
 
 const WATCHDOG_FIELDS = ['idleTimeoutMs', 'maxRuntimeMs', 'outputLimitBytes', 'maxTextDeltas', 'repetitionWindow', 'repetitionThreshold', 'staleWorkerCheckMs'] as const;
 
@@ -86,7 +87,7 @@ export interface SubagentManagerOptions
   backgroundTaskManager?: IBackgroundTaskManager;
 }
 
-const toJobState = (state: IBackgroundTaskState): ISubagentJobState => ({ ...state, type: state.agentType ?? '' });
+const toJobState = (state: IBackgroundTaskState): ISubagentJobState => copyWith(state, { type: state.agentType ?? '' });
 
 /**
  * Subagent jobs as `agent` tasks of a `BackgroundTaskManager`: the lifecycle, queue and

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApprovalAnswer, ApprovalRequest, PermissionMode } from '@tessera/contracts';
+import { copyWith } from '@tessera/contracts';
 import type { InteractiveSession } from '@tessera/kernel';
 import type { PermissionAskData, UIChunk, UiStreamMapper } from './ui-stream.js';
 
@@ -39,8 +40,8 @@ export class Turn {
     const last = this.chunks[this.chunks.length - 1];
     // The replay log keeps text and reasoning deltas merged: its size follows the answer, not the token count.
     if (last && (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && last.type === chunk.type && last.id === chunk.id) {
-      // Object.assign: once per token, and a spread copy gets new properties slowly on Node 20 (docs/adr/0003).
-      this.chunks[this.chunks.length - 1] = Object.assign({}, last, { delta: last.delta + chunk.delta });
+      // copyWith: once per token, and a spread copy gets new properties slowly on Node 20 (docs/adr/0003).
+      this.chunks[this.chunks.length - 1] = copyWith(last, { delta: last.delta + chunk.delta });
     } else this.chunks.push(chunk);
     for (const listener of this.listeners) listener(chunk);
   }

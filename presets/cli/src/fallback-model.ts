@@ -1,4 +1,4 @@
-import { Provider, ProviderError, type AssistantMessage, type ProviderRequest } from '@tessera/contracts';
+import { Provider, ProviderError, type AssistantMessage, type ProviderRequest, copyWith } from '@tessera/contracts';
 import { definePlugin, type Plugin } from '@tessera/kernel';
 
 /**
@@ -41,7 +41,7 @@ class FallbackProvider implements Provider {
     const tried = new Set(current === undefined ? [] : [current]);
     for (;;) {
       try {
-        return await this.inner.stream(current === request.model ? request : { ...request, model: current });
+        return await this.inner.stream(current === request.model ? request : copyWith(request, { model: current }));
       } catch (error) {
         const next = this.chain.find((model) => !tried.has(model));
         const overloaded = error instanceof ProviderError && error.code === 'overloaded' && error.partialMessage === undefined;

@@ -1,4 +1,5 @@
 import { definePlugin, Stage, type Plugin } from '@tessera/kernel';
+import { copyWith } from '@tessera/contracts';
 
 /**
  * `--tools a b`: the model is offered only these tools (MCP tools, `mcp__…`, stay), and a call
@@ -17,7 +18,7 @@ export function onlyTools(names: readonly string[]): Plugin {
         // The provider's hosted web search is not in `tools`; it is WebSearch as far as the list goes.
         const noWebSearch = !allowed.has('WebSearch') && request.nativeTools?.webSearch !== false;
         if (tools.length === request.tools.length && !noWebSearch) return undefined;
-        return { request: { ...request, tools, ...(noWebSearch ? { nativeTools: { ...request.nativeTools, webSearch: false } } : {}) } };
+        return { request: copyWith(request, { tools, ...(noWebSearch ? { nativeTools: { ...request.nativeTools, webSearch: false } } : {}) }) };
       });
       hooks.preToolUse.tap({ name: 'cli-only-tools', stage: Stage.Guard }, ({ toolName }) =>
         kept(toolName) ? undefined : { decision: 'deny', reason: `${toolName} is not among the tools this session may use (--tools ${names.join(' ') || '""'})`, source: 'cli' },
