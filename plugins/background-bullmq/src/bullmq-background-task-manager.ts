@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describeError, processWarningDiagnostics, systemClock, type Clock, type DiagnosticsReporter } from '@tessera/contracts';
 import {
+  cloneTaskState,
   BackgroundTaskError,
   type IBackgroundTaskListFilter,
   type IBackgroundTaskLogCursor,
@@ -168,7 +169,7 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
       await this.store.update(id, (draft) => (isTerminal(draft.status) ? undefined : [fail(draft, cause, this.clock.now())])).catch(() => undefined);
       throw cause;
     }
-    return structuredClone(state);
+    return cloneTaskState(state);
   }
 
   async wait(taskId: string): Promise<IBackgroundTaskState> {

@@ -1,5 +1,6 @@
 import type { Clock } from '@tessera/contracts';
 import {
+  cloneTaskState,
   BackgroundTaskError,
   BackgroundTaskWatchdog,
   watchdogLimits,
@@ -222,7 +223,7 @@ export class TaskExecution {
         } else if (event.type === 'permission_request') {
           transition(state, 'REQUEST_PERMISSION', now);
           state.pendingPermissions = pending;
-          events.push({ type: 'background_task_permission_request', taskId, requestId: event.requestId, toolName: event.toolName, ...(event.description ? { description: event.description } : {}), task: structuredClone(state) });
+          events.push({ type: 'background_task_permission_request', taskId, requestId: event.requestId, toolName: event.toolName, ...(event.description ? { description: event.description } : {}), task: cloneTaskState(state) });
           events.push(snapshotEvent('background_task_updated', state));
         } else if (event.type === 'permission_decision') {
           state.pendingPermissions = pending;

@@ -1,5 +1,6 @@
 import {
   BackgroundTaskError,
+  cloneTaskState,
   isTerminalBackgroundTaskStatus,
   projectWorktreeFields,
   recordTaskFailure,
@@ -20,7 +21,7 @@ type TSnapshotType = Extract<TBackgroundTaskEvent, { task: unknown }>['type'];
 
 /** A snapshot event; the snapshot is a plain copy (it is serialised into the stream). */
 export function snapshotEvent(type: TSnapshotType, state: IBackgroundTaskState): TBackgroundTaskEvent {
-  return { type, taskId: state.id, task: structuredClone(state) } as TBackgroundTaskEvent;
+  return { type, taskId: state.id, task: cloneTaskState(state) } as TBackgroundTaskEvent;
 }
 
 export function transition(state: IBackgroundTaskState, event: TBackgroundTaskTransitionEvent, now: number): void {

@@ -1,4 +1,4 @@
-import type { IBackgroundTaskState } from '@tessera/plugin-background';
+import { cloneTaskState, type IBackgroundTaskState } from '@tessera/plugin-background';
 
 /**
  * This process's copy of the queue's tasks, fed by the event stream. A snapshot only replaces
@@ -12,7 +12,7 @@ export class TaskMirror {
   load(state: IBackgroundTaskState, version: number): void {
     const known = this.states.get(state.id)?.version ?? this.closed.get(state.id) ?? 0;
     if (version <= known) return;
-    this.states.set(state.id, { state: structuredClone(state), version });
+    this.states.set(state.id, { state: cloneTaskState(state), version });
   }
 
   delete(taskId: string, version = Number.MAX_SAFE_INTEGER): void {
@@ -22,10 +22,10 @@ export class TaskMirror {
 
   get(taskId: string): IBackgroundTaskState | undefined {
     const entry = this.states.get(taskId);
-    return entry ? structuredClone(entry.state) : undefined;
+    return entry ? cloneTaskState(entry.state) : undefined;
   }
 
   all(): IBackgroundTaskState[] {
-    return [...this.states.values()].map((entry) => structuredClone(entry.state));
+    return [...this.states.values()].map((entry) => cloneTaskState(entry.state));
   }
 }

@@ -19,7 +19,7 @@ export { BackgroundTaskWatchdog, DEFAULT_BACKGROUND_WATCHDOG_LIMITS, watchdogLim
 export type { IBackgroundTaskWatchdogConfig, IBackgroundTaskWatchdogLimits } from './background-task-watchdog.js';
 export { BackgroundTaskManager } from './background-task-manager.js';
 export type { BackgroundTaskManagerOptions } from './background-task-manager.js';
-export { assertSafeTaskId, cloneTaskMetadata, initialTaskState, projectWorktreeFields, recordTaskFailure, SAFE_TASK_ID } from './task-state.js';
+export { assertSafeTaskId, cloneTaskMetadata, cloneTaskState, initialTaskState, projectWorktreeFields, recordTaskFailure, SAFE_TASK_ID } from './task-state.js';
 export { ManualBackgroundTaskRunner } from './manual-background-task-runner.js';
 export type { ManualBackgroundTaskRun, ManualBackgroundTaskRunnerOptions } from './manual-background-task-runner.js';
 export { createManagedShellProcessRunner } from './managed-shell-process-runner.js';
