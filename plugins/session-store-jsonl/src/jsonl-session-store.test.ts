@@ -83,6 +83,29 @@ describe('JsonlSessionStore', () => {
     await store.close();
   });
 
+  it('a new session costs two stats to index, however many project folders there are; changes by other writers are still seen', async () => {
+    const storage = new FileSessionStorage();
+    const warm = new JsonlSessionStore({ ...opts(), storage });
+    // 30 project folders, then the index is built by a lookup.
+    await Promise.all(Array.from({ length: 30 }, (_, index) => warm.save(record([user('q'), reply('a')], { id: `p-${index}`, cwd: `/proj-${index}` }))));
+    expect(await warm.load('p-0')).toBeDefined();
+    const stats = vi.spyOn(storage, 'statSync');
+    const listings = vi.spyOn(storage, 'listDirsSync');
+    // The first save of a new session, as a live session makes it (`created`).
+    const created = { appendedFrom: 0, rewritten: false, created: true };
+    await warm.save(record([user('new'), reply('one')], { id: 'fresh', cwd: '/proj-3' }), created);
+    await warm.save(record([user('new'), reply('two')], { id: 'fresh-folder', cwd: '/proj-new' }), created);
+    expect(listings).not.toHaveBeenCalled();
+    expect(stats.mock.calls.length).toBeLessThanOrEqual(4);
+    // Another writer adds a session in another folder: the next lookup sees the changed folder.
+    const other = new JsonlSessionStore(opts());
+    await other.save(record([user('from elsewhere'), reply('ok')], { id: 'elsewhere', cwd: '/proj-7' }));
+    await other.close();
+    expect((await warm.load('elsewhere'))?.messages).toEqual([user('from elsewhere'), reply('ok')]);
+    expect((await warm.load('fresh-folder'))?.messages).toEqual([user('new'), reply('two')]);
+    await warm.close();
+  });
+
   it('a resumed pi session sends the model what pi would: the compaction summary and custom messages', async () => {
     const written = SessionManager.create('/proj', { ...opts(), sessionDir: join(dir, 'sessions', 'proj') });
     written.appendMessage({ role: 'user', content: 'old question', timestamp: 1 });

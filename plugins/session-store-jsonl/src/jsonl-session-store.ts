@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { compareText, assertValidSessionId, TesseraError, type ISessionRecord, type SessionRecordChange, type SessionStore } from '@tessera/contracts';
 import { recoverDamagedLines } from './damaged-lines.js';
 import type { SessionEntry, SessionHeader } from './entries.js';
@@ -22,6 +22,18 @@ export type JsonlSessionStoreOptions = Omit<SessionManagerOptions, 'sessionDir'>
 export interface SessionSnapshot {
   header: SessionHeader;
   entries: readonly SessionEntry[];
+}
+
+/** The modification times of the sessions folder and of each project folder in it. */
+interface FolderStamp {
+  root: number;
+  folders: Map<string, number>;
+}
+
+function sameStamp(a: FolderStamp, b: FolderStamp): boolean {
+  if (a.root !== b.root || a.folders.size !== b.folders.size) return false;
+  for (const [folder, mtime] of b.folders) if (a.folders.get(folder) !== mtime) return false;
+  return true;
 }
 
 /**
@@ -47,7 +59,7 @@ export class JsonlSessionStore implements SessionStore {
    * session up rescans only when a folder changed (a server opening thousands of sessions would
    * otherwise list every file for each new one).
    */
-  #index: { byId: SessionFileIndex; stamp: string } | undefined;
+  #index: { byId: SessionFileIndex; stamp: FolderStamp } | undefined;
 
   constructor(options: JsonlSessionStoreOptions = {}) {
     this.#storage = options.storage ?? new FileSessionStorage();
@@ -214,18 +226,18 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   /** The folders' modification times: what the index was read at. */
-  #stamp(): string {
+  #stamp(): FolderStamp {
     const root = join(this.#agentDir, 'sessions');
-    const parts = [`${this.#storage.statSync(root)?.mtimeMs ?? 0}`];
-    for (const dir of this.#storage.listDirsSync(root)) parts.push(`${dir}:${this.#storage.statSync(join(root, dir))?.mtimeMs ?? 0}`);
-    return parts.join('|');
+    const folders = new Map<string, number>();
+    for (const dir of this.#storage.listDirsSync(root)) folders.set(dir, this.#storage.statSync(join(root, dir))?.mtimeMs ?? 0);
+    return { root: this.#storage.statSync(root)?.mtimeMs ?? 0, folders };
   }
 
   /** Files named for `id`, from the index (read again when a folder changed since). */
   #namedFiles(id: string, useIndexAsIs = false): string[] {
     if (useIndexAsIs && this.#index) return this.#index.byId.files(id);
     const stamp = this.#stamp();
-    if (!this.#index || this.#index.stamp !== stamp) {
+    if (!this.#index || !sameStamp(this.#index.stamp, stamp)) {
       const byId = new SessionFileIndex(join(this.#agentDir, 'sessions'));
       for (const file of this.#sessionFiles()) {
         const named = sessionIdFromFileName(file);
@@ -236,12 +248,25 @@ export class JsonlSessionStore implements SessionStore {
     return this.#index.byId.files(id);
   }
 
-  /** A file this store just created: indexed, and the index's stamp moved past its own change. */
+  /**
+   * A file this store just created: indexed, and the index's stamp moved past its own change,
+   * by looking again at the sessions folder and the file's project folder only (two `stat`s,
+   * however many projects there are). A change another process made meanwhile in any other
+   * folder still differs from the stamp, so the next lookup reads the folders again.
+   */
   #indexAdd(id: string, file: string | undefined): void {
     // A session is written once it has a reply: until then there is no file to index (the caller checks).
     if (!this.#index || file === undefined) return;
     this.#index.byId.add(id, file);
-    this.#index.stamp = this.#stamp();
+    const root = join(this.#agentDir, 'sessions');
+    const folder = dirname(file);
+    if (dirname(folder) !== root) {
+      this.#index.stamp = this.#stamp();
+      return;
+    }
+    const { stamp } = this.#index;
+    stamp.root = this.#storage.statSync(root)?.mtimeMs ?? 0;
+    stamp.folders.set(basename(folder), this.#storage.statSync(folder)?.mtimeMs ?? 0);
   }
 
   async #require(id: string): Promise<TrackedSession> {
