@@ -7,8 +7,8 @@ import { AnthropicApiError } from './anthropic-transport.js';
 export interface ErrorContext {
   model: string;
   baseURL: string;
-  /** Where the key came from, so the auth message names the right thing to fix. */
-  keySource: 'option' | 'environment';
+  /** Where the credential came from (the options, or the named variables), so the auth message names what to fix. */
+  keySource: 'option' | 'ANTHROPIC_API_KEY' | 'ANTHROPIC_AUTH_TOKEN' | 'ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN';
 }
 
 const TYPE_CODES: Record<string, ProviderErrorCode> = {
@@ -90,9 +90,9 @@ function isContextLength(message: string): boolean {
 function messageFor(code: ProviderErrorCode, apiMessage: string, context: ErrorContext, status: number | undefined): string {
   switch (code) {
     case 'auth':
-      return context.keySource === 'environment'
-        ? `Anthropic rejected the API key from ANTHROPIC_API_KEY: ${apiMessage}. Set ANTHROPIC_API_KEY to a valid key.`
-        : `Anthropic rejected the configured API key: ${apiMessage}. Fix the profile's apiKey (or set ANTHROPIC_API_KEY).`;
+      return context.keySource === 'option'
+        ? `Anthropic rejected the configured API key: ${apiMessage}. Fix the profile's apiKey (or set ANTHROPIC_API_KEY).`
+        : `Anthropic rejected the credential from ${context.keySource}: ${apiMessage}. Set ${context.keySource} to a valid value.`;
     case 'rate_limit':
       return `Anthropic rate limit reached: ${apiMessage}. Wait and retry, or lower the request rate.`;
     case 'overloaded':

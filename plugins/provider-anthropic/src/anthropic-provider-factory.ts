@@ -26,6 +26,7 @@ export class AnthropicProviderFactory implements ProviderFactory {
 }
 
 const PROFILE_OPTION_KEYS = [
+  'authToken',
   'maxTokens',
   'thinkingBudget',
   'promptCaching',

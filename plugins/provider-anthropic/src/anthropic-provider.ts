@@ -16,10 +16,17 @@ export interface AnthropicWebSearchOptions {
 
 export interface AnthropicProviderOptions {
   /**
-   * Default: `ANTHROPIC_API_KEY`, read when the provider is constructed. With neither, the
+   * Sent as `x-api-key`. Default, when neither `apiKey` nor `authToken` is given:
+   * `ANTHROPIC_API_KEY`, read when the provider is constructed. With no credential at all the
    * provider still constructs and its first call fails with an `auth` error saying what to set.
    */
   apiKey?: string;
+  /**
+   * Sent as `Authorization: Bearer <token>`, as Claude Code sends `ANTHROPIC_AUTH_TOKEN` (LLM
+   * gateways such as LiteLLM expect it). Default, when neither `apiKey` nor `authToken` is given:
+   * `ANTHROPIC_AUTH_TOKEN`. With both a key and a token, both headers are sent.
+   */
+  authToken?: string;
   /** Default: `ANTHROPIC_BASE_URL`, else the public API (`https://api.anthropic.com`). */
   baseURL?: string;
   /** Default model for calls that do not name one (default `claude-sonnet-4-6`). */
@@ -121,7 +128,10 @@ export class AnthropicProvider implements Provider {
     this.clock = options.clock ?? systemClock;
     this.sleep = options.sleep ?? (options.clock ? sleepOn(options.clock) : defaultSleep);
 
-    const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+    // Credentials given in code are the only ones sent; without any, both variables are read.
+    const explicit = options.apiKey !== undefined || options.authToken !== undefined;
+    const apiKey = explicit ? options.apiKey : process.env.ANTHROPIC_API_KEY;
+    const authToken = explicit ? options.authToken : process.env.ANTHROPIC_AUTH_TOKEN;
     const baseURL = options.baseURL ?? (process.env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com');
     this.client = options.client;
     if (options.client !== undefined) {
@@ -130,15 +140,15 @@ export class AnthropicProvider implements Provider {
       this.#transport = import('./anthropic-sdk-transport.js').then(({ AnthropicSdkTransport }) => new AnthropicSdkTransport(client));
       // A failed import surfaces at the first call, not as an unhandled rejection.
       this.#transport.catch(() => undefined);
-    } else if (apiKey === undefined || apiKey === '') {
+    } else if (!apiKey && !authToken) {
       // Constructing never fails for want of a key (a CLI must compose for `doctor` or first-run
       // setup); the first call reports what to set.
       this.url = `${baseURL.replace(/\/+$/, '')}/v1/messages`;
       this.#transport = undefined;
     } else {
-      // An explicit apiKey is the only credential sent: no other source is read.
       const transport = new AnthropicHttpTransport({
-        apiKey,
+        ...(apiKey ? { apiKey } : {}),
+        ...(authToken ? { authToken } : {}),
         baseURL,
         ...(options.headers === undefined ? {} : { headers: options.headers }),
         responseTimeoutMs: this.timeoutMs > 0 ? this.timeoutMs : RESPONSE_TIMEOUT_MS,
@@ -148,7 +158,7 @@ export class AnthropicProvider implements Provider {
     }
     this.errorContext = {
       baseURL: options.client?.baseURL ?? baseURL,
-      keySource: options.apiKey === undefined ? 'environment' : 'option',
+      keySource: explicit ? 'option' : apiKey && authToken ? 'ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN' : authToken ? 'ANTHROPIC_AUTH_TOKEN' : 'ANTHROPIC_API_KEY',
     };
   }
 
@@ -266,7 +276,7 @@ function idleTimeoutError(timeoutMs: number): AnthropicProviderError {
 /** The typed error for a provider built without a key, raised at first use. */
 function missingKeyError(): AnthropicProviderError {
   return new AnthropicProviderError(
-    'No Anthropic API key: set ANTHROPIC_API_KEY, or pass apiKey (in settings: the profile\'s "apiKey", e.g. "$ENV:ANTHROPIC_API_KEY").',
+    'No Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway that takes a bearer token), or pass apiKey (in settings: the profile\'s "apiKey", e.g. "$ENV:ANTHROPIC_API_KEY").',
     { code: 'auth' },
   );
 }

@@ -190,6 +190,67 @@ describe('AnthropicProvider base URL and SDK client', () => {
   let fake: FakeAnthropicServer | undefined;
   afterEach(() => fake?.close());
 
+  /** Runs `body` with the given Anthropic variables set (undefined: unset), then restores them. */
+  async function withEnv(vars: Record<string, string | undefined>, body: () => Promise<void>): Promise<void> {
+    const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, process.env[name]]));
+    const apply = (values: Record<string, string | undefined>): void => {
+      for (const [name, value] of Object.entries(values)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    };
+    apply(vars);
+    try {
+      await body();
+    } finally {
+      apply(saved);
+    }
+  }
+
+  it('sends ANTHROPIC_AUTH_TOKEN as a bearer token, as Claude Code does; with a key too, both headers', async () => {
+    fake = new FakeAnthropicServer();
+    await fake.listen();
+    await withEnv({ ANTHROPIC_API_KEY: undefined, ANTHROPIC_AUTH_TOKEN: 'gw-token', ANTHROPIC_BASE_URL: fake.baseURL }, async () => {
+      fake!.reply({ text: 'one' }, { text: 'two' });
+      await new AnthropicProvider().stream(request());
+      expect(fake!.requests[0]?.headers).toMatchObject({ authorization: 'Bearer gw-token' });
+      expect(fake!.requests[0]?.headers['x-api-key']).toBeUndefined();
+      process.env.ANTHROPIC_API_KEY = 'sk-env';
+      await new AnthropicProvider().stream(request());
+      expect(fake!.requests[1]?.headers).toMatchObject({ authorization: 'Bearer gw-token', 'x-api-key': 'sk-env' });
+    });
+  });
+
+  it('credentials given in code are the only ones sent: an apiKey option does not pick up ANTHROPIC_AUTH_TOKEN', async () => {
+    fake = new FakeAnthropicServer();
+    await fake.listen();
+    await withEnv({ ANTHROPIC_API_KEY: 'sk-env', ANTHROPIC_AUTH_TOKEN: 'gw-env' }, async () => {
+      fake!.reply({ text: 'a' }, { text: 'b' });
+      await new AnthropicProvider({ apiKey: 'sk-option', baseURL: fake!.baseURL }).stream(request());
+      expect(fake!.requests[0]?.headers).toMatchObject({ 'x-api-key': 'sk-option' });
+      expect(fake!.requests[0]?.headers.authorization).toBeUndefined();
+      await new AnthropicProvider({ authToken: 'gw-option', baseURL: fake!.baseURL }).stream(request());
+      expect(fake!.requests[1]?.headers).toMatchObject({ authorization: 'Bearer gw-option' });
+      expect(fake!.requests[1]?.headers['x-api-key']).toBeUndefined();
+    });
+  });
+
+  it('a rejected bearer token is reported as ANTHROPIC_AUTH_TOKEN; no credential at all names both variables', async () => {
+    fake = new FakeAnthropicServer();
+    await fake.listen();
+    await withEnv({ ANTHROPIC_API_KEY: undefined, ANTHROPIC_AUTH_TOKEN: 'gw-bad', ANTHROPIC_BASE_URL: fake.baseURL }, async () => {
+      fake!.fail(401, { message: 'invalid bearer token' });
+      const error = await new AnthropicProvider({ maxRetries: 0 }).stream(request()).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(AnthropicProviderError);
+      expect((error as AnthropicProviderError).code).toBe('auth');
+      expect((error as Error).message).toContain('ANTHROPIC_AUTH_TOKEN');
+      expect((error as Error).message).not.toContain('gw-bad');
+      delete process.env.ANTHROPIC_AUTH_TOKEN;
+      const missing = await new AnthropicProvider().stream(request()).catch((caught: unknown) => caught);
+      expect((missing as Error).message).toMatch(/ANTHROPIC_API_KEY.*ANTHROPIC_AUTH_TOKEN/);
+    });
+  });
+
   it('reads ANTHROPIC_BASE_URL when no baseURL is given', async () => {
     fake = new FakeAnthropicServer();
     await fake.listen();

@@ -20,7 +20,10 @@ export class AnthropicApiError extends HttpApiError {
 }
 
 export interface AnthropicHttpTransportOptions {
-  apiKey: string;
+  /** Sent as `x-api-key`. At least one of `apiKey` and `authToken` is given. */
+  apiKey?: string;
+  /** Sent as `authorization: Bearer <token>` (what LLM gateways such as LiteLLM expect). */
+  authToken?: string;
   /** The API root (`https://api.anthropic.com`, or a gateway with a path prefix). */
   baseURL: string;
   /** Extra headers on every request; they win over the defaults. */
@@ -58,7 +61,8 @@ export class AnthropicHttpTransport implements AnthropicTransport {
       'content-type': 'application/json',
       'anthropic-version': ANTHROPIC_VERSION,
       'user-agent': 'tessera-provider-anthropic',
-      'x-api-key': options.apiKey,
+      ...(options.apiKey ? { 'x-api-key': options.apiKey } : {}),
+      ...(options.authToken ? { authorization: `Bearer ${options.authToken}` } : {}),
       ...lowerCasedHeaders(options.headers ?? {}),
     };
     this.#responseTimeoutMs = options.responseTimeoutMs;

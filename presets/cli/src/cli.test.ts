@@ -294,6 +294,21 @@ describe('against the loopback Anthropic API', () => {
     expect(unknown.stderr).toContain('No provider profile "nope" in your user settings (known: work)');
   });
 
+  it('ANTHROPIC_AUTH_TOKEN alone is sent as a bearer token (an LLM gateway), as Claude Code sends it', async () => {
+    server.reply({ text: ['through the gateway'] });
+    const child = spawn(process.execPath, [BIN, '-p', 'hi', '--output-format', 'json'], {
+      cwd: workspace,
+      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_AUTH_TOKEN: 'gw-static-key', ANTHROPIC_BASE_URL: server.baseURL },
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stdin.end();
+    expect(await new Promise<number | null>((resolve) => child.on('close', resolve))).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ subtype: 'success', result: 'through the gateway' });
+    expect(server.requests[0]!.headers).toMatchObject({ authorization: 'Bearer gw-static-key' });
+    expect(server.requests[0]!.headers['x-api-key']).toBeUndefined();
+  });
+
   it("a repository's settings cannot choose the provider (and so where keys go) or switch approvals off", async () => {
     const elsewhere = new FakeAnthropicServer();
     await elsewhere.listen();

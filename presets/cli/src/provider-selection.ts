@@ -51,12 +51,20 @@ export function chooseProvider(flag: string | undefined, settings: ProviderSetti
     };
   }
   if (settings.resolved) return { kind: 'profile', name: settings.resolved.key, profile: settings.resolved.profile, source: `settings (currentProvider ${settings.resolved.key})` };
-  const anthropicKey = env.ANTHROPIC_API_KEY || env.ANTHROPIC_AUTH_TOKEN;
-  if (anthropicKey || env.ANTHROPIC_BASE_URL) {
+  const anthropicKey = env.ANTHROPIC_API_KEY;
+  // As Claude Code does: ANTHROPIC_AUTH_TOKEN goes out as `Authorization: Bearer` (LLM gateways), the key as `x-api-key`.
+  const anthropicToken = env.ANTHROPIC_AUTH_TOKEN;
+  if (anthropicKey || anthropicToken || env.ANTHROPIC_BASE_URL) {
     return {
       kind: 'profile',
       name: 'anthropic',
-      profile: { type: 'anthropic', ...(anthropicKey ? { apiKey: anthropicKey } : {}), ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}), ...(env.ANTHROPIC_MODEL ? { model: env.ANTHROPIC_MODEL } : {}) },
+      profile: {
+        type: 'anthropic',
+        ...(anthropicKey ? { apiKey: anthropicKey } : {}),
+        ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
+        ...(env.ANTHROPIC_MODEL ? { model: env.ANTHROPIC_MODEL } : {}),
+        ...(anthropicToken ? { options: { authToken: anthropicToken } } : {}),
+      },
       source: env.ANTHROPIC_API_KEY ? 'ANTHROPIC_API_KEY' : env.ANTHROPIC_AUTH_TOKEN ? 'ANTHROPIC_AUTH_TOKEN' : 'ANTHROPIC_BASE_URL',
     };
   }

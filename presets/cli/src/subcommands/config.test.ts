@@ -148,10 +148,17 @@ describe('config list', () => {
   });
 
   it('prints settings and sources as JSON, never a literal API key', async () => {
-    write(globalFile(), { providers: { work: { type: 'anthropic', apiKey: 'sk-ant-secret' }, home: { type: 'openai', apiKey: '$ENV:OPENAI_KEY' } } });
+    write(globalFile(), {
+      providers: {
+        work: { type: 'anthropic', apiKey: 'sk-ant-secret' },
+        gateway: { type: 'anthropic', options: { authToken: 'gw-secret-token' } },
+        home: { type: 'openai', apiKey: '$ENV:OPENAI_KEY' },
+      },
+    });
     const { code, stdout } = await run('list', '--json');
     expect(code).toBe(0);
     expect(stdout).not.toContain('sk-ant-secret');
+    expect(stdout).not.toContain('gw-secret-token');
     const parsed = JSON.parse(stdout) as { settings: { providers: Record<string, { apiKey: string }> }; sources: Record<string, string[]> };
     expect(parsed.settings.providers.home!.apiKey).toBe('$ENV:OPENAI_KEY');
     expect(parsed.sources['providers.work.type']).toEqual([globalFile()]);

@@ -133,11 +133,11 @@ function settingRows(view: SettingsView): SettingRow[] {
   return rows;
 }
 
-/** Literal API keys and secret-looking `env` values are shown as a placeholder; `$ENV:` references as they are. */
+/** Literal API keys and tokens and secret-looking `env` values are shown as a placeholder; `$ENV:` references as they are. */
 function maskSecret(value: unknown, path: readonly string[]): unknown {
   if (typeof value !== 'string' || value.startsWith('$ENV:')) return value;
   const last = path[path.length - 1] ?? '';
-  if (last === 'apiKey') return '(literal key hidden; store it as $ENV:NAME)';
+  if (last === 'apiKey' || last === 'authToken') return '(literal key hidden; store it as $ENV:NAME)';
   if (path[0] === 'env' && path.length === 2 && SECRET_NAME.test(last)) return '(hidden)';
   return value;
 }

@@ -103,6 +103,20 @@ describe('provider add', () => {
 });
 
 describe('provider list', () => {
+  it('a gateway profile shows its bearer token (options.authToken) as the key; an unset key falls back to ANTHROPIC_AUTH_TOKEN', async () => {
+    write(globalFile(), {
+      providers: {
+        gateway: { type: 'anthropic', baseURL: 'https://gw.example', options: { authToken: '$ENV:GW_TOKEN' } },
+        plain: { type: 'anthropic' },
+      },
+    });
+    const { code, stdout } = await run({ GW_TOKEN: 'gw-secret', ANTHROPIC_AUTH_TOKEN: 'tok' }, 'list');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^\s+gateway\s+anthropic\s+-\s+https:\/\/gw\.example\s+\$ENV:GW_TOKEN \(set\)/m);
+    expect(stdout).toMatch(/^\s+plain\s+anthropic\s+.*default ANTHROPIC_AUTH_TOKEN \(set\)/m);
+    expect(stdout).not.toContain('gw-secret');
+  });
+
   it('shows the profiles, the current one, and keys only as references with whether they are set', async () => {
     write(globalFile(), {
       currentProvider: 'work',

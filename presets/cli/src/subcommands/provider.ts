@@ -210,12 +210,16 @@ function profileRows(view: SettingsView, io: CliIO): ProfileRow[] {
 }
 
 function keySource(profile: Record<string, unknown>, io: CliIO): KeySource {
-  const apiKey = profile.apiKey;
-  if (typeof apiKey === 'string') {
-    const variable = ENV_REFERENCE.exec(apiKey)?.[1];
+  // The key, else (Anthropic) the bearer token of `options.authToken`.
+  const options = isPlainObject(profile.options) ? profile.options : undefined;
+  const credential = typeof profile.apiKey === 'string' ? profile.apiKey : typeof options?.authToken === 'string' ? options.authToken : undefined;
+  if (credential !== undefined) {
+    const variable = ENV_REFERENCE.exec(credential)?.[1];
     return variable === undefined ? { kind: 'literal' } : { kind: 'env', variable, set: Boolean(io.env[variable]), default: false };
   }
-  const variable = typeof profile.type === 'string' ? DEFAULT_KEY_ENV[profile.type] : undefined;
+  let variable = typeof profile.type === 'string' ? DEFAULT_KEY_ENV[profile.type] : undefined;
+  // Without a credential in the profile, the Anthropic provider also reads ANTHROPIC_AUTH_TOKEN.
+  if (profile.type === 'anthropic' && !io.env.ANTHROPIC_API_KEY && io.env.ANTHROPIC_AUTH_TOKEN) variable = 'ANTHROPIC_AUTH_TOKEN';
   return variable === undefined ? { kind: 'none' } : { kind: 'env', variable, set: Boolean(io.env[variable]), default: true };
 }
 
