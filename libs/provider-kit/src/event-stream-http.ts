@@ -1,4 +1,6 @@
 import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { HttpConnectionError } from './http-connection-error.js';
+import { proxyFor, requestThroughProxy } from './proxy.js';
 import type { HeaderSource } from './retry.js';
 
 /**
@@ -9,17 +11,7 @@ import type { HeaderSource } from './retry.js';
  * `https:` URL).
  */
 
-/** The connection failed: before any answer (`connect`, or `timeout` when none came in time) or while reading one (`stream`). */
-export class HttpConnectionError extends Error {
-  override readonly name = 'HttpConnectionError';
-  constructor(
-    message: string,
-    readonly phase: 'connect' | 'timeout' | 'stream',
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export { HttpConnectionError } from './http-connection-error.js';
 
 /** One server-sent event: its `event:` name (undefined when it had none) and its `data:` lines joined. */
 export interface ServerSentEvent {
@@ -77,11 +69,19 @@ function firstHeader(headers: IncomingHttpHeaders, name: string): string | undef
 export async function postForEventStream(request: EventStreamRequest): Promise<EventStreamResponse> {
   const { url, signal } = request;
   if (signal.aborted) throw new HttpConnectionError('The request was aborted.', 'connect');
-  const send = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
-  if (signal.aborted) throw new HttpConnectionError('The request was aborted.', 'connect');
   const body = Buffer.from(request.body);
+  const options = { method: 'POST', headers: { ...request.headers, 'content-length': String(body.length) } };
+  // HTTPS_PROXY / HTTP_PROXY / NO_PROXY, read per call (see proxy.ts); none set costs nothing.
+  const proxy = proxyFor(url);
+  const outgoing =
+    proxy !== undefined
+      ? await requestThroughProxy(url, proxy, options)
+      : (url.protocol === 'https:' ? (await import('node:https')).request : httpRequest)(url, options);
+  if (signal.aborted) {
+    outgoing.destroy();
+    throw new HttpConnectionError('The request was aborted.', 'connect');
+  }
   return new Promise((resolve, reject) => {
-    const outgoing = send(url, { method: 'POST', headers: { ...request.headers, 'content-length': String(body.length) } });
     const onAbort = (): void => {
       outgoing.destroy();
       reject(new HttpConnectionError('The request was aborted.', 'connect'));

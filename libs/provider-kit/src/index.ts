@@ -8,5 +8,6 @@ export { DEFAULT_RETRY_POLICY, retryAfterMs, retryDelay, streamWithRetries } fro
 export type { HeaderSource, RetryPolicy, StreamAttemptReader, StreamWithRetriesOptions } from './retry.js';
 export { defaultSleep, sleepOn, type Sleep } from './sleep.js';
 export { IdleWatchdog } from './idle-watchdog.js';
+export { bypassesProxy, describeProxy, proxyFor, requestThroughProxy } from './proxy.js';
 export { endpointUrl, headerSource, HttpApiError, HttpConnectionError, isUnusableAnswer, lowerCasedHeaders, mapIterationErrors, openThroughSdk, postForEventStream, readUnusableAnswer } from './event-stream-http.js';
 export type { EventStreamRequest, EventStreamResponse, ServerSentEvent } from './event-stream-http.js';

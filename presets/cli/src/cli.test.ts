@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FakeAnthropicServer } from '@tessera/test-servers';
+import { FakeAnthropicServer, TEST_TLS, TestProxy, TlsTerminator } from '@tessera/test-servers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { main } from './main.js';
@@ -307,6 +307,37 @@ describe('against the loopback Anthropic API', () => {
     expect(JSON.parse(stdout)).toMatchObject({ subtype: 'success', result: 'through the gateway' });
     expect(server.requests[0]!.headers).toMatchObject({ authorization: 'Bearer gw-static-key' });
     expect(server.requests[0]!.headers['x-api-key']).toBeUndefined();
+  });
+
+  it('reaches an https: API through HTTPS_PROXY (a CONNECT tunnel, TLS to the API); NO_PROXY hosts go direct', async () => {
+    const tls = await new TlsTerminator(Number(new URL(server.baseURL).port)).listen();
+    const proxy = await new TestProxy({ routes: { 'api.example.test:443': tls.port } }).listen();
+    try {
+      server.reply({ text: ['through the proxy'] }, { text: ['direct'] });
+      const run = async (env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+        const child = spawn(process.execPath, [BIN, '-p', 'hi', '--output-format', 'json'], {
+          cwd: workspace,
+          env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', NODE_EXTRA_CA_CERTS: TEST_TLS.ca, ...env },
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.stdin.end();
+        const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+        return { code, stdout, stderr };
+      };
+      const proxied = await run({ HTTPS_PROXY: proxy.url, ANTHROPIC_BASE_URL: 'https://api.example.test' });
+      expect(proxied.code, proxied.stderr).toBe(0);
+      expect(JSON.parse(proxied.stdout)).toMatchObject({ subtype: 'success', result: 'through the proxy' });
+      expect(proxy.requests).toEqual([{ method: 'CONNECT', target: 'api.example.test:443', proxyAuthorization: undefined }]);
+      const direct = await run({ HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1', ANTHROPIC_BASE_URL: server.baseURL });
+      expect(JSON.parse(direct.stdout)).toMatchObject({ subtype: 'success', result: 'direct' });
+      expect(proxy.requests).toHaveLength(1);
+    } finally {
+      await proxy.close();
+      await tls.close();
+    }
   });
 
   it("a repository's settings cannot choose the provider (and so where keys go) or switch approvals off", async () => {

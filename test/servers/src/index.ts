@@ -8,3 +8,5 @@ export { checkAnthropicConversation, checkOpenAIConversation } from './conversat
 export { FakeApiServer } from './fake-api-server.js';
 export { hasRedisServer, REDIS_SERVER, startRedisServer } from './redis-server.js';
 export type { TestRedisServer } from './redis-server.js';
+export { TEST_TLS, TestProxy, TlsTerminator } from './proxy-server.js';
+export type { ProxiedRequest, TestProxyOptions } from './proxy-server.js';
