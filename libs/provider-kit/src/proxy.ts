@@ -1,4 +1,5 @@
 import { request as httpRequest, type Agent, type ClientRequest, type RequestOptions } from 'node:http';
+import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { isIP } from 'node:net';
 import { HttpConnectionError } from './http-connection-error.js';
 
@@ -98,10 +99,11 @@ function authority(host: string, port: number): string {
 type RequestFunction = typeof httpRequest;
 
 /**
- * A request for `target` through `proxy`, with the options a direct request would have. The
- * caller writes the body and reads the answer as for a direct request.
+ * A request for `target` through `proxy`, with the options a direct request would have (TLS
+ * options such as `ca` apply to the target, over the tunnel). The caller writes the body and
+ * reads the answer as for a direct request.
  */
-export async function requestThroughProxy(target: URL, proxy: URL, options: RequestOptions): Promise<ClientRequest> {
+export async function requestThroughProxy(target: URL, proxy: URL, options: HttpsRequestOptions): Promise<ClientRequest> {
   const toProxy: RequestFunction = proxy.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
   if (target.protocol === 'https:') {
     return (await import('node:https')).request(target, { ...options, agent: await tunnelAgent(proxy) });
