@@ -258,12 +258,7 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
       Object.assign(headers, UI_MESSAGE_STREAM_HEADERS);
       const outgoing = node.outgoing;
       outgoing.writeHead(200, headers);
-      // The headers go out with the first parts (the turn's `start` is already queued, so that is
-      // at once): one socket write instead of two. A stream with nothing to send yet (a follower
-      // of another replica's turn) gets them on their own right after this I/O phase.
-      setImmediate(() => {
-        if (!outgoing.headersSent && !outgoing.destroyed) outgoing.flushHeaders();
-      });
+      outgoing.flushHeaders();
       void pumpTurn(turn, nodeSink(outgoing), owner, sessionId)
         .catch(() => undefined)
         .finally(() => outgoing.end());
