@@ -79,6 +79,24 @@ describe('FileSessionStorage details', () => {
     await expect(writer.flush()).rejects.toThrow(/ENOENT/);
     expect(writer.getError()).toBeDefined();
   });
+
+  it('creates a file (opened off the event loop) with the lines written before the open finished, in order; an existing one is refused', async () => {
+    const storage = new FileSessionStorage();
+    const file = join(dir, 'created.jsonl');
+    const creator = storage.openWriter(file, { flags: 'wx' });
+    creator.writeLine('one');
+    creator.writeLine('two');
+    await creator.fsync();
+    creator.writeLine('three');
+    await creator.close();
+    expect(await storage.readText(file)).toBe('one\ntwo\nthree\n');
+    const again = storage.openWriter(file, { flags: 'wx' });
+    again.writeLine('never');
+    await expect(again.flush()).rejects.toThrow(/EEXIST/);
+    expect(() => again.writeLine('after')).toThrow(/EEXIST/);
+    await expect(again.close()).rejects.toThrow(/EEXIST/);
+    expect(await storage.readText(file)).toBe('one\ntwo\nthree\n');
+  });
 });
 
 describe('MemorySessionStorage with SessionManager', () => {
