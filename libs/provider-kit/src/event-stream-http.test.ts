@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { endpointUrl, HttpConnectionError, postForEventStream, type ServerSentEvent } from './event-stream-http.js';
+import { endpointUrl, HttpConnectionError, postForEventStream, resolveEndpoint, type ServerSentEvent } from './event-stream-http.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -32,6 +32,15 @@ describe('endpointUrl', () => {
     expect(String(endpointUrl('http://gw.local/openai/v1/', '/chat/completions'))).toBe('http://gw.local/openai/v1/chat/completions');
     expect(endpointUrl('not a url', 'x')).toBe('The base URL "not a url" is not a URL');
     expect(endpointUrl('file:///tmp', 'x')).toBe('The base URL "file:///tmp" is not http: or https:');
+  });
+
+  it('resolveEndpoint gives the URL, or why not with the endpoint as it would read', () => {
+    const good = resolveEndpoint('https://gw.example/anthropic/', 'v1/messages');
+    expect(good).toEqual({ href: 'https://gw.example/anthropic/v1/messages', url: new URL('https://gw.example/anthropic/v1/messages') });
+    expect(resolveEndpoint('localhost:8080/', '/chat/completions')).toEqual({
+      href: 'localhost:8080/chat/completions',
+      invalid: 'The base URL "localhost:8080/" is not http: or https:',
+    });
   });
 });
 

@@ -55,6 +55,17 @@ export function endpointUrl(baseURL: string, path: string): URL | string {
   return url;
 }
 
+/**
+ * A transport's endpoint: `url` when the base URL is usable, else `invalid` saying why (a
+ * transport keeps constructing and fails each call with it). `href` is the endpoint either way,
+ * for display.
+ */
+export function resolveEndpoint(baseURL: string, path: string): { href: string; url?: URL; invalid?: string } {
+  const url = endpointUrl(baseURL, path);
+  if (typeof url !== 'string') return { href: url.href, url };
+  return { href: `${baseURL.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`, invalid: url };
+}
+
 /** Reads response headers by name (lower-cased), as a fetch `Headers` would. */
 export function headerSource(headers: IncomingHttpHeaders): HeaderSource {
   return { get: (name) => firstHeader(headers, name.toLowerCase()) ?? null };

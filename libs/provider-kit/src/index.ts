@@ -9,5 +9,5 @@ export type { HeaderSource, RetryPolicy, StreamAttemptReader, StreamWithRetriesO
 export { defaultSleep, sleepOn, type Sleep } from './sleep.js';
 export { IdleWatchdog } from './idle-watchdog.js';
 export { bypassesProxy, describeProxy, proxyFor, requestThroughProxy } from './proxy.js';
-export { endpointUrl, headerSource, HttpApiError, HttpConnectionError, isUnusableAnswer, lowerCasedHeaders, mapIterationErrors, openThroughSdk, postForEventStream, readUnusableAnswer } from './event-stream-http.js';
+export { endpointUrl, resolveEndpoint, headerSource, HttpApiError, HttpConnectionError, isUnusableAnswer, lowerCasedHeaders, mapIterationErrors, openThroughSdk, postForEventStream, readUnusableAnswer } from './event-stream-http.js';
 export type { EventStreamRequest, EventStreamResponse, ServerSentEvent } from './event-stream-http.js';

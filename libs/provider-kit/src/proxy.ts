@@ -104,11 +104,11 @@ type RequestFunction = typeof httpRequest;
  * reads the answer as for a direct request.
  */
 export async function requestThroughProxy(target: URL, proxy: URL, options: HttpsRequestOptions): Promise<ClientRequest> {
-  const toProxy: RequestFunction = proxy.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
   if (target.protocol === 'https:') {
     return (await import('node:https')).request(target, { ...options, agent: await tunnelAgent(proxy) });
   }
   // Plain HTTP: the whole URL as the request target; the proxy connects on.
+  const toProxy: RequestFunction = proxy.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
   return toProxy({
     ...options,
     host: bare(proxy.hostname),
@@ -160,6 +160,7 @@ async function makeTunnelAgent(proxy: URL): Promise<Agent> {
         settled = true;
         done(new Error(message, cause === undefined ? undefined : { cause }), undefined as never);
       };
+      // Node reports every answer to a CONNECT here, whatever its status.
       connect.once('connect', (response, socket) => {
         if (response.statusCode !== 200) {
           socket.destroy();
@@ -172,10 +173,6 @@ async function makeTunnelAgent(proxy: URL): Promise<Agent> {
         for (const key of TLS_OPTION_KEYS) if ((options as Record<string, unknown>)[key] !== undefined) (tlsOptions as Record<string, unknown>)[key] = (options as Record<string, unknown>)[key];
         const secure = tls.connect(tlsOptions);
         done(null, secure);
-      });
-      connect.once('response', (response) => {
-        response.resume();
-        fail(`The proxy ${where} answered the tunnel request to ${target} with ${response.statusCode}.`);
       });
       connect.once('error', (error) => fail(`Could not reach the proxy ${where}: ${error.message}`, error));
       connect.end();

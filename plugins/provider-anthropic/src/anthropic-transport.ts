@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { endpointUrl, HttpApiError, isUnusableAnswer, lowerCasedHeaders, postForEventStream, readUnusableAnswer, type HeaderSource, type ServerSentEvent } from '@tessera/provider-kit';
+import { HttpApiError, resolveEndpoint, isUnusableAnswer, lowerCasedHeaders, postForEventStream, readUnusableAnswer, type HeaderSource, type ServerSentEvent } from '@tessera/provider-kit';
 import { AnthropicProviderError } from './anthropic-provider-error.js';
 
 /** One opened Messages API stream: the response's request id and its events, in order. */
@@ -48,14 +48,10 @@ export class AnthropicHttpTransport implements AnthropicTransport {
   readonly #responseTimeoutMs: number;
 
   constructor(options: AnthropicHttpTransportOptions) {
-    const url = endpointUrl(options.baseURL, 'v1/messages');
-    if (typeof url === 'string') {
-      this.#invalid = url;
-      this.url = `${options.baseURL.replace(/\/+$/, '')}/v1/messages`;
-    } else {
-      this.#url = url;
-      this.url = url.href;
-    }
+    const endpoint = resolveEndpoint(options.baseURL, 'v1/messages');
+    this.url = endpoint.href;
+    this.#url = endpoint.url;
+    this.#invalid = endpoint.invalid;
     this.#headers = {
       accept: 'application/json',
       'content-type': 'application/json',

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { endpointUrl, HttpApiError, isUnusableAnswer, lowerCasedHeaders, postForEventStream, readUnusableAnswer, type HeaderSource, type ServerSentEvent } from '@tessera/provider-kit';
+import { HttpApiError, resolveEndpoint, isUnusableAnswer, lowerCasedHeaders, postForEventStream, readUnusableAnswer, type HeaderSource, type ServerSentEvent } from '@tessera/provider-kit';
 import { OpenAIProviderError } from './openai-provider-error.js';
 
 type ChatParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
@@ -52,14 +52,10 @@ export class OpenAIHttpTransport implements OpenAITransport {
 
   constructor(options: OpenAIHttpTransportOptions) {
     this.#name = options.name;
-    const url = endpointUrl(options.baseURL, 'chat/completions');
-    if (typeof url === 'string') {
-      this.#invalid = url;
-      this.url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`;
-    } else {
-      this.#url = url;
-      this.url = url.href;
-    }
+    const endpoint = resolveEndpoint(options.baseURL, 'chat/completions');
+    this.url = endpoint.href;
+    this.#url = endpoint.url;
+    this.#invalid = endpoint.invalid;
     const organization = process.env.OPENAI_ORG_ID;
     const project = process.env.OPENAI_PROJECT_ID;
     this.#headers = {

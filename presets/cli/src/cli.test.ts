@@ -253,10 +253,11 @@ describe('against the loopback Anthropic API', () => {
   });
   afterEach(() => server.close());
 
-  async function runAgainst(argv: string[], input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  /** `env` adds to (or, with `undefined`, removes from) the run's environment. */
+  async function runAgainst(argv: string[], input = '', env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const run = spawn(process.execPath, [BIN, ...argv], {
       cwd: workspace,
-      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.baseURL },
+      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.baseURL, ...env },
     });
     let stdout = '';
     let stderr = '';
@@ -296,14 +297,8 @@ describe('against the loopback Anthropic API', () => {
 
   it('ANTHROPIC_AUTH_TOKEN alone is sent as a bearer token (an LLM gateway), as Claude Code sends it', async () => {
     server.reply({ text: ['through the gateway'] });
-    const child = spawn(process.execPath, [BIN, '-p', 'hi', '--output-format', 'json'], {
-      cwd: workspace,
-      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_AUTH_TOKEN: 'gw-static-key', ANTHROPIC_BASE_URL: server.baseURL },
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stdin.end();
-    expect(await new Promise<number | null>((resolve) => child.on('close', resolve))).toBe(0);
+    const { code, stdout } = await runAgainst(['-p', 'hi', '--output-format', 'json'], '', { ANTHROPIC_API_KEY: undefined, ANTHROPIC_AUTH_TOKEN: 'gw-static-key' });
+    expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ subtype: 'success', result: 'through the gateway' });
     expect(server.requests[0]!.headers).toMatchObject({ authorization: 'Bearer gw-static-key' });
     expect(server.requests[0]!.headers['x-api-key']).toBeUndefined();
@@ -314,19 +309,7 @@ describe('against the loopback Anthropic API', () => {
     const proxy = await new TestProxy({ routes: { 'api.example.test:443': tls.port } }).listen();
     try {
       server.reply({ text: ['through the proxy'] }, { text: ['direct'] });
-      const run = async (env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> => {
-        const child = spawn(process.execPath, [BIN, '-p', 'hi', '--output-format', 'json'], {
-          cwd: workspace,
-          env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', NODE_EXTRA_CA_CERTS: TEST_TLS.ca, ...env },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.stdin.end();
-        const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-        return { code, stdout, stderr };
-      };
+      const run = (env: Record<string, string>) => runAgainst(['-p', 'hi', '--output-format', 'json'], '', { NODE_EXTRA_CA_CERTS: TEST_TLS.ca, ...env });
       const proxied = await run({ HTTPS_PROXY: proxy.url, ANTHROPIC_BASE_URL: 'https://api.example.test' });
       expect(proxied.code, proxied.stderr).toBe(0);
       expect(JSON.parse(proxied.stdout)).toMatchObject({ subtype: 'success', result: 'through the proxy' });
