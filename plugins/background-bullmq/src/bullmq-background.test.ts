@@ -10,6 +10,9 @@ import { startBackgroundWorker, type BackgroundWorker } from './background-worke
 import { bullmqBackgroundRuntime, BullmqBackgroundTaskManagerToken } from './bullmq-background-runtime.js';
 import { BullmqBackgroundTaskManager, type BullmqBackgroundTaskManagerOptions } from './bullmq-background-task-manager.js';
 import type { StreamedTaskEvent } from './task-event-stream.js';
+import { createTaskKeys } from './redis-keys.js';
+import { RedisTaskStore } from './task-store.js';
+import { Redis } from 'ioredis';
 import { hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
 
 let redis: TestRedis;
@@ -68,6 +71,22 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(closed.status).toBe('completed');
     await expect(a.fetch(spawned.id)).resolves.toBeUndefined();
     await until(() => a.get(spawned.id) === undefined || undefined, 'closed in a');
+  });
+
+  it('beginAttempt counts runs and names the worker in one command; a closed task is not brought back', async () => {
+    const connection = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
+    cleanups.push(async () => connection.quit());
+    const keys = createTaskKeys('tessera', `q${++queueNumber}`);
+    const store = new RedisTaskStore(connection, keys);
+    const manager = setup().client({ queue: keys.queue });
+    await manager.start();
+    const task = await manager.spawn({ kind: 'process', command: 'true', cwd: dir });
+    expect(await store.beginAttempt(task.id, 'worker-a')).toBe(1);
+    expect(await store.beginAttempt(task.id, 'worker-b')).toBe(2);
+    expect(await connection.hmget(keys.task(task.id), 'attempts', 'worker')).toEqual(['2', 'worker-b']);
+    expect((await store.read(task.id))?.attempts).toBe(2);
+    expect(await store.beginAttempt('0b6e4c1e-6a51-4c39-9b0e-3f0b1f5d2a77', 'worker-a')).toBe(0);
+    expect(await connection.exists(keys.task('0b6e4c1e-6a51-4c39-9b0e-3f0b1f5d2a77'))).toBe(0);
   });
 
   it('cancels a queued task without a worker, and a running one by killing its process group', async () => {
