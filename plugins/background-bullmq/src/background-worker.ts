@@ -198,7 +198,9 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
 
   const processTask = async (job: Job<WorkerJobData>, token?: string): Promise<string> => {
     const { taskId } = job.data;
-    const stored = await store.read(taskId);
+    // A plain first run is counted in the same step as the read (`begun`); anything else is
+    // decided below from the record and counted by `beginAttempt`.
+    const { stored, begun } = await store.readForRun(taskId, id);
     if (!stored) return 'closed';
     if (isTerminal(stored.state.status)) return stored.state.status;
     const request = stored.request;
@@ -220,7 +222,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     }
     const execution = execute(taskId, taskId, request);
     try {
-      const attempt = await store.beginAttempt(taskId, id);
+      const attempt = begun > 0 ? begun : await store.beginAttempt(taskId, id);
       if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`]);
       const runPromise = execution.run();
       const started = await store.update(taskId, (state) => {

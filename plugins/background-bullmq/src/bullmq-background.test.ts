@@ -89,6 +89,46 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(await connection.exists(keys.task('0b6e4c1e-6a51-4c39-9b0e-3f0b1f5d2a77'))).toBe(0);
   });
 
+  it('readForRun counts a plain first run in the same step, and only that', async () => {
+    const connection = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
+    cleanups.push(async () => connection.quit());
+    const keys = createTaskKeys('tessera', `q${++queueNumber}`);
+    const store = new RedisTaskStore(connection, keys);
+    const manager = setup().client({ queue: keys.queue });
+    await manager.start();
+    const spawnOne = () => manager.spawn({ kind: 'process', command: 'true', cwd: dir });
+
+    const first = await spawnOne();
+    const read = await store.readForRun(first.id, 'worker-a');
+    expect(read.begun).toBe(1);
+    // The record as it was before the count: the caller decides "restarted" from it.
+    expect(read.stored).toMatchObject({ attempts: 0, state: { id: first.id, status: 'queued' } });
+    expect(await connection.hmget(keys.task(first.id), 'attempts', 'worker', 'kind', 'status')).toEqual(['1', 'worker-a', 'process', 'queued']);
+    // A second look (a redelivered job) is no first run.
+    expect((await store.readForRun(first.id, 'worker-b')).begun).toBe(0);
+    expect(await connection.hget(keys.task(first.id), 'attempts')).toBe('1');
+
+    // Cancel asked, state moved on (status mirrors every commit), or a record written before
+    // `kind`/`status` existed: read only.
+    const cancelled = await spawnOne();
+    await connection.hset(keys.task(cancelled.id), 'cancel', 'user');
+    const started = await spawnOne();
+    await store.update(started.id, (state) => {
+      state.status = 'running';
+      return [];
+    });
+    expect(await connection.hget(keys.task(started.id), 'status')).toBe('running');
+    const legacy = await spawnOne();
+    await connection.hdel(keys.task(legacy.id), 'kind', 'status');
+    for (const task of [cancelled, started, legacy]) {
+      const other = await store.readForRun(task.id, 'worker-a');
+      expect(other.begun).toBe(0);
+      expect(other.stored?.state.id).toBe(task.id);
+      expect(await connection.hget(keys.task(task.id), 'attempts')).toBe('0');
+    }
+    expect(await store.readForRun('bg_gone_000000000000', 'worker-a')).toEqual({ stored: undefined, begun: 0 });
+  });
+
   it('cancels a queued task without a worker, and a running one by killing its process group', async () => {
     const { client, worker } = setup();
     const manager = client();

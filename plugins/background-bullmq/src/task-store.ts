@@ -24,7 +24,7 @@ export type TTaskMutation = (state: IBackgroundTaskState, stored: StoredTask) =>
 
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'request', ARGV[3], 'version', 1, 'attempts', 0)
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'request', ARGV[3], 'version', 1, 'attempts', 0, 'kind', ARGV[7], 'status', ARGV[8])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'v', 1, 'e', ARGV[6])
 return 1`;
@@ -35,8 +35,8 @@ local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -2 end
 if tonumber(current) ~= tonumber(ARGV[1]) then return -1 end
 local version = tonumber(current) + 1
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version)
-for i = 4, #ARGV do redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ARGV[i]) end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version, 'status', ARGV[4])
+for i = 5, #ARGV do redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ARGV[i]) end
 return version`;
 
 const CLOSE = `
@@ -67,6 +67,24 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 redis.call('HSET', KEYS[1], 'worker', ARGV[1])
 return attempts`;
+
+// A worker's first look at a job's task: the whole hash, and when it plainly is a first run (a
+// queued, runnable task nobody started or asked to cancel; `kind` and `status` mirror the
+// state for this check) the attempt is counted at once, which saves `beginAttempt`'s round
+// trip. The reply is the hash as it was before, then `begun` and the new attempts (or 0).
+const READ_FOR_RUN = `
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then return fields end
+local values = {}
+for i = 1, #fields, 2 do values[fields[i]] = fields[i + 1] end
+local begun = 0
+if values.status == 'queued' and values.kind ~= 'scheduled' and values.kind ~= nil and values.cancel == nil and (values.attempts == nil or values.attempts == '0') then
+  begun = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+  redis.call('HSET', KEYS[1], 'worker', ARGV[1])
+end
+fields[#fields + 1] = 'begun'
+fields[#fields + 1] = tostring(begun)
+return fields`;
 
 const READ_LOG = `
 local dropped = tonumber(redis.call('HGET', KEYS[2], 'logDropped') or '0')
@@ -105,7 +123,7 @@ function parse(taskId: string, fields: Record<string, string>): StoredTask | und
 export class RedisTaskStore {
   readonly maxEvents: number;
   readonly maxLogLines: number;
-  private readonly scripts: Record<'create' | 'commit' | 'close' | 'beginAttempt' | 'appendLog' | 'readLog', TScript>;
+  private readonly scripts: Record<'create' | 'commit' | 'close' | 'beginAttempt' | 'readForRun' | 'appendLog' | 'readLog', TScript>;
 
   constructor(
     readonly redis: Redis,
@@ -125,6 +143,7 @@ export class RedisTaskStore {
       commit: define('Commit', 2, COMMIT),
       close: define('Close', 4, CLOSE),
       beginAttempt: define('BeginAttempt', 1, BEGIN_ATTEMPT),
+      readForRun: define('ReadForRun', 1, READ_FOR_RUN),
       appendLog: define('AppendLog', 2, APPEND_LOG),
       readLog: define('ReadLog', 2, READ_LOG),
     };
@@ -132,12 +151,27 @@ export class RedisTaskStore {
 
   /** Writes a new task and its `created` event; false when the id is taken. */
   async create(state: IBackgroundTaskState, request: IBackgroundTaskRequest, created: TBackgroundTaskEvent): Promise<boolean> {
-    const done = await this.scripts.create(this.keys.task(state.id), this.keys.index, this.keys.events, state.id, JSON.stringify(state), JSON.stringify(request), state.createdAt, this.maxEvents, JSON.stringify(created));
+    const done = await this.scripts.create(this.keys.task(state.id), this.keys.index, this.keys.events, state.id, JSON.stringify(state), JSON.stringify(request), state.createdAt, this.maxEvents, JSON.stringify(created), request.kind, state.status);
     return done === 1;
   }
 
   async read(taskId: string): Promise<StoredTask | undefined> {
     return parse(taskId, await this.redis.hgetall(this.keys.task(taskId)));
+  }
+
+  /**
+   * `read` for a worker about to run the task. When the record shows a first run (queued,
+   * runnable, never started, no cancel asked), this run is counted and the worker named in the
+   * same step: `begun` is the new `attempts`, as `beginAttempt` would have answered. The
+   * record is the one from before the count. Otherwise `begun` is 0 and nothing was written.
+   */
+  async readForRun(taskId: string, workerId: string): Promise<{ stored: StoredTask | undefined; begun: number }> {
+    const reply = (await this.scripts.readForRun(this.keys.task(taskId), workerId)) as string[];
+    const fields: Record<string, string> = {};
+    for (let index = 0; index + 1 < reply.length; index += 2) fields[reply[index]!] = reply[index + 1]!;
+    const begun = Number(fields.begun ?? 0);
+    delete fields.begun;
+    return { stored: parse(taskId, fields), begun };
   }
 
   /** Every task of the queue, oldest first. */
@@ -166,7 +200,7 @@ export class RedisTaskStore {
       const state = cloneTaskState(stored.state);
       const events = mutate(state, stored);
       if (!events) return stored;
-      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, JSON.stringify(state), this.maxEvents, ...events.map((event) => JSON.stringify(event)))) as number;
+      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, JSON.stringify(state), this.maxEvents, state.status, ...events.map((event) => JSON.stringify(event)))) as number;
       if (version === -2) return undefined;
       if (version > 0) return copyWith(stored, { state, version });
     }
