@@ -50,6 +50,18 @@ function setup(extra: Partial<BullmqBackgroundTaskManagerOptions> = {}) {
   return { base, client, worker };
 }
 
+/** A task store on a connection of its own, over a fresh queue a client spawns (unstarted) process tasks into. */
+async function storeSetup() {
+  const connection = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
+  cleanups.push(async () => connection.quit());
+  const keys = createTaskKeys('tessera', `q${++queueNumber}`);
+  const store = new RedisTaskStore(connection, keys);
+  const manager = setup().client({ queue: keys.queue });
+  await manager.start();
+  const spawnOne = () => manager.spawn({ kind: 'process', command: 'true', cwd: dir });
+  return { connection, keys, store, spawnOne };
+}
+
 describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ background runtime (real redis-server)', () => {
   it('spawn on one client; get, list, wait and readLog on another', async () => {
     const { client, worker } = setup();
@@ -74,13 +86,8 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
   });
 
   it('beginAttempt counts runs and names the worker in one command; a closed task is not brought back', async () => {
-    const connection = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
-    cleanups.push(async () => connection.quit());
-    const keys = createTaskKeys('tessera', `q${++queueNumber}`);
-    const store = new RedisTaskStore(connection, keys);
-    const manager = setup().client({ queue: keys.queue });
-    await manager.start();
-    const task = await manager.spawn({ kind: 'process', command: 'true', cwd: dir });
+    const { connection, keys, store, spawnOne } = await storeSetup();
+    const task = await spawnOne();
     expect(await store.beginAttempt(task.id, 'worker-a')).toBe(1);
     expect(await store.beginAttempt(task.id, 'worker-b')).toBe(2);
     expect(await connection.hmget(keys.task(task.id), 'attempts', 'worker')).toEqual(['2', 'worker-b']);
@@ -90,13 +97,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
   });
 
   it('readForRun counts a plain first run in the same step, and only that', async () => {
-    const connection = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
-    cleanups.push(async () => connection.quit());
-    const keys = createTaskKeys('tessera', `q${++queueNumber}`);
-    const store = new RedisTaskStore(connection, keys);
-    const manager = setup().client({ queue: keys.queue });
-    await manager.start();
-    const spawnOne = () => manager.spawn({ kind: 'process', command: 'true', cwd: dir });
+    const { connection, keys, store, spawnOne } = await storeSetup();
 
     const first = await spawnOne();
     const read = await store.readForRun(first.id, 'worker-a');
