@@ -16,10 +16,11 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { BENCH_DIR, REPO_ROOT, RESULTS_DIR, parseArgs, targetLine } from './lib/common.mjs';
 
-// The foundation's benches, then every suite a plugin adds under test/bench/suites/.
+// The foundation's benches, then every suite a plugin adds under test/bench/suites/ (scratch
+// scripts named *.tmp.mjs, which git ignores, are not suites).
 const SUITES_DIR = join(BENCH_DIR, 'suites');
 const SUITES = existsSync(SUITES_DIR)
-  ? readdirSync(SUITES_DIR).filter((file) => file.endsWith('.mjs')).map((file) => file.slice(0, -4)).sort()
+  ? readdirSync(SUITES_DIR).filter((file) => file.endsWith('.mjs') && !file.endsWith('.tmp.mjs')).map((file) => file.slice(0, -4)).sort()
   : [];
 const BENCHES = ['agent-loop', 'cold-start', 'cli', ...SUITES];
 const benchFile = (name) => (SUITES.includes(name) ? join(SUITES_DIR, `${name}.mjs`) : join(BENCH_DIR, `${name}.mjs`));
