@@ -32,7 +32,7 @@ const INITIAL_SLOTS = 256;
  * (tens of thousands of them, kept after their sessions end so they can be resumed), so the
  * usual entry costs no object at all: a file named `<root>/<folder>/<time>_<uuid>.jsonl` is
  * kept as the UUID's 16 bytes, the time as epoch ms and the folder as a number into a shared
- * list, in one open-addressing table of typed arrays (about 40 bytes per session, none of
+ * list, in one open-addressing table of typed arrays (28 bytes a slot, 40-75 per session, none of
  * them on the JS heap; a `Map` of strings took about 150). Anything else (another id or file
  * name shape, a file outside the layout, an id with several files) is kept as strings.
  */
