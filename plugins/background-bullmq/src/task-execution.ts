@@ -40,7 +40,24 @@ export interface TaskExecutionOptions {
   report: (error: unknown, phase: string) => void;
 }
 
-const later = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+/**
+ * Waits for `settled` or `ms`, whichever comes first. The timer is cleared when the run settles
+ * first (the usual case for short tasks): a worker running thousands of tasks a second would
+ * otherwise keep one live timer, promise and closure per finished task for `ms`, long enough to
+ * be promoted to the old generation and collected there.
+ */
+async function settledOrLater(settled: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const later = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  try {
+    await Promise.race([settled, later]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * One run of a runner on a worker: starts the handle, turns runner progress into Redis
@@ -83,7 +100,7 @@ export class TaskExecution {
     let done = false;
     void settled.finally(() => (done = true));
     while (!done) {
-      await Promise.race([settled, later(this.options.logFlushMs)]);
+      await settledOrLater(settled, this.options.logFlushMs);
       await this.flushLog();
       if (!done && this.cancelReason === undefined) await this.checkCancelFlag();
     }
