@@ -102,13 +102,18 @@ export class SessionFileIndex {
   /** The folder number and time of a file the packed table can hold. */
   #packable(id: string, file: string): { folder: number; ms: number } | undefined {
     if (!UUID.test(id)) return undefined;
-    const folderPath = dirname(file);
+    const layout = this.#layout(id, file);
+    const ms = layout === undefined ? undefined : fileTimeMs(layout.time);
+    return layout === undefined || ms === undefined ? undefined : { folder: this.#folderNumber(layout.folderName), ms };
+  }
+
+  /** The project folder and time prefix of `<root>/<folder>/<time>_<id>.jsonl`, or undefined for a file elsewhere. */
+  #layout(id: string, file: string): { folderName: string; time: string } | undefined {
     const name = basename(file);
+    const folder = dirname(file);
     const suffix = `_${id}${JSONL}`;
-    if (dirname(folderPath) !== this.#root || !name.endsWith(suffix)) return undefined;
-    const ms = fileTimeMs(name.slice(0, name.length - suffix.length));
-    if (ms === undefined) return undefined;
-    return { folder: this.#folderNumber(basename(folderPath)), ms };
+    if (dirname(folder) !== this.#root || !name.endsWith(suffix)) return undefined;
+    return { folderName: basename(folder), time: name.slice(0, name.length - suffix.length) };
   }
 
   #folderNumber(folderName: string): number {
@@ -206,11 +211,8 @@ export class SessionFileIndex {
   }
 
   #encode(id: string, file: string): string {
-    const name = basename(file);
-    const folder = dirname(file);
-    const suffix = `_${id}${JSONL}`;
-    if (dirname(folder) !== this.#root || !name.endsWith(suffix)) return ownCopy(file);
-    return ownCopy(`${this.#folderNumber(basename(folder))}:${name.slice(0, name.length - suffix.length)}`);
+    const layout = this.#layout(id, file);
+    return ownCopy(layout ? `${this.#folderNumber(layout.folderName)}:${layout.time}` : file);
   }
 
   #decode(id: string, entry: string): string {
