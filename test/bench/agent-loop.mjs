@@ -61,6 +61,17 @@ const WORKLOADS = {
 
 // ---------------------------------------------------------------- child side
 
+/**
+ * After a forced GC: a full GC shrinks V8's young generation, which regrows with allocation.
+ * Runs `fn` for a quarter of the warm-up (at least twice) so samples see the steady state
+ * rather than a run of scavenges that only follows the forced collection (it hits contenders
+ * that allocate more, harder).
+ */
+async function rewarm(fn, { warmup, warmupMs = 0 }) {
+  const start = performance.now();
+  for (let i = 0; i < Math.max(2, Math.ceil(warmup / 4)) || performance.now() - start < warmupMs / 4; i++) await fn();
+}
+
 // Warm-up runs at least `warmup` times and for at least `warmupMs`, so slower
 // contenders get as much JIT warm-up time as faster ones. Then one full GC
 // clears warm-up garbage, a few more runs re-warm the heap, and the samples
@@ -71,11 +82,7 @@ async function sample(fn, { warmup, warmupMs = 0, samples }) {
   const warmStart = performance.now();
   for (let i = 0; i < warmup || performance.now() - warmStart < warmupMs; i++) await fn();
   globalThis.gc?.();
-  // A full GC shrinks V8's young generation; it regrows with allocation. Re-warm for a quarter
-  // of the warm-up time too, so samples see the steady state rather than a run of scavenges
-  // that only follows the forced collection (it hit contenders that allocate more, harder).
-  const rewarmStart = performance.now();
-  for (let i = 0; i < Math.max(2, Math.ceil(warmup / 4)) || performance.now() - rewarmStart < warmupMs / 4; i++) await fn();
+  await rewarm(fn, { warmup, warmupMs });
   const out = [];
   for (let i = 0; i < samples; i++) out.push(await fn());
   return out;
@@ -96,13 +103,10 @@ async function runEventsChild(plan) {
   const variants = Object.fromEntries(await Promise.all(EVENT_STREAM_CONTENDERS.map(async (name) => [name, await loadContender(name)])));
   for (const variant of Object.values(variants)) await sample(() => variant.loop(HEADLINE_ROUNDS), { ...plan.loop, samples: 1 });
   globalThis.gc?.();
-  // The forced GC shrank the young generation: the variants take turns, unmeasured, until it has
-  // regrown (as in sample()), else the first samples are a run of scavenges that costs the
-  // variant allocating the most (InteractiveSession) the most.
-  const rewarmStart = performance.now();
-  for (let i = 0; i < Math.max(2, Math.ceil(plan.loop.warmup / 4)) || performance.now() - rewarmStart < (plan.loop.warmupMs ?? 0) / 4; i++) {
+  // The variants take turns, unmeasured, while the young generation regrows.
+  await rewarm(async () => {
     for (const name of EVENT_STREAM_CONTENDERS) await variants[name].loop(HEADLINE_ROUNDS);
-  }
+  }, plan.loop);
   const usPerRound = Object.fromEntries(EVENT_STREAM_CONTENDERS.map((name) => [name, []]));
   for (let index = 0; index < plan.loop.samples * EVENT_SAMPLE_FACTOR; index += 1) {
     for (const name of EVENT_STREAM_CONTENDERS) usPerRound[name].push(((await variants[name].loop(HEADLINE_ROUNDS)) * 1000) / HEADLINE_ROUNDS);
