@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, onTestFailed } from 'vitest';
 import { hasRedisServer, startRedis, type TestRedis } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
 import { RedisSessionCluster, type RedisSessionClusterOptions } from './redis-session-cluster.js';
 import { RedisSessionStore } from './redis-session-store.js';
@@ -50,6 +50,10 @@ export function useClusterRedis(): {
       const store = new RedisSessionStore({ redis, prefix });
       const reports: string[] = [];
       const cluster = new RedisSessionCluster({ redis, store, ...options, report: (error, operation) => reports.push(`${operation}: ${String(error)}`) });
+      // A failed test shows what its replicas reported (an answer that could not be sent, a dropped connection).
+      onTestFailed(() => {
+        if (reports.length > 0) console.error(`replica ${prefix} reported:\n  ${reports.join('\n  ')}`);
+      });
       cleanups.push(async () => {
         await cluster.close();
         redis.disconnect();
