@@ -34,6 +34,33 @@ describe.runIf(hasRedisServer)('RedisSessionCluster: control requests (real redi
     expect(await a.redis.keys(`${prefix}:*`)).toEqual([]);
   });
 
+  it('a replica that stops serving answers "not served" to a request already on its way, so the sender does not wait for the timeout', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix, { controlTimeoutMs: 3_000 });
+    const b = replica(prefix);
+    const c = replica(prefix);
+    // Both requests are published before b reads either; handling the first stops b serving s1,
+    // so b gets the second after it stopped serving s1 and before Redis has its UNSUBSCRIBE.
+    const window = async (): Promise<void> => {
+      let stopS1: () => void = () => undefined;
+      const stopS0 = await b.cluster.serveControl('s0', () => {
+        stopS1();
+        return 'stopped serving s1';
+      });
+      cleanups.push(stopS0);
+      stopS1 = await b.cluster.serveControl('s1', () => 'b answered');
+    };
+
+    await window();
+    expect(await Promise.all([a.cluster.control('s0', {}), a.cluster.control('s1', {})])).toEqual([{ served: true, answer: 'stopped serving s1' }, { served: false }]);
+
+    // When another replica got the request too, its answer is the one the sender gets.
+    cleanups.push(await c.cluster.serveControl('s1', () => 'c answered'));
+    await window();
+    expect(await Promise.all([a.cluster.control('s0', {}), a.cluster.control('s1', {})])).toEqual([{ served: true, answer: 'stopped serving s1' }, { served: true, answer: 'c answered' }]);
+    expect([...a.reports, ...b.reports, ...c.reports]).toEqual([]);
+  });
+
   it('an async handler answers later; a handler that throws is control_failed with its message', async () => {
     const prefix = prefixOf();
     const a = replica(prefix);

@@ -18,7 +18,14 @@ interface Waiting {
   sessionId: string;
   resolve(answer: unknown): void;
   reject(error: Error): void;
+  /** How many subscribers PUBLISH reached (unknown until its reply, which may come after answers). */
+  receivers?: number;
+  /** How many of them said they no longer serve the session. */
+  unserved: number;
 }
+
+/** What a request resolves with when every replica it reached had stopped serving the session. */
+const NOT_SERVED: unique symbol = Symbol('not served');
 
 /** A request on a session's control channel. */
 interface ControlRequest {
@@ -27,8 +34,11 @@ interface ControlRequest {
   message: unknown;
 }
 
-/** An answer on the requester's replies channel. */
-type ControlAnswer = { id: string; ok: true; answer: unknown } | { id: string; ok: false; error: string };
+/**
+ * An answer on the requester's replies channel. `unserved`: the replica got the request after it
+ * stopped serving the session but before Redis had processed its UNSUBSCRIBE.
+ */
+type ControlAnswer = { id: string; ok: true; answer: unknown } | { id: string; ok: false; error: string } | { id: string; ok: false; unserved: true };
 
 /**
  * Control requests over Redis pub/sub. The replica serving a session subscribes to its channel
@@ -37,6 +47,9 @@ type ControlAnswer = { id: string; ok: true; answer: unknown } | { id: string; o
  * counts the subscribers that got the request, so "nobody serves this session" is known at once
  * (a replica that died has lost its subscription with its connection); an answer that does not
  * come in time (the serving replica died or hangs after taking the request) is `control_timeout`.
+ * A replica that has just stopped serving a session may still get a request for it (its
+ * UNSUBSCRIBE is not yet processed); it answers "not served", and when every replica the request
+ * reached said so, the requester gets `served: false` at once instead of waiting for the timeout.
  * One subscriber connection per instance carries both kinds of channel; nothing is stored.
  */
 export class RedisSessionControl {
@@ -59,14 +72,18 @@ export class RedisSessionControl {
     const id = randomUUID();
     const request = JSON.stringify({ id, replyTo: this.repliesChannel, message } satisfies ControlRequest);
     // Waiting before the request goes out: its answer may arrive before PUBLISH's own reply.
-    const answered = new Promise<unknown>((resolve, reject) => this.waiting.set(id, { sessionId, resolve, reject }));
+    const waiting: Waiting = { sessionId, resolve: () => undefined, reject: () => undefined, unserved: 0 };
+    const answered = new Promise<unknown>((resolve, reject) => Object.assign(waiting, { resolve, reject }));
     answered.catch(() => undefined);
+    this.waiting.set(id, waiting);
     let timer: NodeJS.Timeout | undefined;
     try {
       const receivers = await this.options.call('send a control request', () => this.options.redis.publish(channel, request));
-      if (receivers === 0) return { served: false };
+      waiting.receivers = receivers;
+      if (receivers === 0 || waiting.unserved >= receivers) return { served: false };
       timer = setTimeout(() => this.settle(id, new SessionControlError(sessionId, 'timeout', `${timeoutMs} ms`)), timeoutMs);
-      return { served: true, answer: await answered };
+      const answer = await answered;
+      return answer === NOT_SERVED ? { served: false } : { served: true, answer };
     } finally {
       clearTimeout(timer);
       this.waiting.delete(id);
@@ -169,14 +186,25 @@ export class RedisSessionControl {
       return;
     }
     const served = this.served.get(channel);
-    if (!served) return;
+    const sessionsPrefix = `${this.options.keys.prefix}:session:`;
+    // Neither served nor a control channel: a turn start after its watchers left, before the UNSUBSCRIBE.
+    if (!served && !(channel.startsWith(sessionsPrefix) && channel.endsWith(':control'))) return;
+    const sessionId = served?.sessionId ?? channel.slice(sessionsPrefix.length, -':control'.length);
     const request = parseJson(text) as Partial<ControlRequest> | undefined;
     const repliesPrefix = `${this.options.keys.prefix}:control:replies:`;
     if (typeof request?.id !== 'string' || typeof request.replyTo !== 'string' || !request.replyTo.startsWith(repliesPrefix)) {
-      this.options.report(new Error(`a malformed control request for session ${served.sessionId} was ignored`), 'serve a control request');
+      this.options.report(new Error(`a malformed control request for session ${sessionId} was ignored`), 'serve a control request');
       return;
     }
     const { id, replyTo } = request;
+    const send = (answer: string): Promise<unknown> =>
+      this.options.redis.publish(replyTo, answer).catch((error: unknown) => {
+        if (!this.closed) this.options.report(error, 'answer a control request');
+      });
+    if (!served) {
+      void send(JSON.stringify({ id, ok: false, unserved: true } satisfies ControlAnswer));
+      return;
+    }
     void (async () => {
       let answer: string;
       try {
@@ -184,7 +212,7 @@ export class RedisSessionControl {
       } catch (error) {
         answer = JSON.stringify({ id, ok: false, error: describeError(error) } satisfies ControlAnswer);
       }
-      await this.options.redis.publish(replyTo, answer).catch((error: unknown) => this.options.report(error, 'answer a control request'));
+      await send(answer);
     })();
   }
 
@@ -192,6 +220,14 @@ export class RedisSessionControl {
   private settle(id: string, outcome: ControlAnswer | Error): void {
     const waiting = this.waiting.get(id);
     if (!waiting) return;
+    if (!(outcome instanceof Error) && outcome.ok === false && 'unserved' in outcome) {
+      // Another replica the request reached may still answer it; `served: false` only when none can.
+      waiting.unserved += 1;
+      if (waiting.receivers === undefined || waiting.unserved < waiting.receivers) return;
+      this.waiting.delete(id);
+      waiting.resolve(NOT_SERVED);
+      return;
+    }
     this.waiting.delete(id);
     if (outcome instanceof Error) waiting.reject(outcome);
     else if (outcome.ok === true) waiting.resolve(outcome.answer);
