@@ -72,8 +72,8 @@ export class RedisSessionControl {
     const id = randomUUID();
     const request = JSON.stringify({ id, replyTo: this.repliesChannel, message } satisfies ControlRequest);
     // Waiting before the request goes out: its answer may arrive before PUBLISH's own reply.
-    const waiting: Waiting = { sessionId, resolve: () => undefined, reject: () => undefined, unserved: 0 };
-    const answered = new Promise<unknown>((resolve, reject) => Object.assign(waiting, { resolve, reject }));
+    let waiting!: Waiting;
+    const answered = new Promise<unknown>((resolve, reject) => (waiting = { sessionId, resolve, reject, unserved: 0 }));
     answered.catch(() => undefined);
     this.waiting.set(id, waiting);
     let timer: NodeJS.Timeout | undefined;
