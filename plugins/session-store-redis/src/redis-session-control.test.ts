@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { until } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
 import { hasRedisServer, useClusterRedis } from './cluster.test-helper.js';
@@ -59,6 +60,34 @@ describe.runIf(hasRedisServer)('RedisSessionCluster: control requests (real redi
     await window();
     expect(await Promise.all([a.cluster.control('s0', {}), a.cluster.control('s1', {})])).toEqual([{ served: true, answer: 'stopped serving s1' }, { served: true, answer: 'c answered' }]);
     expect([...a.reports, ...b.reports, ...c.reports]).toEqual([]);
+  });
+
+  it('a turn start that reaches a replica after its watchers left is ignored, not taken for a control request', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix);
+    const watched: string[] = [];
+    const stopWatching = await b.cluster.watchTurns('s1', (turnId) => watched.push(turnId));
+    let handled = false;
+    cleanups.push(
+      await b.cluster.serveControl('s0', () => {
+        stopWatching();
+        handled = true;
+        return 'stopped watching s1';
+      }),
+    );
+    // Both published before b reads either: the turn start arrives after its watcher left, before the UNSUBSCRIBE.
+    const replyTo = `${prefix}:control:replies:${randomUUID()}`;
+    const [controlReceivers, turnReceivers] = await Promise.all([
+      a.redis.publish(`${prefix}:session:s0:control`, JSON.stringify({ id: 'r1', replyTo, message: {} })),
+      a.redis.publish(`${prefix}:session:s1:turns`, 'turn-1'),
+    ]);
+    expect([controlReceivers, turnReceivers]).toEqual([1, 1]);
+    await until(() => handled || undefined, 'the control request to be handled');
+    // A well-formed request after both is answered: b has processed everything before it.
+    expect(await a.cluster.control('s0', {})).toEqual({ served: true, answer: 'stopped watching s1' });
+    expect(watched).toEqual([]);
+    expect(b.reports).toEqual([]);
   });
 
   it('an async handler answers later; a handler that throws is control_failed with its message', async () => {
