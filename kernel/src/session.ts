@@ -96,11 +96,16 @@ export class Session implements ISession {
     this.model = options.model;
     this.contextWindow = options.contextWindow;
     // A resumed session starts from its stored history; no hook fires for entries already kept.
-    for (const entry of options.history ?? []) {
-      this.entries.push(entry);
-      if (entry.category === 'chat') this.messages.push(entry.data as Message);
+    const history = options.history;
+    if (history !== undefined && history.length > 0) {
+      // One copy and an indexed loop: a resumed history can hold tens of thousands of entries.
+      this.entries = history.slice();
+      for (let index = 0; index < history.length; index += 1) {
+        const entry = history[index]!;
+        if (entry.category === 'chat') this.messages.push(entry.data as Message);
+      }
+      this.contextWindow?.updateFromHistory(this.messages);
     }
-    if (options.history && options.history.length > 0) this.contextWindow?.updateFromHistory(this.messages);
     // A resumed history is already stored.
     this.savedEntries = this.entries.length;
     this.unsaved = options.history === undefined;

@@ -1,4 +1,4 @@
-import { appendFile, copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { appendFile, copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Diagnostics, SessionStore, type DiagnosticReport, type ISessionRecord, type Message } from '@tessera/contracts';
@@ -232,6 +232,28 @@ describe('JsonlSessionStore: finding a session by id', () => {
     const fresh = new JsonlSessionStore(opts());
     await expect(fresh.withSession('abc', (manager) => manager.getSessionId())).rejects.toMatchObject({ code: 'session_not_found' });
     expect(await fresh.withSession('x_abc', (manager) => manager.getSessionId())).toBe('x_abc');
+    await fresh.close();
+  });
+
+  it('never opens (or moves aside) the one file named for an id when its first line is no header of that id', async () => {
+    const store = new JsonlSessionStore(opts());
+    await store.save(record([user('real'), reply('b')], { id: 'real' }));
+    await store.close();
+    const [info] = await fileInfo();
+    const folder = dirname(info!.path);
+    const cases = {
+      garbage: 'not json at all\n{"type":"message"}\n',
+      // A valid header, but on line 2: the file's own first line is damaged.
+      late: `{"type":"sess\n${JSON.stringify({ type: 'session', version: 3, id: 'late', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/p' })}\n`,
+    };
+    for (const [id, text] of Object.entries(cases)) await writeFile(join(folder, `2026-01-01T00-00-00-000Z_${id}.jsonl`), text);
+    const fresh = new JsonlSessionStore(opts());
+    for (const [id, text] of Object.entries(cases)) {
+      expect(await fresh.load(id)).toBeUndefined();
+      expect(await readFile(join(folder, `2026-01-01T00-00-00-000Z_${id}.jsonl`), 'utf8')).toBe(text);
+    }
+    expect((await readdir(folder)).filter((name) => name.includes('.corrupt-'))).toEqual([]);
+    expect(texts(await fresh.load('real'))).toEqual(['real', 'b']);
     await fresh.close();
   });
 

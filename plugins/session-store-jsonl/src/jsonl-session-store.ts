@@ -308,14 +308,32 @@ export class JsonlSessionStore implements SessionStore {
 
   /** Opens session `id` from its file and tracks it; also returns the record read from it. */
   async #openTracked(id: string, knownNew = false): Promise<{ tracked: TrackedSession; loaded: ISessionRecord } | undefined> {
-    const file = (await this.#filesOf(id, knownNew)).find(({ confirmed }) => confirmed)?.file;
-    if (!file) return undefined;
-    const manager = await SessionManager.open(file, this.#options);
+    const manager = (await this.#openOnlyFile(id, knownNew)) ?? (await this.#openConfirmed(id, knownNew));
+    if (!manager) return undefined;
     restoreLeaf(manager);
     const tracked = new TrackedSession(manager, this.#options.redact);
     const loaded = tracked.refresh();
     this.#open.set(id, tracked);
     return { tracked, loaded };
+  }
+
+  /**
+   * The usual case in one read: one file is named for `id` and its first line is a valid header
+   * of `id`. Anything else (several files, a foreign or unreadable header) returns undefined for
+   * `#openConfirmed` to sort out, which reads headers first and never opens an unconfirmed file.
+   */
+  async #openOnlyFile(id: string, knownNew: boolean): Promise<SessionManager | undefined> {
+    const named = this.#namedFiles(id, knownNew);
+    if (named.length !== 1) return undefined;
+    const file = named[0]!;
+    const load = await readSessionFile(this.#storage, file);
+    if (load.status !== 'ok' || load.lines[0] !== 1 || (load.fileEntries[0] as SessionHeader).id !== id) return undefined;
+    return SessionManager.openLoaded(file, load, this.#options);
+  }
+
+  async #openConfirmed(id: string, knownNew: boolean): Promise<SessionManager | undefined> {
+    const file = (await this.#filesOf(id, knownNew)).find(({ confirmed }) => confirmed)?.file;
+    return file === undefined ? undefined : SessionManager.open(file, this.#options);
   }
 
   #create(record: ISessionRecord): TrackedSession {

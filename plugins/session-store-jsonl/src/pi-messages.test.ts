@@ -90,6 +90,27 @@ describe('pi message shapes', () => {
     ]);
   });
 
+  it('keeps a loaded text-only content array as the kernel content, and converts any other', () => {
+    const userText = { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }], timestamp: 1 };
+    const replyText = { role: 'assistant', content: [{ type: 'text', text: 'c' }], provider: 'p', model: 'm', stopReason: 'stop', timestamp: 1 };
+    expect((fromPiMessage(userText) as { content: unknown }).content).toBe(userText.content);
+    expect((fromPiMessage(replyText) as { content: unknown }).content).toBe(replyText.content);
+    // pi's text blocks may carry more (a signature); the kernel block is the two fields only.
+    const signed = { role: 'assistant', content: [{ type: 'text', text: 'd', textSignature: 'sig' }], stopReason: 'stop', timestamp: 1 };
+    const converted = fromPiMessage(signed) as { content: unknown[] };
+    expect(converted.content).not.toBe(signed.content);
+    expect(converted.content).toEqual([{ type: 'text', text: 'd' }]);
+    const mixed = { role: 'user', content: [{ type: 'text', text: 'e' }, { type: 'image', data: 'aGk=', mimeType: 'image/png' }], timestamp: 1 };
+    expect((fromPiMessage(mixed) as { content: unknown }).content).toEqual([{ type: 'text', text: 'e' }, { type: 'image', data: 'aGk=', mediaType: 'image/png' }]);
+    const nonString = { role: 'user', content: [{ type: 'text', text: 5 }], timestamp: 1 };
+    expect((fromPiMessage(nonString) as { content: unknown }).content).toEqual([{ type: 'text', text: '5' }]);
+    // An own "__proto__" key (JSON.parse makes one) is a third key: converted, prototype untouched.
+    const polluted = JSON.parse('{"role":"user","content":[{"type":"text","text":"f","__proto__":{"x":1}}],"timestamp":1}');
+    const safe = fromPiMessage(polluted) as { content: Array<Record<string, unknown>> };
+    expect(safe.content).toEqual([{ type: 'text', text: 'f' }]);
+    expect(Object.getPrototypeOf(safe.content[0])).toBe(Object.prototype);
+  });
+
   it(`turns pi sessions into valid, paired kernel messages (${piFiles.length} files${realCorpus.present ? '' : '; real-world corpus not found'})`, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tessera-pi-shapes-'));
     try {

@@ -52,9 +52,28 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : String(value ?? '');
 }
 
+/**
+ * True when every block is exactly `{ type: 'text', text: <string> }`: pi's text block and the
+ * kernel's have that same shape, so the loaded array is used as the kernel content as it is.
+ * Nothing mutates a loaded entry or a kernel message in place (saves copy, merges make new
+ * arrays), so the two may share it; a resume then allocates no block per text message.
+ */
+function isPlainTextContent(content: readonly unknown[]): content is TextBlock[] {
+  for (let index = 0; index < content.length; index += 1) {
+    const block = content[index] as Block | null | undefined;
+    if (typeof block !== 'object' || block === null || block.type !== 'text' || typeof block.text !== 'string') return false;
+    let keys = 0;
+    // Inherited enumerable keys (a polluted prototype) count too: such a block is then converted.
+    for (const _key in block) keys += 1;
+    if (keys !== 2) return false;
+  }
+  return true;
+}
+
 function fromPiContent(content: unknown): string | Array<TextBlock | ImageBlock> {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
+  if (isPlainTextContent(content)) return content;
   const blocks: Array<TextBlock | ImageBlock> = [];
   for (let index = 0; index < content.length; index += 1) {
     const block = content[index] as Block | null | undefined;
@@ -150,8 +169,10 @@ export function toPiMessages(message: Message, timestamp: number): AgentMessage[
 
 function assistantFromPi(message: AgentMessage): AssistantMessage {
   const blocks = Array.isArray(message.content) ? (message.content as Array<Block | null | undefined>) : [];
-  const content: Array<TextBlock | ThinkingBlock | ToolUseBlock> = [];
-  for (let index = 0; index < blocks.length; index += 1) {
+  // Text-only replies (most of them) keep the loaded array, as user messages do.
+  const shared = isPlainTextContent(blocks);
+  const content: Array<TextBlock | ThinkingBlock | ToolUseBlock> = shared ? (blocks as unknown as TextBlock[]) : [];
+  for (let index = 0; !shared && index < blocks.length; index += 1) {
     const block = blocks[index];
     if (!block) continue;
     switch (block.type) {

@@ -84,12 +84,18 @@ export function recordFromSession(manager: SessionManager): LoadedRecord {
       if (!inContext) continue;
       // Converted once: the record's messages and its history share the object (neither
       // pass mutates it; merges make new ones).
-      const message = toKernelMessage(entry.message);
+      const message = fromPiMessage(entry.message);
       if (!message) continue;
-      const fromToolResult = entry.message.role === 'toolResult';
-      addMessage(message, entry.id, fromToolResult);
+      // The common case (not a tool result) inline: this loop runs once per stored message.
+      if (entry.message.role !== 'toolResult') {
+        messages.push(message);
+        messageEntryIds.push(entry.id);
+        history.push({ id: entry.id, timestamp: entry.timestamp, category: 'chat', type: message.role, data: message });
+        continue;
+      }
+      addMessage(message, entry.id, true);
       const last = history[history.length - 1];
-      if (fromToolResult && message.role === 'tool' && last?.category === 'chat' && last.type === 'tool') {
+      if (message.role === 'tool' && last?.category === 'chat' && last.type === 'tool') {
         const batch = last.data as Message & { role: 'tool' };
         // copyWith: a spread copy gets new properties slowly on Node 20 (docs/adr/0003).
         history[history.length - 1] = copyWith(last, { data: copyWith(batch, { content: [...batch.content, ...message.content] }) });

@@ -12,7 +12,7 @@ import { migrateToCurrentVersion } from './migrations.js';
 import { defaultAgentDir, sessionDirFor, sessionFileName } from './paths.js';
 import { resolveBlobRefs, type BlobResolution, type RedactText } from './persist-transform.js';
 import { filesByMtime, listSessionsInDir, readHeader, readSessionInfo, type SessionInfo } from './session-listing.js';
-import { readSessionFile, splitFileEntries } from './session-loader.js';
+import { readSessionFile, splitFileEntries, type SessionFileLoad } from './session-loader.js';
 import { SessionPersistence, type WarningSink } from './session-persistence.js';
 import type { SessionStorage } from './session-storage.js';
 import { SessionTree, type SessionTreeNode } from './session-tree.js';
@@ -231,8 +231,23 @@ export class SessionManager extends AppendMethods {
    */
   async setSessionFile(path: string): Promise<void> {
     this.#persistence.assertHealthy();
+    await this.#applyLoad(path, await readSessionFile(this.#env.storage, path));
+  }
+
+  /**
+   * `open` for a file the caller has just read with `readSessionFile` (a store that checks the
+   * header before it opens a file reads it once instead of twice).
+   */
+  static async openLoaded(path: string, load: SessionFileLoad, options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const env = resolveEnvironment(options);
+    const manager = new SessionManager(process.cwd(), options.sessionDir ?? dirname(path), true, env);
+    manager.#persistence.assertHealthy();
+    await manager.#applyLoad(path, load);
+    return manager;
+  }
+
+  async #applyLoad(path: string, load: SessionFileLoad): Promise<void> {
     const { storage } = this.#env;
-    const load = await readSessionFile(storage, path);
     if (load.status !== 'ok') {
       if (load.status === 'invalid') {
         const aside = `${path}.corrupt-${stamp()}`;

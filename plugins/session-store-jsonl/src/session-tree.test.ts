@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SessionManager } from './session-manager.js';
 import type { SessionEntry } from './entries.js';
 import { SessionTree } from './session-tree.js';
+import { getPath } from './context.js';
 
 const user = (text: string) => ({ role: 'user', content: text, timestamp: 1 });
 const assistant = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], provider: 'anthropic', model: 'claude-test', stopReason: 'stop', timestamp: 1 });
@@ -217,5 +218,67 @@ describe('SessionTree.adopt', () => {
     expect(tree.getChildren('a').map((entry) => entry.id)).toEqual(['b']);
     tree.add({ type: 'message', id: 'd', parentId: 'c', timestamp: 't4', message: user('next') } as SessionEntry);
     expect(tree.getBranch().map((entry) => entry.id)).toEqual(['a', 'b', 'c', 'd']);
+  });
+});
+
+describe('SessionTree.getBranch', () => {
+  const entry = (id: string, parentId: string | null): SessionEntry => ({ type: 'message', id, parentId, timestamp: 't', message: user(id) }) as SessionEntry;
+  const ids = (path: SessionEntry[]): string[] => path.map((item) => item.id);
+
+  it('gives the path getPath walks for chains, forks, duplicate ids, foreign roots and cycles (randomized)', () => {
+    let seed = 7;
+    const random = (): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    for (let trial = 0; trial < 400; trial += 1) {
+      const count = 1 + Math.floor(random() * 12);
+      const entries: SessionEntry[] = [];
+      for (let index = 0; index < count; index += 1) {
+        const roll = random();
+        const previous = entries[index - 1]?.id ?? null;
+        // Mostly a chain; sometimes a fork, a repeated id, a parent not in the file or a cycle.
+        const parentId =
+          roll < 0.7 ? previous : roll < 0.8 ? (entries[Math.floor(random() * index)]?.id ?? null) : roll < 0.88 ? 'missing' : roll < 0.94 ? `e${index + 1}` : null;
+        const id = random() < 0.06 && index > 0 ? (entries[Math.floor(random() * index)]!.id) : `e${index}`;
+        entries.push(entry(id, parentId));
+      }
+      const adopted = new SessionTree();
+      adopted.adopt([...entries]);
+      const appended = new SessionTree();
+      for (const item of entries) appended.add(item);
+      for (const tree of [adopted, appended]) {
+        for (const target of new Set(entries.map((item) => item.id))) {
+          expect(ids(tree.getBranch(target)), `trial ${trial}, to ${target}`).toEqual(ids(getPath(tree.byId.get(target)!, tree.byId)));
+        }
+        expect(ids(tree.getBranch())).toEqual(ids(getPath(tree.byId.get(tree.leafId!)!, tree.byId)));
+      }
+    }
+  });
+
+  it('gives a chain whose first entry hangs from a later one the path the walk stops with', () => {
+    for (const first of ['c', 'b']) {
+      const tree = new SessionTree();
+      tree.adopt([entry('a', first), entry('b', 'a'), entry('c', 'b')]);
+      expect(ids(tree.getBranch())).toEqual(ids(getPath(tree.byId.get('c')!, tree.byId)));
+      expect(ids(tree.getBranch('b'))).toEqual(ids(getPath(tree.byId.get('b')!, tree.byId)));
+    }
+  });
+
+  it('hands out a copy of the chain: changing it changes no entry list', () => {
+    const tree = new SessionTree();
+    tree.adopt([entry('a', null), entry('b', 'a'), entry('c', 'b')]);
+    const path = tree.getBranch();
+    expect(ids(path)).toEqual(['a', 'b', 'c']);
+    path.pop();
+    expect(ids(tree.getBranch())).toEqual(['a', 'b', 'c']);
+    expect(tree.entries).toHaveLength(3);
+  });
+
+  it('walks the links again once an append leaves the chain, and from a moved leaf', () => {
+    const tree = new SessionTree();
+    tree.adopt([entry('a', null), entry('b', 'a'), entry('c', 'b')]);
+    tree.add(entry('d', 'a'));
+    expect(ids(tree.getBranch())).toEqual(['a', 'd']);
+    expect(ids(tree.getBranch('c'))).toEqual(['a', 'b', 'c']);
+    tree.add(entry('e', 'd'));
+    expect(ids(tree.getBranch())).toEqual(['a', 'd', 'e']);
   });
 });

@@ -26,6 +26,16 @@ export class SessionTree {
   #hasAssistant = false;
   /** `name` of the last pi `session_info` entry that has a string one. */
   #infoName: string | undefined;
+  /**
+   * How many entries, from the first, form one chain: each hangs from the one before it
+   * (every file that was never branched). With unique ids the walk from the last of them
+   * passes every one and ends at the first, whatever the first hangs from (nothing, a missing
+   * entry, or one of the chain, where the walk stops at the repeat), so `getBranch` copies the
+   * list instead of walking the links.
+   */
+  #chain = 0;
+  #chainTailId: string | undefined;
+  #indexed = 0;
 
   /** Replaces everything with `entries`; the leaf becomes the last entry (the leaf is not persisted). */
   reset(entries: SessionEntry[]): void {
@@ -36,6 +46,9 @@ export class SessionTree {
     this.#labels.clear();
     this.#hasAssistant = false;
     this.#infoName = undefined;
+    this.#chain = 0;
+    this.#chainTailId = undefined;
+    this.#indexed = 0;
     this.leafId = null;
     for (const entry of entries) this.add(entry);
   }
@@ -71,6 +84,11 @@ export class SessionTree {
 
   #index(entry: SessionEntry): void {
     this.byId.set(entry.id, entry);
+    if (this.#chain === this.#indexed && (this.#chain === 0 || entry.parentId === this.#chainTailId)) {
+      this.#chain += 1;
+      this.#chainTailId = entry.id;
+    }
+    this.#indexed += 1;
     if (entry.type === 'label') {
       if (typeof entry.label === 'string') this.#labels.set(entry.targetId, entry.label);
       else this.#labels.delete(entry.targetId);
@@ -120,7 +138,11 @@ export class SessionTree {
   getBranch(fromId?: string): SessionEntry[] {
     const target = fromId ?? this.leafId;
     if (target === null) return [];
-    return getPath(this.require(target), this.byId);
+    const leaf = this.require(target);
+    const count = this.entries.length;
+    // One chain of unique ids ending at the leaf: the path is every entry, in file order.
+    if (this.#chain === count && this.byId.size === count && this.entries[count - 1] === leaf) return this.entries.slice();
+    return getPath(leaf, this.byId);
   }
 
   /**

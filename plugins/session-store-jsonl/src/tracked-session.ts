@@ -48,7 +48,7 @@ export class TrackedSession {
   refresh(): ISessionRecord {
     const loaded = recordFromSession(this.manager);
     // A copy: saves push onto it, and the record may be handed out.
-    this.messages = [...loaded.record.messages];
+    this.messages = loaded.record.messages.slice();
     this.messageEntryIds = loaded.messageEntryIds;
     this.compacted = loaded.compacted;
     this.eventIds = loaded.eventIds;
