@@ -133,14 +133,36 @@ describe('readSessionFile', () => {
     for (let index = 0; index < 2000; index += 1) lines.push(JSON.stringify({ type: 'message', id: `e${index}`, parentId: null, timestamp: 't', message: { role: 'user', content: `ü ${'x'.repeat(index % 300)}` } }));
     const file = join(dir, 'w.jsonl');
     await writeFile(file, `${lines.join('\n')}\n\nnot json\n{"type":"message","id":"torn`);
-    class Streaming extends FileSessionStorage {
-      override readBytesIfSmallSync(): undefined {
-        return undefined;
-      }
-    }
-    const whole = await readSessionFile(new FileSessionStorage(), file);
-    expect(whole.status).toBe('ok');
-    expect(whole).toEqual(await readSessionFile(new Streaming(), file));
+    // The default reads synchronously in chunks of one reused buffer (the file is larger than
+    // a chunk, so lines and a two-byte character straddle chunk ends); the others read whole or stream.
+    const storage = new FileSessionStorage();
+    const whole = { ...storage, readBytesIfSmallSync: storage.readBytesIfSmallSync.bind(storage), exists: storage.exists.bind(storage) } as unknown as FileSessionStorage;
+    const streaming = { readByteChunks: storage.readByteChunks.bind(storage), exists: storage.exists.bind(storage) } as unknown as FileSessionStorage;
+    const chunked = await readSessionFile(storage, file);
+    expect(chunked.status).toBe('ok');
+    expect(chunked).toEqual(await readSessionFile(whole, file));
+    expect(chunked).toEqual(await readSessionFile(streaming, file));
+  });
+
+  it('FileSessionStorage.readChunksIfSmallSync refills one buffer to the end, and leaves larger or missing files', async () => {
+    const file = join(dir, 'chunks.jsonl');
+    const text = 'ü'.repeat(200_000);
+    await writeFile(file, text);
+    const storage = new FileSessionStorage();
+    const seen: Uint8Array[] = [];
+    const parts: Buffer[] = [];
+    expect(storage.readChunksIfSmallSync(file, 1_000_000, (chunk) => void (seen.push(chunk), parts.push(Buffer.from(chunk))))).toBe(true);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(new Set(seen.map((chunk) => chunk.buffer)).size).toBe(1);
+    expect(Buffer.concat(parts).toString('utf8')).toBe(text);
+    const none = (): void => {
+      throw new Error('called');
+    };
+    expect(storage.readChunksIfSmallSync(file, 399_999, none)).toBe(false);
+    expect(storage.readChunksIfSmallSync(join(dir, 'missing.jsonl'), 1024, none)).toBe(false);
+    expect(storage.readChunksIfSmallSync(dir, 1024, none)).toBe(false);
+    await writeFile(join(dir, 'empty.jsonl'), '');
+    expect(storage.readChunksIfSmallSync(join(dir, 'empty.jsonl'), 1024, none)).toBe(true);
   });
 
   it('FileSessionStorage.readBytesIfSmallSync reads small files whole and leaves larger or missing ones', async () => {

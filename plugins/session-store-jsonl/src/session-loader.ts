@@ -25,9 +25,9 @@ export type SessionFileLoad =
     };
 
 /**
- * Files up to this size are read with one synchronous read (the bytes live outside the JS
- * heap, and the parser still decodes a small window of lines at a time); larger ones are
- * streamed in chunks, so a huge session never needs its size in memory twice.
+ * Files up to this size are read synchronously (in chunks of one reused buffer where the
+ * storage can, else in one read; the parser decodes a small window of lines at a time); larger
+ * ones are streamed in chunks with the event loop free between them.
  */
 export const WHOLE_READ_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -55,18 +55,25 @@ function isPlainValidHeader(header: SessionHeader): boolean {
 export async function readSessionFile(storage: SessionStorage, path: string): Promise<SessionFileLoad> {
   const parser = new JsonlParser(BLOB_REF_PREFIX);
   let sawText = false;
-  const whole = storage.readBytesIfSmallSync?.(path, WHOLE_READ_MAX_BYTES);
-  if (whole !== undefined) {
-    sawText = whole.length > 0;
-    parser.pushBytes(whole);
-  } else if (storage.readByteChunks) {
+  const onChunk = (chunk: Uint8Array): void => {
+    if (chunk.length > 0) sawText = true;
+    parser.pushBytes(chunk);
+  };
+  let read = false;
+  if (storage.readChunksIfSmallSync) {
+    read = storage.readChunksIfSmallSync(path, WHOLE_READ_MAX_BYTES, onChunk);
+  } else {
+    const whole = storage.readBytesIfSmallSync?.(path, WHOLE_READ_MAX_BYTES);
+    if (whole !== undefined) {
+      read = true;
+      onChunk(whole);
+    }
+  }
+  if (!read && storage.readByteChunks) {
     // Raw bytes when the storage offers them: lines are decoded and parsed as they arrive,
     // so the file text is never held.
-    for await (const chunk of storage.readByteChunks(path)) {
-      if (chunk.length > 0) sawText = true;
-      parser.pushBytes(chunk);
-    }
-  } else {
+    for await (const chunk of storage.readByteChunks(path)) onChunk(chunk);
+  } else if (!read) {
     for await (const chunk of storage.readTextChunks(path)) {
       if (chunk !== '') sawText = true;
       parser.push(chunk);

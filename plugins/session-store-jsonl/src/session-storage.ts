@@ -56,6 +56,13 @@ export interface SessionStorage {
    * beats a stream of chunks for the many sessions that are small enough to hold at once.
    */
   readBytesIfSmallSync?(path: string, maxBytes: number): Uint8Array | undefined;
+  /**
+   * Like `readBytesIfSmallSync`, but hands the bytes to `onChunk` a chunk at a time, refilling
+   * one small buffer (`onChunk` must copy what it keeps). Returns false, having called nothing,
+   * when the file is missing, not a file, or larger than `maxBytes`. Preferred by the loader:
+   * a few hundred KB of buffer is touched instead of the file's size in fresh pages.
+   */
+  readChunksIfSmallSync?(path: string, maxBytes: number, onChunk: (chunk: Uint8Array) => void): boolean;
   /** At most the first `maxBytes` bytes, decoded (a trailing partial character is dropped). */
   readTextPrefix(path: string, maxBytes: number): Promise<string>;
   /** At most the last `maxBytes` bytes, decoded (a leading partial character is dropped). */
