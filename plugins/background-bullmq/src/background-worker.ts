@@ -8,6 +8,8 @@ import {
   createManagedShellProcessRunner,
   type IBackgroundTaskRequest,
   type IBackgroundTaskRunner,
+  type IBackgroundTaskState,
+  type TBackgroundTaskEvent,
   type IBackgroundTaskWatchdogOptions,
   type ManagedShellProcessRunnerOptions,
   type TBackgroundTaskKind,
@@ -83,6 +85,11 @@ const STALLED_FAILURE = 'job stalled more than allowable limit';
  * keeping task state, log and events in Redis. Several workers, in any number of processes,
  * share the queues; BullMQ's job lock makes sure one of them runs each job.
  */
+/** The run's outcome if it is already settled by the end of this turn of the event loop, else undefined. */
+function settledWithinTurn<T>(run: Promise<T>): Promise<T | undefined> {
+  return Promise.race([run, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
+}
+
 /** Start time of a process in clock ticks since boot (/proc/<pid>/stat field 22), or undefined. */
 function processStartTime(pid: number): string | undefined {
   if (process.platform !== 'linux') return undefined;
@@ -145,23 +152,24 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   });
   await subscriber.subscribe(keys.control);
 
-  const execute = (taskId: string, runId: string, request: TRunnableRequest): TaskExecution => {
+  const execute = (taskId: string, runId: string, request: TRunnableRequest, holdEventsUntilStarted = false): TaskExecution => {
     const runner = runners.get(request.kind)!;
-    const execution = new TaskExecution({ store, taskId, runId, request, runner, clock, logFlushMs, ...(options.watchdog ? { watchdog: options.watchdog } : {}), report: (error, phase) => report(error, taskId, phase) });
+    const execution = new TaskExecution({ store, taskId, runId, request, runner, clock, logFlushMs, holdEventsUntilStarted, ...(options.watchdog ? { watchdog: options.watchdog } : {}), report: (error, phase) => report(error, taskId, phase) });
     executions.set(taskId, execution);
     return execution;
+  };
+
+  /** The end of a plain task from the run's outcome (`state` changed in place). */
+  const endEvent = (state: IBackgroundTaskState, outcome: Exclude<TExecutionOutcome, { type: 'tripped' }>, now: number): TBackgroundTaskEvent => {
+    if (outcome.type === 'completed') return complete(state, outcome.result, now);
+    if (outcome.type === 'cancelled') return cancelState(state, outcome.reason, now);
+    return fail(state, outcome.error, now);
   };
 
   /** Ends a plain task from the run's outcome. */
   const settle = async (taskId: string, outcome: TExecutionOutcome, known?: StoredTask): Promise<void> => {
     if (outcome.type === 'tripped') return;
-    await store.update(taskId, (state) => {
-      if (isTerminal(state.status)) return undefined;
-      const now = clock.now();
-      if (outcome.type === 'completed') return [complete(state, outcome.result, now)];
-      if (outcome.type === 'cancelled') return [cancelState(state, outcome.reason, now)];
-      return [fail(state, outcome.error, now)];
-    }, known);
+    await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [endEvent(state, outcome, clock.now())]), known);
   };
 
   const answerSend = async (execution: TaskExecution, input: string, replyKey: string): Promise<void> => {
@@ -220,12 +228,13 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, staleWorkerError(taskId, `worker stopped renewing job ${job.id}'s lock`), clock.now())]));
       return 'stale_worker';
     }
-    const execution = execute(taskId, taskId, request);
+    // Runner progress waits for the start below to be committed, so the stream keeps its order.
+    const execution = execute(taskId, taskId, request, true);
     try {
       const attempt = begun > 0 ? begun : await store.beginAttempt(taskId, id);
       if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`]);
       const runPromise = execution.run();
-      const started = await store.update(taskId, (state) => {
+      const start = (state: IBackgroundTaskState): TBackgroundTaskEvent[] | undefined => {
         if (isTerminal(state.status)) return undefined;
         const now = clock.now();
         if (state.status === 'queued') {
@@ -235,7 +244,21 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         state.lastActivityAt = now;
         Object.assign(state, execution.describeHandle());
         return [snapshotEvent(restarted ? 'background_task_updated' : 'background_task_started', state)];
-      }, stored);
+      };
+      // A run that is over within this turn of the event loop (a quick task, a runner that
+      // fails at once) commits its start and its end in one step: one script and round trip
+      // fewer. Its events are still the start's, then the end's, with versions of their own.
+      const early = await settledWithinTurn(runPromise);
+      if (early !== undefined && early.type !== 'tripped' && !handingBack.has(taskId)) {
+        await store.update(taskId, (state) => {
+          const events = start(state);
+          return events && [...events, endEvent(state, early, clock.now())];
+        }, stored);
+        execution.startCommitted();
+        return 'done';
+      }
+      const started = await store.update(taskId, start, stored);
+      execution.startCommitted();
       // Cancelled while queued but after this worker read it: stop the run right away.
       if (!started || isTerminal(started.state.status)) execution.cancel('cancelled before start');
       else if (started.state.pid !== undefined) {

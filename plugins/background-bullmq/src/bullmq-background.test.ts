@@ -5,7 +5,7 @@ import { BackgroundTasks, SubagentLauncher } from '@tessera/contracts';
 import { createKernel } from '@tessera/kernel';
 import { subagents } from '@tessera/plugin-subagents';
 import { BackgroundTaskManagerToken, ManualBackgroundTaskRunner } from '@tessera/plugin-background';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBackgroundWorker, type BackgroundWorker } from './background-worker.js';
 import { bullmqBackgroundRuntime, BullmqBackgroundTaskManagerToken } from './bullmq-background-runtime.js';
 import { BullmqBackgroundTaskManager, type BullmqBackgroundTaskManagerOptions } from './bullmq-background-task-manager.js';
@@ -173,6 +173,54 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const second = await producer.spawn({ kind: 'process', command: 'true', cwd: dir });
     await until(() => replayed.some((entry) => entry.event.taskId === second.id && entry.event.type === 'background_task_completed') || undefined, 'live after replay');
     expect(follower.cursor).toBe(replayed.at(-1)!.id);
+  });
+
+  it('commits a run that is over at once in one step, its start and end still two events of their own versions', async () => {
+    const { client, worker } = setup({ kinds: ['agent'] });
+    const manager = client();
+    await manager.start();
+    const update = vi.spyOn(RedisTaskStore.prototype, 'update');
+    cleanups.push(async () => update.mockRestore());
+    await worker({ runners: [new ManualBackgroundTaskRunner({ kind: 'agent', autoResolve: true })], kinds: ['agent'] });
+    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    expect(await manager.wait(task.id)).toMatchObject({ status: 'completed' });
+    const all = (await manager.readEvents()).filter((entry) => entry.event.taskId === task.id);
+    expect(all.map((entry) => `${entry.event.type}@${entry.version}`)).toEqual(['background_task_created@1', 'background_task_started@2', 'background_task_completed@3']);
+    expect(update.mock.calls.filter(([id]) => id === task.id)).toHaveLength(1);
+    // The client's copy follows both snapshots (each newer than the last).
+    await until(() => manager.get(task.id)?.status === 'completed' || undefined, 'mirror completed');
+  });
+
+  it("holds a runner's progress until the run's start is committed, whether the run then ends at once or later", async () => {
+    const { client, worker } = setup({ kinds: ['agent'] });
+    const manager = client();
+    await manager.start();
+    const runner = {
+      kind: 'agent' as const,
+      start({ taskId, request, emit }: { taskId: string; request: { prompt?: string }; emit: (event: { type: 'tool_start'; toolName: string; toolCallId: string }) => void }) {
+        // Progress before start() has even returned.
+        emit({ type: 'tool_start', toolName: 'Read', toolCallId: 'c1' });
+        const later = request.prompt === 'later';
+        return { taskId, result: later ? new Promise<{ output: string }>((resolve) => setTimeout(() => resolve({ output: 'x' }), 50)) : Promise.resolve({ output: 'x' }), cancel: async () => undefined };
+      },
+    };
+    // The worker's own commits (the ones given the record it read) are slowed down, so progress
+    // committed without waiting for the start would land first.
+    const update = RedisTaskStore.prototype.update;
+    const slowed = vi.spyOn(RedisTaskStore.prototype, 'update').mockImplementation(async function (this: RedisTaskStore, ...args: Parameters<RedisTaskStore['update']>) {
+      if (args[2] !== undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+      return update.apply(this, args);
+    });
+    cleanups.push(async () => slowed.mockRestore());
+    await worker({ runners: [runner as never], kinds: ['agent'] });
+    for (const prompt of ['now', 'later']) {
+      const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt, cwd: dir });
+      expect(await manager.wait(task.id)).toMatchObject({ status: 'completed' });
+      const all = (await manager.readEvents()).filter((entry) => entry.event.taskId === task.id);
+      expect(all.map((entry) => entry.event.type), prompt).toEqual(['background_task_created', 'background_task_started', 'background_task_tool_start', 'background_task_completed']);
+      const versions = all.map((entry) => entry.version);
+      expect(versions, prompt).toEqual([...versions].sort((a, b) => a - b));
+    }
   });
 
   it('swaps in for backgroundRuntime(): BackgroundTasks spawn, readOutput, stop and list through a kernel', async () => {

@@ -38,6 +38,11 @@ export interface TaskExecutionOptions {
   /** Worker-wide watchdog defaults for agent runs; the request may override. */
   watchdog?: IBackgroundTaskWatchdogOptions;
   report: (error: unknown, phase: string) => void;
+  /**
+   * Runner progress is committed only after `startCommitted()`: the caller commits the run's
+   * start itself (and may wait a moment first), and no runner event may reach the stream before it.
+   */
+  holdEventsUntilStarted?: boolean;
 }
 
 /**
@@ -72,8 +77,20 @@ export class TaskExecution {
   private cancelReason: string | undefined;
   private tripped = false;
   private readonly permissions = new Set<string>();
+  /** Resolved by `startCommitted()`; runner commits wait for it (with `holdEventsUntilStarted`). */
+  private startGate: Promise<void> | undefined;
+  private openStartGate: (() => void) | undefined;
 
-  constructor(private readonly options: TaskExecutionOptions) {}
+  constructor(private readonly options: TaskExecutionOptions) {
+    if (options.holdEventsUntilStarted) this.startGate = new Promise<void>((resolve) => (this.openStartGate = resolve));
+  }
+
+  /** The run's start is in Redis: held runner progress may follow it now. Idempotent. */
+  startCommitted(): void {
+    this.openStartGate?.();
+    this.openStartGate = undefined;
+    this.startGate = undefined;
+  }
 
   get cancelling(): boolean {
     return this.cancelReason !== undefined;
@@ -193,7 +210,9 @@ export class TaskExecution {
 
   /** Runner callbacks must not throw or block: work is chained so commits keep the runner's order. */
   private enqueue(work: () => Promise<void>): void {
-    this.chain = this.chain.then(work).catch((error: unknown) => this.options.report(error, 'runner event'));
+    const gate = this.startGate;
+    const after = gate ? this.chain.then(() => gate) : this.chain;
+    this.chain = after.then(work).catch((error: unknown) => this.options.report(error, 'runner event'));
   }
 
   private onRunnerEvent(event: TBackgroundTaskRunnerEvent): void {

@@ -7,7 +7,7 @@ import { copyWith } from '@tessera/contracts';
 export interface StoredTask {
   state: IBackgroundTaskState;
   request: IBackgroundTaskRequest;
-  /** Bumped by every committed change; the commit script compares it (optimistic locking). */
+  /** Raised by every committed change, by one per event it appends (at least one); the commit script compares it (optimistic locking). */
   version: number;
   /** Set once someone asked to cancel: the reason. Workers watch it. */
   cancel?: string;
@@ -29,14 +29,20 @@ redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'v', 1, 'e', ARGV[6])
 return 1`;
 
-// Compare-and-set of the state plus its events, so stream order is commit order.
+// Compare-and-set of the state plus its events, so stream order is commit order. Each event
+// gets a version of its own (one commit of a run's start and end carries two snapshots, and a
+// reader keeps a snapshot only when its version is newer); the task takes the last.
 const COMMIT = `
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -2 end
 if tonumber(current) ~= tonumber(ARGV[1]) then return -1 end
-local version = tonumber(current) + 1
+local version = tonumber(current)
+for i = 5, #ARGV do
+  version = version + 1
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ARGV[i])
+end
+if #ARGV < 5 then version = version + 1 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version, 'status', ARGV[4])
-for i = 5, #ARGV do redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ARGV[i]) end
 return version`;
 
 const CLOSE = `
