@@ -60,9 +60,13 @@ export const DEFAULT_QUEUE = 'tessera-background';
 export const DEFAULT_PREFIX = 'tessera';
 const ALL_KINDS: readonly TBackgroundTaskKind[] = ['process', 'agent', 'scheduled'];
 
-/** Job data on the BullMQ queues: the task id and the request it runs. */
+/**
+ * Job data on the BullMQ queues: the task id (and the retry budget). The request lives in the
+ * task record only, which workers read anyway: a long prompt is not stored twice.
+ */
 export interface BackgroundJobData {
   taskId: string;
+  /** Written by earlier versions; workers read the request from the task record. */
   request?: IBackgroundTaskRequest;
   /** Runs allowed after a worker died mid-task (0: the task fails with `stale_worker`). */
   retries?: number;
@@ -160,7 +164,7 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
     try {
       if (request.kind === 'scheduled') return await this.schedule(id, request, schedule!);
       const retries = typeof this.options.retries === 'function' ? this.options.retries(request) : (this.options.retries ?? 0);
-      await this.queue(request.kind).add(request.kind, { taskId: id, request, retries } satisfies BackgroundJobData, {
+      await this.queue(request.kind).add(request.kind, (retries > 0 ? { taskId: id, retries } : { taskId: id }) satisfies BackgroundJobData, {
         jobId: id,
         ...(priority ? { priority } : {}),
         removeOnComplete: true,
