@@ -106,7 +106,7 @@ describe('pi message shapes', () => {
     expect((fromPiMessage(nonString) as { content: unknown }).content).toEqual([{ type: 'text', text: '5' }]);
     // An own "__proto__" key (JSON.parse makes one) is a third key: converted, prototype untouched.
     const polluted = JSON.parse('{"role":"user","content":[{"type":"text","text":"f","__proto__":{"x":1}}],"timestamp":1}');
-    const safe = fromPiMessage(polluted) as { content: Array<Record<string, unknown>> };
+    const safe = fromPiMessage(polluted) as unknown as { content: Array<Record<string, unknown>> };
     expect(safe.content).toEqual([{ type: 'text', text: 'f' }]);
     expect(Object.getPrototypeOf(safe.content[0])).toBe(Object.prototype);
   });
