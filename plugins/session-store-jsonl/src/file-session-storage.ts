@@ -93,9 +93,11 @@ export class FileSessionStorage implements SessionStorage {
     if (rest) yield rest;
   }
 
-  // Synchronous: for a file of a few MB one read is far cheaper than a stream of thread-pool
-  // round trips, and the bytes live outside the JS heap.
-  readBytesIfSmallSync(path: string, maxBytes: number): Uint8Array | undefined {
+  /**
+   * Runs `read` on the open file when it is a regular file of at most `maxBytes` (closed after);
+   * `undefined` when it is missing, not a file or larger.
+   */
+  #withSmallFile<T>(path: string, maxBytes: number, read: (fd: number, size: number) => T): T | undefined {
     let fd: number;
     try {
       fd = openSync(path, 'r');
@@ -105,8 +107,17 @@ export class FileSessionStorage implements SessionStorage {
     }
     try {
       const info = fstatSync(fd);
-      if (!info.isFile() || info.size > maxBytes) return undefined;
-      const buffer = Buffer.allocUnsafe(info.size);
+      return info.isFile() && info.size <= maxBytes ? read(fd, info.size) : undefined;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  // Synchronous: for a file of a few MB one read is far cheaper than a stream of thread-pool
+  // round trips, and the bytes live outside the JS heap.
+  readBytesIfSmallSync(path: string, maxBytes: number): Uint8Array | undefined {
+    return this.#withSmallFile(path, maxBytes, (fd, size) => {
+      const buffer = Buffer.allocUnsafe(size);
       let length = 0;
       while (length < buffer.length) {
         const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
@@ -116,25 +127,14 @@ export class FileSessionStorage implements SessionStorage {
       // Grown since the stat (a writer appending): stream it instead, so nothing is cut off.
       if (length === buffer.length && readSync(fd, Buffer.allocUnsafe(1), 0, 1, length) !== 0) return undefined;
       return buffer.subarray(0, length);
-    } finally {
-      closeSync(fd);
-    }
+    });
   }
 
   // One buffer refilled per chunk, read synchronously. Reading a 5 MB session into one fresh
   // buffer costs a page fault per 4 KB page touched (about 5 ms here, against 2 ms this way).
   readChunksIfSmallSync(path: string, maxBytes: number, onChunk: (chunk: Uint8Array) => void): boolean {
-    let fd: number;
-    try {
-      fd = openSync(path, 'r');
-    } catch (error) {
-      if (isMissing(error)) return false;
-      throw error;
-    }
-    try {
-      const info = fstatSync(fd);
-      if (!info.isFile() || info.size > maxBytes) return false;
-      const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(info.size, 1)));
+    const read = this.#withSmallFile(path, maxBytes, (fd, size) => {
+      const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(size, 1)));
       // To the end, however long the file has grown since the stat (a writer appending).
       for (let position = 0; ; ) {
         const bytesRead = readSync(fd, buffer, 0, buffer.length, position);
@@ -142,9 +142,8 @@ export class FileSessionStorage implements SessionStorage {
         position += bytesRead;
         onChunk(buffer.subarray(0, bytesRead));
       }
-    } finally {
-      closeSync(fd);
-    }
+    });
+    return read === true;
   }
 
   // One buffer, refilled per chunk; the loader decodes it a window of whole lines at a time
