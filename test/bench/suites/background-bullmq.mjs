@@ -107,6 +107,55 @@ async function runBatch(manager, count, onCompleted) {
   return { tasksPerSecond: (count / (lastDone - firstSpawn)) * 1000, p99: quantile(latencies, 0.99), p50: quantile(latencies, 0.5) };
 }
 
+/**
+ * BullMQ alone: the same number of no-op jobs through two raw BullMQ worker processes, added
+ * from here with the same spawns in flight. What this machine allows before any task layer.
+ */
+async function runRawBullmq(port, count) {
+  const { Queue } = await import('bullmq');
+  const counts = [0, 0];
+  let wake;
+  const children = await Promise.all(counts.map((_, index) => new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(here, 'bullmq', 'raw-worker.mjs'), JSON.stringify({ port, queue: 'raw', concurrency: WORKER_CONCURRENCY })], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.on('data', (chunk) => {
+      const text = chunk.toString();
+      if (text.includes('ready')) resolve(child);
+      const last = [...text.matchAll(/done (\d+)/g)].at(-1);
+      if (last) counts[index] = Number(last[1]);
+      wake?.();
+    });
+    child.once('exit', (code) => reject(new Error(`raw BullMQ worker exited (${code})`)));
+  })));
+  const queue = new Queue('raw', { connection: { host: '127.0.0.1', port } });
+  const batch = async (n) => {
+    const target = counts[0] + counts[1] + n;
+    const started = now();
+    let next = 0;
+    await Promise.all(Array.from({ length: WINDOW }, async () => {
+      while (next < n) {
+        next += 1;
+        await queue.add('agent', { taskId: 'noop' }, { removeOnComplete: true, removeOnFail: { count: 1000 } });
+      }
+    }));
+    while (counts[0] + counts[1] < target) await new Promise((resolve) => (wake = resolve));
+    return (n / (now() - started)) * 1000;
+  };
+  try {
+    await batch(500);
+    const pids = { client: process.pid, redis: redis.pid, worker1: children[0].pid, worker2: children[1].pid };
+    const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+    const tasksPerSecond = await batch(count);
+    const cpuPerTaskMs = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, ((cpuSeconds(pid) - before[name]) * 1000) / count]));
+    return { tasksPerSecond, cpuPerTaskMs };
+  } finally {
+    await queue.close();
+    for (const child of children) {
+      child.removeAllListeners('exit');
+      child.kill('SIGTERM');
+    }
+  }
+}
+
 // ---------------------------------------------------------------- 1. throughput
 
 let stopping = false;
@@ -138,6 +187,8 @@ try {
   await runBatch(local, 500, localCompleted);
   results.inProcess = await runBatch(local, TASKS, localCompleted);
 
+  results.rawBullmq = await runRawBullmq(redis.port, TASKS);
+
   // ------------------------------------------------------------ 2. event delivery
   const delivery = [];
   const offDelivery = manager.subscribe((event) => {
@@ -168,10 +219,12 @@ console.log(
     [
       ['BullMQ, 2 worker processes', fmt(results.bullmq.tasksPerSecond, 0), fmt(results.bullmq.p50), fmt(results.bullmq.p99)],
       ['in-process runtime', fmt(results.inProcess.tasksPerSecond, 0), fmt(results.inProcess.p50), fmt(results.inProcess.p99)],
+      ['BullMQ alone, no-op jobs (the floor; info only)', fmt(results.rawBullmq.tasksPerSecond, 0), '-', '-'],
     ],
   ),
 );
 console.log(`CPU per task (ms): ${Object.entries(results.cpuPerTaskMs).map(([name, ms]) => `${name} ${fmt(ms, 3)}`).join(', ')}`);
+console.log(`BullMQ alone, CPU per job (ms): ${Object.entries(results.rawBullmq.cpuPerTaskMs).map(([name, ms]) => `${name} ${fmt(ms, 3)}`).join(', ')}`);
 console.log(`event delivery worker -> subscriber: p50 ${fmt(results.delivery.p50, 2)} ms, p99 ${fmt(results.delivery.p99, 2)} ms, max ${fmt(results.delivery.max, 2)} ms`);
 
 const throughput = { name: `BullMQ tasks/s across 2 workers (${TASKS} no-op tasks)`, value: results.bullmq.tasksPerSecond, limit: 5000, met: results.bullmq.tasksPerSecond >= 5000 };

@@ -164,7 +164,13 @@ export class SseServer {
       }
     }
     if (fault?.type === 'cut') {
-      // Let the written bytes leave before the connection drops.
+      // The connection drops a moment after the last event, as a real cut would, so the client
+      // has read those events when the error comes. Dropped in the same instant, on Node 24.22
+      // the providers saw the error before the events (so "cut after output" looked like "cut
+      // before output" and was retried). Plain fetch and http clients cut the same way deliver the
+      // data first on Node 20 and 24 alike: where in the client stack it differs is not pinned down.
+      await sleep(CUT_DELAY_MS);
+      if (response.destroyed) return;
       response.socket?.end(() => response.socket?.destroy());
       return;
     }
@@ -184,6 +190,9 @@ export class SseServer {
     response.end(JSON.stringify(body));
   }
 }
+
+/** How long after its last event a `cut` stream drops the connection. */
+const CUT_DELAY_MS = 100;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
