@@ -80,11 +80,6 @@ type TRunnableRequest = Exclude<IBackgroundTaskRequest, { kind: 'scheduled' }>;
 
 const STALLED_FAILURE = 'job stalled more than allowable limit';
 
-/**
- * Starts BullMQ workers (one per kind) that run background tasks with the existing runners,
- * keeping task state, log and events in Redis. Several workers, in any number of processes,
- * share the queues; BullMQ's job lock makes sure one of them runs each job.
- */
 /** The run's outcome if it is already settled by the end of this turn of the event loop, else undefined. */
 function settledWithinTurn<T>(run: Promise<T>): Promise<T | undefined> {
   return Promise.race([run, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
@@ -101,6 +96,11 @@ function processStartTime(pid: number): string | undefined {
   }
 }
 
+/**
+ * Starts BullMQ workers (one per kind) that run background tasks with the existing runners,
+ * keeping task state, log and events in Redis. Several workers, in any number of processes,
+ * share the queues; BullMQ's job lock makes sure one of them runs each job.
+ */
 export async function startBackgroundWorker(options: BackgroundWorkerOptions): Promise<BackgroundWorker> {
   const keys = resolveKeys(options);
   const clock = options.clock ?? systemClock;
