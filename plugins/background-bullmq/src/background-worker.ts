@@ -250,15 +250,23 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       // fewer. Its events are still the start's, then the end's, with versions of their own.
       const early = await settledWithinTurn(runPromise);
       if (early !== undefined && early.type !== 'tripped' && !handingBack.has(taskId)) {
-        await store.update(taskId, (state) => {
-          const events = start(state);
-          return events && [...events, endEvent(state, early, clock.now())];
-        }, stored);
-        execution.startCommitted();
+        try {
+          await store.update(taskId, (state) => {
+            const events = start(state);
+            return events && [...events, endEvent(state, early, clock.now())];
+          }, stored);
+        } finally {
+          execution.startCommitted();
+        }
         return 'done';
       }
-      const started = await store.update(taskId, start, stored);
-      execution.startCommitted();
+      let started: StoredTask | undefined;
+      try {
+        started = await store.update(taskId, start, stored);
+      } finally {
+        // Also when the commit failed: held progress must not wait for a start that never comes.
+        execution.startCommitted();
+      }
       // Cancelled while queued but after this worker read it: stop the run right away.
       if (!started || isTerminal(started.state.status)) execution.cancel('cancelled before start');
       else if (started.state.pid !== undefined) {

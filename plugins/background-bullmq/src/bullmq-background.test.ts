@@ -13,6 +13,7 @@ import type { StreamedTaskEvent } from './task-event-stream.js';
 import { createTaskKeys } from './redis-keys.js';
 import { RedisTaskStore } from './task-store.js';
 import { Redis } from 'ioredis';
+import { Queue } from 'bullmq';
 import { hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
 
 let redis: TestRedis;
@@ -221,6 +222,41 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       const versions = all.map((entry) => entry.version);
       expect(versions, prompt).toEqual([...versions].sort((a, b) => a - b));
     }
+  });
+
+  it('lets held progress through when committing the start fails, and enqueues only the task id', async () => {
+    const { base, client, worker } = setup({ kinds: ['agent'] });
+    const manager = client();
+    await manager.start();
+    let finish!: () => void;
+    const runner = {
+      kind: 'agent' as const,
+      start({ taskId, emit }: { taskId: string; emit: (event: { type: 'tool_start'; toolName: string; toolCallId: string }) => void }) {
+        emit({ type: 'tool_start', toolName: 'Read', toolCallId: 'c1' });
+        return { taskId, result: new Promise<{ output: string }>((resolve) => (finish = () => resolve({ output: 'x' }))), cancel: async () => undefined };
+      },
+    };
+    // The worker's start commit (the one given the record it read) fails once.
+    const update = RedisTaskStore.prototype.update;
+    let failed = false;
+    const failing = vi.spyOn(RedisTaskStore.prototype, 'update').mockImplementation(async function (this: RedisTaskStore, ...args: Parameters<RedisTaskStore['update']>) {
+      if (args[2] !== undefined && !failed) {
+        failed = true;
+        throw new Error('Redis went away');
+      }
+      return update.apply(this, args);
+    });
+    cleanups.push(async () => failing.mockRestore());
+    await worker({ runners: [runner as never], kinds: ['agent'], onError: () => undefined });
+    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    const keys = createTaskKeys('tessera', base.queue);
+    const queue = new Queue(keys.queueName('agent'), { connection: base.connection, prefix: keys.bullPrefix });
+    cleanups.push(() => queue.close());
+    const job = await queue.getJob(task.id);
+    await until(async () => ((await manager.readEvents()).some((entry) => entry.event.taskId === task.id && entry.event.type === 'background_task_tool_start') ? true : undefined), 'held progress committed');
+    finish();
+    expect(failed).toBe(true);
+    expect(job?.data).toEqual({ taskId: task.id });
   });
 
   it('swaps in for backgroundRuntime(): BackgroundTasks spawn, readOutput, stop and list through a kernel', async () => {
