@@ -226,8 +226,9 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
     const before = await this.store.read(taskId);
     if (!before) throw this.notFound(taskId);
     if (isTerminal(before.state.status)) return before.state;
-    // The flag first: a worker that starts the task from now on sees it and stops.
-    await this.store.setField(taskId, 'cancel', reason);
+    // The flag first: a worker that starts the task from now on sees it and stops, and a
+    // worker's commit in flight (a fire putting its schedule back to sleep) is re-read with it.
+    if (!(await this.store.requestCancel(taskId, reason))) throw this.notFound(taskId);
     if (before.state.kind === 'scheduled') await this.queue('scheduled').removeJobScheduler(taskId).catch((error: unknown) => this.report(error, taskId, 'remove job scheduler'));
     const after = await this.store.update(taskId, (state) => {
       // Nothing runs for a queued task or a sleeping schedule: the client ends it itself.

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BackgroundTasks, SubagentLauncher } from '@tessera/contracts';
+import { BackgroundTasks, SubagentLauncher, systemClock } from '@tessera/contracts';
 import { createKernel } from '@tessera/kernel';
 import { subagents } from '@tessera/plugin-subagents';
 import { BackgroundTaskManagerToken, ManualBackgroundTaskRunner } from '@tessera/plugin-background';
@@ -12,8 +12,12 @@ import { BullmqBackgroundTaskManager, type BullmqBackgroundTaskManagerOptions } 
 import type { StreamedTaskEvent } from './task-event-stream.js';
 import { createTaskKeys } from './redis-keys.js';
 import { RedisTaskStore } from './task-store.js';
+import { runScheduledFire } from './scheduled-fire.js';
+import type { TaskExecution } from './task-execution.js';
+import type { BackgroundJobData } from './bullmq-background-task-manager.js';
+import type { IBackgroundTaskState } from '@tessera/plugin-background';
 import { Redis } from 'ioredis';
-import { Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import { hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
 
 let redis: TestRedis;
@@ -129,6 +133,59 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       expect(await connection.hget(keys.task(task.id), 'attempts')).toBe('0');
     }
     expect(await store.readForRun('bg_gone_000000000000', 'worker-a')).toEqual({ stored: undefined, begun: 0 });
+  });
+
+  it('a cancel steps the version: an update that read the record before it is re-read and sees the flag', async () => {
+    const { store, spawnOne } = await storeSetup();
+    const task = await spawnOne();
+    const before = (await store.read(task.id))!;
+    expect(await store.requestCancel(task.id, 'user')).toBe(true);
+    const seen: Array<string | undefined> = [];
+    await store.update(task.id, (state, current) => {
+      seen.push(current.cancel);
+      state.lastActivityAt = 1;
+      return [];
+    }, before);
+    // The stale record failed the compare-and-set; the second try read the flag.
+    expect(seen).toEqual([undefined, 'user']);
+    expect(await store.requestCancel('0b6e4c1e-6a51-4c39-9b0e-3f0b1f5d2a77', 'user')).toBe(false);
+    expect(await store.read('0b6e4c1e-6a51-4c39-9b0e-3f0b1f5d2a77')).toBeUndefined();
+  });
+
+  it('a cancel that lands while a cron fire finishes ends the task; the fire does not put it back to sleep', async () => {
+    const { base, client } = setup();
+    const manager = client({ cancelTimeoutMs: 5_000 });
+    await manager.start();
+    const keys = createTaskKeys('tessera', base.queue);
+    const connection = new Redis({ host: '127.0.0.1', port: redis.port });
+    const listener = new Redis({ host: '127.0.0.1', port: redis.port });
+    cleanups.push(async () => connection.quit(), async () => listener.quit());
+    const store = new RedisTaskStore(connection, keys);
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: dir, task: { kind: 'process', command: 'true', cwd: dir } });
+    const published = new Promise<void>((resolve) => listener.on('message', () => resolve()));
+    await listener.subscribe(keys.control);
+    let cancelling: Promise<IBackgroundTaskState> | undefined;
+    const fired = await runScheduledFire({
+      job: { id: 'tick-1', data: { taskId: task.id } } as Job<BackgroundJobData>,
+      store,
+      clock: systemClock,
+      execute: () => ({ run: async () => ({ type: 'completed', result: { output: 'done' } }) }) as unknown as TaskExecution,
+      executions: new Map(),
+      // The client cancels after the fire read the next tick and before it commits: it finds the
+      // task running, so it asks the (already finished) run to stop and waits for the end.
+      nextRun: async () => {
+        cancelling = manager.cancel(task.id, 'enough');
+        await published;
+        return Date.now() + 60_000;
+      },
+      removeScheduler: async () => undefined,
+      report: (error) => {
+        throw error;
+      },
+    });
+    expect(fired).toBe('fired');
+    expect(await cancelling).toMatchObject({ status: 'cancelled' });
+    expect((await store.read(task.id))?.state.status).toBe('cancelled');
   });
 
   it('cancels a queued task without a worker, and a running one by killing its process group', async () => {

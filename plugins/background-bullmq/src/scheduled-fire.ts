@@ -35,9 +35,11 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
   }
   const request = stored.request as IBackgroundScheduledTaskRequest;
   let woke = false;
-  await store.update(taskId, (state) => {
+  let cancelled: string | undefined;
+  await store.update(taskId, (state, current) => {
     woke = false;
-    if (state.status !== 'sleeping') return undefined;
+    cancelled = current.cancel;
+    if (cancelled !== undefined || state.status !== 'sleeping') return undefined;
     const now = clock.now();
     transition(state, 'WAKE', now);
     delete state.nextRunAt;
@@ -45,6 +47,11 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     woke = true;
     return [snapshotEvent('background_task_updated', state)];
   });
+  if (cancelled !== undefined) {
+    // Cancelled after the read above: the client ends a sleeping schedule itself.
+    await context.removeScheduler(taskId).catch(() => undefined);
+    return 'ended';
+  }
   if (!woke) {
     const skipped = await store.incrementField(taskId, 'skippedFires');
     await store.appendLog(taskId, [`[schedule] skipped tick ${job.id}: the previous fire is still running (${skipped} skipped)`]);
@@ -78,9 +85,12 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     await store.appendLog(taskId, [`[schedule] schedule has no next fire; finished after ${summary.fires} fire(s), ${summary.skippedFires} skipped, ${summary.failedFires} failed`]);
   }
   const output = outcome.type === 'completed' ? outcome.result.output : '';
-  await store.update(taskId, (state) => {
+  await store.update(taskId, (state, current) => {
     if (isTerminal(state.status)) return undefined;
     const now = clock.now();
+    // A cancel that came while this fire ran found the task running and left the end to its
+    // worker: a schedule put back to sleep now would never wake (its scheduler is gone).
+    if (current.cancel !== undefined) return [cancelState(state, current.cancel, now)];
     if (next === undefined) return [complete(state, { output, metadata: summary }, now)];
     transition(state, 'SLEEP', now);
     state.nextRunAt = next;

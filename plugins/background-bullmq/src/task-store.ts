@@ -45,6 +45,14 @@ if #ARGV < 5 then version = version + 1 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version, 'status', ARGV[4])
 return version`;
 
+// The cancel flag, and a version step: an update read before the flag was set fails its
+// compare-and-set and reads the record again, so it cannot commit as if no one had asked.
+const REQUEST_CANCEL = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'cancel', ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+return 1`;
+
 const CLOSE = `
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -2 end
@@ -129,7 +137,7 @@ function parse(taskId: string, fields: Record<string, string>): StoredTask | und
 export class RedisTaskStore {
   readonly maxEvents: number;
   readonly maxLogLines: number;
-  private readonly scripts: Record<'create' | 'commit' | 'close' | 'beginAttempt' | 'readForRun' | 'appendLog' | 'readLog', TScript>;
+  private readonly scripts: Record<'create' | 'commit' | 'close' | 'requestCancel' | 'beginAttempt' | 'readForRun' | 'appendLog' | 'readLog', TScript>;
 
   constructor(
     readonly redis: Redis,
@@ -148,6 +156,7 @@ export class RedisTaskStore {
       create: define('Create', 3, CREATE),
       commit: define('Commit', 2, COMMIT),
       close: define('Close', 4, CLOSE),
+      requestCancel: define('RequestCancel', 1, REQUEST_CANCEL),
       beginAttempt: define('BeginAttempt', 1, BEGIN_ATTEMPT),
       readForRun: define('ReadForRun', 1, READ_FOR_RUN),
       appendLog: define('AppendLog', 2, APPEND_LOG),
@@ -244,8 +253,12 @@ export class RedisTaskStore {
     return out;
   }
 
-  async setField(taskId: string, field: 'cancel' | 'worker', value: string): Promise<void> {
-    await this.redis.hset(this.keys.task(taskId), field, value);
+  /**
+   * Sets the cancel flag (workers watch it) and steps the version, so an update that read the
+   * record before the flag was set is retried and sees it. False when the task is gone.
+   */
+  async requestCancel(taskId: string, reason: string): Promise<boolean> {
+    return (await this.scripts.requestCancel(this.keys.task(taskId), reason)) === 1;
   }
 
   async incrementField(taskId: string, field: 'attempts' | 'fires' | 'skippedFires' | 'failedFires', by = 1): Promise<number> {
