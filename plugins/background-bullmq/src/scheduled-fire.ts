@@ -35,11 +35,11 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
   }
   const request = stored.request as IBackgroundScheduledTaskRequest;
   let woke = false;
-  let cancelled: string | undefined;
-  await store.update(taskId, (state, current) => {
+  let ended = false;
+  const current = await store.update(taskId, (state, current) => {
     woke = false;
-    cancelled = current.cancel;
-    if (cancelled !== undefined || state.status !== 'sleeping') return undefined;
+    ended = current.cancel !== undefined || isTerminal(state.status);
+    if (ended || state.status !== 'sleeping') return undefined;
     const now = clock.now();
     transition(state, 'WAKE', now);
     delete state.nextRunAt;
@@ -47,8 +47,8 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     woke = true;
     return [snapshotEvent('background_task_updated', state)];
   });
-  if (cancelled !== undefined) {
-    // Cancelled after the read above: the client ends a sleeping schedule itself.
+  if (ended || !current) {
+    // Cancelled, ended or removed after the read above (the client ends a sleeping schedule itself).
     await context.removeScheduler(taskId).catch(() => undefined);
     return 'ended';
   }
