@@ -79,7 +79,8 @@ export class ProviderRound {
 
   private thinkingDelta(delta: string): void {
     this.activity();
-    if (this.session.subscribers > 0) this.session.emit({ type: 'thinking_delta', round: this.round, delta });
+    // Rarer than text: every listener gets it (an `observe` listener has no other way to it).
+    if (this.session.hasListeners()) this.session.emit({ type: 'thinking_delta', round: this.round, delta });
   }
 
   /** Thinking streams count as activity for the idle timeout; their text is in the final message. */

@@ -89,6 +89,41 @@ describe('session.subscribe', () => {
     expect(end).toMatchObject({ input: { path: 'a' }, data: { lines: 1 }, toolName: 'read' });
   });
 
+  it('observe: a listener that does not make text events exist (they are built for subscribe listeners only)', async () => {
+    const session = new Session({ provider: new ThinkingProvider(), tools: [read] });
+    const observed: string[] = [];
+    const subscribed: string[] = [];
+    const deltas: string[] = [];
+    const stop = session.observe((event) => observed.push(summary(event)));
+    await session.run('read a and b', { onTextDelta: (delta) => deltas.push(delta) });
+    expect(observed).toEqual([
+      'turn_start',
+      'thinking_delta:1:Two files, ',
+      'thinking_delta:1:read both.',
+      'assistant_message:1',
+      'tool_start:1:t1',
+      'tool_progress:t1:opening a',
+      'tool_end:1:t1:true:',
+      'tool_start:1:t2',
+      'tool_progress:t2:opening b',
+      'tool_end:1:t2:false:not_found',
+      'assistant_message:2',
+      'turn_end:done:2',
+    ]);
+    expect(deltas).toEqual(['Reading ', 'both.', 'done']);
+    // A subscriber makes text events exist; the observer still does not get them.
+    session.subscribe((event) => subscribed.push(event.type));
+    observed.length = 0;
+    await session.run('again');
+    expect(subscribed).toEqual(['turn_start', 'text_delta', 'assistant_message', 'turn_end']);
+    // Built for the subscriber, a text event reaches every listener: an observer takes text from onTextDelta, never from here.
+    expect(observed).toEqual(['turn_start', 'text_delta:1:done', 'assistant_message:1', 'turn_end:done:1']);
+    stop();
+    observed.length = 0;
+    await session.run('once more');
+    expect(observed).toEqual([]);
+  });
+
   it('keeps the callbacks as adapters over the stream, per session and per run', async () => {
     const sessionDeltas: string[] = [];
     const runTools: string[] = [];

@@ -214,6 +214,17 @@ export class Session implements ISession {
     };
   }
 
+  /**
+   * Adds a listener that, unlike `subscribe`, does not make `text_delta` events exist: text
+   * chunks, the hottest events, are built only while a `subscribe` listener is there, and then
+   * reach every listener. An observer takes its text from `run({ onTextDelta })` (the direct
+   * path, as the interactive facade does) and ignores `text_delta`. Returns the unsubscribe
+   * function. @internal
+   */
+  observe(listener: SessionEventListener): () => void {
+    return this.addListener(listener);
+  }
+
   private addListener(listener: SessionEventListener): () => void {
     this.listeners = [...this.listeners, listener];
     return () => {

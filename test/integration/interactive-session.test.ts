@@ -104,6 +104,31 @@ describe('InteractiveSession: abort before the run starts', () => {
 });
 
 describe('InteractiveSession: events and tool states', () => {
+  it('streams each text chunk once, whether or not something subscribes to the kernel session too', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'one two' }, { text: 'three' }] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const deltas: string[] = [];
+    const streaming: string[] = [];
+    session.on('text_delta', (delta) => {
+      deltas.push(delta);
+      streaming.push(session.getStreamingText());
+    });
+    await session.submit('first');
+    const afterFirst = deltas.length;
+    const kernelDeltas: string[] = [];
+    session.getSession().subscribe((event) => {
+      if (event.type === 'text_delta') kernelDeltas.push(event.delta);
+    });
+    await session.submit('second');
+    expect(deltas.slice(0, afterFirst).join('')).toBe('one two');
+    // With a kernel subscriber the session builds text events; the facade still sends each chunk once.
+    expect(kernelDeltas.join('')).toBe('three');
+    expect(deltas.slice(afterFirst)).toEqual(kernelDeltas);
+    // The streamed text so far, as a UI reads it mid-turn.
+    expect(streaming.at(-1)).toBe('three');
+    await session.shutdown();
+  });
+
   it('a two-tool turn with a thinking model: events in order, a timeline with tool entries and a summary', async () => {
     const echo = defineTool({ name: 'Echo', description: 'echo', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) });
     kernel = await createKernel({

@@ -66,12 +66,15 @@ export class InteractiveEventEmitter {
     return list !== undefined && list.length > 0;
   }
 
-  emit<K extends keyof InteractiveSessionEvents>(name: K, ...args: Parameters<InteractiveSessionEvents[K]>): void {
+  /** Calls each listener of `name` with `payload` (every event has exactly one). */
+  emit<K extends keyof InteractiveSessionEvents>(name: K, payload: Parameters<InteractiveSessionEvents[K]>[0]): void {
     const list = this.listeners.get(name);
-    if (!list) return;
-    for (const listener of list) {
+    if (list === undefined) return;
+    // A listener that unsubscribes while called does not skip the next: `on` and its
+    // unsubscribe replace the array instead of changing it.
+    for (let index = 0; index < list.length; index += 1) {
       try {
-        (listener as (...values: unknown[]) => void)(...args);
+        (list[index] as (value: unknown) => void)(payload);
       } catch (error) {
         this.listenerError(name, error);
       }

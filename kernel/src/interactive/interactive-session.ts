@@ -319,7 +319,7 @@ export class InteractiveSession {
         checkpointOpen = true;
       }
       // Aborted while the prompt was prepared: the run starts aborted and ends at once.
-      const response = await session.run(input, turnAbort.aborted ? { signal: AbortSignal.abort() } : undefined);
+      const response = await session.run(input, turnAbort.aborted ? { signal: AbortSignal.abort(), onTextDelta: this.onTextDelta } : { onTextDelta: this.onTextDelta });
       // The summary entries were added on `turn_end`, before the session saved.
       const result = this.turnResult ?? this.finishTurn(session, response);
       this.events.emit('complete', result);
@@ -347,7 +347,7 @@ export class InteractiveSession {
   /** Appends the turn's tool summary and usage entries and builds the result. */
   private finishTurn(session: Session, response: string): IExecutionResult {
     // Finished states are never changed again; only a call still running (an abort) is copied.
-    const tools = this.turnTools.map((state) => (state.isRunning ? { ...state } : state));
+    const tools = this.turnTools.some(isRunningState) ? this.turnTools.map((state) => (state.isRunning ? { ...state } : state)) : this.turnTools.slice();
     if (tools.length > 0) {
       // The summary text is made when first read (a UI, a save): a long turn has many tools.
       const data = { tools } as { tools: IToolState[]; summary: string; [SUMMARY_TEXT]?: string };
@@ -382,7 +382,7 @@ export class InteractiveSession {
   }
 
   /** Event entry ids: one random prefix per interactive session, then a counter (cheap on the tool path). */
-  private readonly idPrefix = randomUUID().slice(0, 8);
+  private readonly idPrefix = `ev-${randomUUID().slice(0, 8)}-`;
   private nextEntry = 0;
   private stampMs = Number.NaN;
   private stamp = '';
@@ -393,18 +393,20 @@ export class InteractiveSession {
       this.stampMs = now;
       this.stamp = new Date(now).toISOString();
     }
-    session.addHistoryEntry({ id: `ev-${this.idPrefix}-${++this.nextEntry}`, timestamp: this.stamp, category: 'event', type, data });
+    session.addHistoryEntry({ id: this.idPrefix + ++this.nextEntry, timestamp: this.stamp, category: 'event', type, data });
   }
 
   // ------------------------------------------------------------------ the session's stream
 
+  /** Streamed text comes straight from the turn runner (see `Session.observe`): no event object per chunk. */
+  private onTextDelta = (delta: string): void => {
+    this.streamingText += delta;
+    this.events.emit('text_delta', delta);
+  };
+
   private onSessionEvent = (event: SessionEvent): void => {
     const session = this.session!;
     switch (event.type) {
-      case 'text_delta':
-        this.streamingText += event.delta;
-        if (this.events.has('text_delta')) this.events.emit('text_delta', event.delta);
-        break;
       case 'thinking_delta':
         this.events.emit('thinking_delta', event.delta);
         break;
@@ -741,7 +743,7 @@ export class InteractiveSession {
   private async initialize(): Promise<Session> {
     const session = this.options.session ?? (await this.createSession(this.options.kernel!));
     this.session = session;
-    this.unsubscribers.push(session.subscribe(this.onSessionEvent));
+    this.unsubscribers.push(session.observe(this.onSessionEvent));
     const background = session.services.getOptional(BackgroundTasks);
     if (background?.subscribe) {
       this.unsubscribers.push(
@@ -890,4 +892,8 @@ function codeOf(error: unknown): { code?: string } {
 
 function skillMessage(event: ISkillActivationEvent): string {
   return `Skill ${event.qualifiedName ?? event.skillName} ${event.status}${event.error ? `: ${event.error}` : ''}`;
+}
+
+function isRunningState(state: IToolState): boolean {
+  return state.isRunning;
 }
