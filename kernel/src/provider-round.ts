@@ -125,6 +125,8 @@ export class ProviderRound {
         request,
       })) as BeforeProviderRequestContext;
       request = context.request;
+      // Aborted while a tap waited (an approval, a yield to other sessions): the model is not asked.
+      if (this.signal.aborted) return this.partialMessage();
     }
 
     let signal = this.signal;

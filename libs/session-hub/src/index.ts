@@ -12,3 +12,4 @@ export {
   type StoredSessionHead,
 } from './session-cluster.js';
 export { kernelSessionFactory, type SessionDefaults, type SessionFactory, type SessionOpenOptions } from './session-factory.js';
+export { FAIR_ROUNDS_PLUGIN_NAME, fairRoundsPlugin } from './fair-rounds.js';

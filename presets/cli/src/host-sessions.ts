@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { ApprovalHandler } from '@tessera/contracts';
 import { createKernel, type Kernel, type Plugin } from '@tessera/kernel';
-import { kernelSessionFactory, type SessionFactory } from '@tessera/session-hub';
+import { fairRoundsPlugin, kernelSessionFactory, type SessionFactory } from '@tessera/session-hub';
 import type { CliFlags } from './args.js';
 import { CliUsageError } from './args.js';
 import { cliCommandHostAdapters } from './host-adapters.js';
@@ -34,7 +34,9 @@ export async function composeHost(options: { flags: CliFlags; io: CliIO; approva
   if (choice.kind === 'none') throw new CliUsageError(choice.message);
   const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show: (message) => io.stderr(`${message}\n`) });
   for (const warning of mcpSetup.warnings) io.stderr(`${warning}\n`);
-  const presetOptions = runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp });
+  const runOptions = runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp });
+  // Many clients' sessions share this event loop: each yields it before a model call (fairRoundsPlugin).
+  const presetOptions = { ...runOptions, plugins: [...(runOptions.plugins ?? []), fairRoundsPlugin()] };
   const kernel = await createKernel({ plugins: await loadCliPreset(options.replace ? { ...presetOptions, replace: options.replace } : presetOptions) });
   const permissionMode = settings.permissionMode === 'bypassPermissions' && options.allowBypassPermissions !== true ? undefined : settings.permissionMode;
   const sessions = kernelSessionFactory(kernel, {

@@ -2,7 +2,7 @@ import { createKernel, type Kernel, type PluginInput } from '@tessera/kernel';
 import { cliPreset, type CliPresetOptions } from '@tessera/preset-cli';
 import { SessionHub, startServer, TokenAuth, type RunningServer, type StartServerOptions, type TokenEntry } from '@tessera/plugin-transport-http';
 import { createMcpHttpHandler, mcpServerTransport } from '@tessera/plugin-transport-mcp';
-import { ApprovalRouter, kernelSessionFactory } from '@tessera/session-hub';
+import { ApprovalRouter, fairRoundsPlugin, kernelSessionFactory } from '@tessera/session-hub';
 
 export interface ServerPresetOptions extends Omit<CliPresetOptions, 'approvalHandler'> {
   /** The router the kernel's `ApprovalHandler` becomes (a new one by default). */
@@ -12,12 +12,14 @@ export interface ServerPresetOptions extends Omit<CliPresetOptions, 'approvalHan
 /**
  * The CLI's plugin set for a server: the same plugins (tools, permissions, hooks, stores,
  * commands, MCP client, bundle plugins…) with every permission ask routed to the client that
- * owns the session. Pure: nothing is read or built until the kernel is created.
+ * owns the session, and each session yielding the event loop before a model call
+ * (`fairRoundsPlugin`), so many clients' turns take turns. Pure: nothing is read or built until
+ * the kernel is created.
  */
 export function serverPreset(options: ServerPresetOptions): { plugins: PluginInput[]; approvals: ApprovalRouter } {
   const approvals = options.approvals ?? new ApprovalRouter();
   const { approvals: _given, ...rest } = options;
-  return { plugins: cliPreset({ ...rest, approvalHandler: approvals }), approvals };
+  return { plugins: cliPreset({ ...rest, approvalHandler: approvals, plugins: [...(rest.plugins ?? []), fairRoundsPlugin()] }), approvals };
 }
 
 export { kernelSessionFactory } from '@tessera/session-hub';

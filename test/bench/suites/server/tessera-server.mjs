@@ -11,7 +11,7 @@ import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { toolsPlugin } from '@tessera/kernel';
 import { testPreset } from '@tessera/preset-test';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
-import { ApprovalRouter } from '@tessera/session-hub';
+import { ApprovalRouter, fairRoundsPlugin } from '@tessera/session-hub';
 import { hashToken, SessionHub, startServer, TokenAuth } from '@tessera/plugin-transport-http';
 import { SCRIPT, TOKEN } from './script.mjs';
 
@@ -25,7 +25,8 @@ const kernel = await createKernel({
     provider: new ScriptedProvider({ turns: (request) => SCRIPT.turn(request.messages.at(-1)?.role === 'tool' ? 1 : 0, join(root, 'project')), recordRequests: false }),
     // Sessions are stored on disk, as `tessera serve` stores them (an in-memory store would keep every one).
     replace: [permissionsPlugin({ rules: { allow: ['Read'], ask: [], deny: [] }, settingsRoot: root }), jsonlSessionStore({ agentDir: join(root, 'store'), terminalId: null })],
-    plugins: [definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }), toolsPlugin(readTool())],
+    // As `tessera serve` composes it (composeHost, serverPreset): each session yields the event loop before a model call.
+    plugins: [fairRoundsPlugin(), definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }), toolsPlugin(readTool())],
   }),
 });
 const sessions = {
