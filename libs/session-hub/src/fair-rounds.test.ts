@@ -48,23 +48,35 @@ describe('fairRoundsPlugin', () => {
     expect(await roundOrder(kernel)).toEqual(['A1', 'A2', 'A3', 'B1', 'B2', 'B3']);
   });
 
-  it('with it, the sessions take turns round by round', async () => {
+  it('with it, a new prompt is answered at once, and the sessions take turns round by round', async () => {
     kernel = await threeRoundKernel([fairRoundsPlugin()]);
     expect(await roundOrder(kernel)).toEqual(['A1', 'B1', 'A2', 'B2', 'A3', 'B3']);
+    // Three sessions, each arriving one loop iteration after the last: nobody's first round waits for another's later ones.
+    const order: string[] = [];
+    const sessions = ['X', 'Y', 'Z'].map(() => kernel!.createSession({ onTextDelta: (delta) => order.push(delta) }));
+    const runs: Promise<string>[] = [];
+    for (const [index, session] of sessions.entries()) {
+      runs.push(session.run(['X', 'Y', 'Z'][index]!));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(runs);
+    expect(order.indexOf('Z1')).toBeLessThan(order.indexOf('X3'));
+    expect(order.filter((text) => text.endsWith('1'))).toEqual(['X1', 'Y1', 'Z1']);
+    await Promise.all(sessions.map((session) => session.shutdown()));
     expect(kernel.describe().hooks.beforeProviderRequest?.map((tap) => tap.name)).toContain('session-hub:fair-rounds');
   });
 
-  it('an abort during the yield ends the run as interrupted, without a model call', async () => {
+  it('an abort while a session waits for its next round ends the run as interrupted, without another model call', async () => {
     const provider = new ScriptedProvider({ turns: threeRounds });
     kernel = await threeRoundKernel([fairRoundsPlugin()], provider);
     const session = kernel.createSession();
     const controller = new AbortController();
     const running = session.run('A', { signal: controller.signal });
-    // Registered before the session reaches its yield (that happens in the microtasks after this line), so it runs while the session waits there.
+    // The first round runs in the microtasks after this line, then the session waits in the queue; this runs before the queue does.
     setImmediate(() => controller.abort());
     await expect(running).rejects.toMatchObject({ name: 'AbortError' });
-    expect(provider.callCount).toBe(0);
-    expect(session.getHistory().filter((message) => message.role === 'assistant' && message.state !== 'interrupted')).toHaveLength(0);
+    expect(provider.callCount).toBe(1);
+    expect(session.getHistory().filter((message) => message.role === 'assistant').map((message) => message.state)).toEqual(['complete', 'interrupted']);
     await session.shutdown();
   });
 });

@@ -2,24 +2,50 @@ import { definePlugin, type Plugin } from '@tessera/kernel';
 
 export const FAIR_ROUNDS_PLUGIN_NAME = 'session-hub:fair-rounds';
 
-/** Settles in the event loop's next check phase, after the I/O that was waiting (a new request). */
-function afterPendingIo(): Promise<undefined> {
-  return new Promise((resolve) => setImmediate(resolve, undefined));
+/**
+ * Resumes waiting sessions one per event-loop iteration, first come first served: between two
+ * of them the loop polls for I/O, so a request that arrived meanwhile is read and answered.
+ */
+class RoundPacer {
+  readonly #waiting: Array<(value: undefined) => void> = [];
+  #scheduled = false;
+
+  readonly #pump = (): void => {
+    const next = this.#waiting.shift();
+    // Re-armed before `next` runs: its round, and anything it queues, comes after the poll.
+    if (this.#waiting.length > 0) setImmediate(this.#pump);
+    else this.#scheduled = false;
+    next?.(undefined);
+  };
+
+  /** Settles when this caller's turn comes: after the rounds queued before it, each in its own loop iteration. */
+  wait(): Promise<undefined> {
+    return new Promise((resolve) => {
+      this.#waiting.push(resolve);
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(this.#pump);
+      }
+    });
+  }
 }
 
 /**
  * For a host that runs many sessions on one event loop (`tessera serve`, `tessera acp`, the MCP
- * server): before each model call, the session yields to the event loop. Without it a turn whose
- * model and tools answer without real I/O (a fast provider, cached reads) runs every round in one
- * go, and the requests that arrived meanwhile, new prompts among them, wait for whole turns; with
- * it they wait for a round. A turn pays one event-loop hop per round (microseconds beside a model
- * call), so it is not in the single-session CLI preset.
+ * server). A turn's first model call runs at once, so a new prompt's first text goes out as soon
+ * as its request is read; every later round waits for its turn in a queue that resumes one
+ * session per event-loop iteration. Without it, a turn whose model and tools answer without
+ * real I/O (a fast provider, cached reads) runs all its rounds in one go, and requests that
+ * arrived meanwhile wait for whole turns of every session ahead of them. Costs a round one
+ * event-loop hop (microseconds beside a model call); the single-session CLI preset does not
+ * include it, as there is nobody to make way for.
  */
 export function fairRoundsPlugin(): Plugin {
+  const pacer = new RoundPacer();
   return definePlugin({
     name: FAIR_ROUNDS_PLUGIN_NAME,
     register({ hooks }) {
-      hooks.beforeProviderRequest.tapPromise({ name: FAIR_ROUNDS_PLUGIN_NAME }, afterPendingIo);
+      hooks.beforeProviderRequest.tapPromise({ name: FAIR_ROUNDS_PLUGIN_NAME }, ({ round }) => (round > 1 ? pacer.wait() : Promise.resolve(undefined)));
     },
   });
 }
