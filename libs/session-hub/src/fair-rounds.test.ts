@@ -63,20 +63,22 @@ describe('fairRoundsPlugin', () => {
     expect(order.indexOf('Z1')).toBeLessThan(order.indexOf('X3'));
     expect(order.filter((text) => text.endsWith('1'))).toEqual(['X1', 'Y1', 'Z1']);
     await Promise.all(sessions.map((session) => session.shutdown()));
-    expect(kernel.describe().hooks.beforeProviderRequest?.map((tap) => tap.name)).toContain('session-hub:fair-rounds');
+    expect(kernel.describe().hooks.afterProviderResponse?.map((tap) => tap.name)).toContain('session-hub:fair-rounds');
   });
 
-  it('an abort while a session waits for its next round ends the run as interrupted, without another model call', async () => {
+  it('an abort while a session waits in the queue ends the run: the waiting tool call is skipped, the model is not asked again', async () => {
     const provider = new ScriptedProvider({ turns: threeRounds });
     kernel = await threeRoundKernel([fairRoundsPlugin()], provider);
     const session = kernel.createSession();
     const controller = new AbortController();
     const running = session.run('A', { signal: controller.signal });
-    // The first round runs in the microtasks after this line, then the session waits in the queue; this runs before the queue does.
+    // The first reply comes in the microtasks after this line, then the session waits in the queue; this runs before the queue does.
     setImmediate(() => controller.abort());
     await expect(running).rejects.toMatchObject({ name: 'AbortError' });
     expect(provider.callCount).toBe(1);
-    expect(session.getHistory().filter((message) => message.role === 'assistant').map((message) => message.state)).toEqual(['complete', 'interrupted']);
+    expect(session.getHistory().filter((message) => message.role === 'assistant').map((message) => message.state)).toEqual(['complete']);
+    // The reply's tool call waited in the queue; the abort came first, so it never ran.
+    expect(JSON.stringify(session.getHistory().at(-1))).toContain('aborted');
     await session.shutdown();
   });
 });

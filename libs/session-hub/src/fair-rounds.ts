@@ -32,20 +32,24 @@ class RoundPacer {
 
 /**
  * For a host that runs many sessions on one event loop (`tessera serve`, `tessera acp`, the MCP
- * server). A turn's first model call runs at once, so a new prompt's first text goes out as soon
- * as its request is read; every later round waits for its turn in a queue that resumes one
- * session per event-loop iteration. Without it, a turn whose model and tools answer without
- * real I/O (a fast provider, cached reads) runs all its rounds in one go, and requests that
- * arrived meanwhile wait for whole turns of every session ahead of them. Costs a round one
- * event-loop hop (microseconds beside a model call); the single-session CLI preset does not
- * include it, as there is nobody to make way for.
+ * server). A turn streams its first model reply as soon as its request is read; after each reply
+ * (before its tools run, or before the turn ends) the session waits in a queue that resumes one
+ * session per event-loop iteration, so the loop reads new requests between any two steps of
+ * the sessions already running, and a new prompt's first text waits for no one's tools or later
+ * rounds. Without it, a turn whose model and tools answer without real I/O (a fast provider,
+ * cached reads) runs all its rounds in one go, and requests that arrived meanwhile wait for
+ * whole turns of every session ahead of them. Costs a round one event-loop hop (microseconds
+ * beside a model call); the single-session CLI preset does not include it, as there is nobody
+ * to make way for.
  */
 export function fairRoundsPlugin(): Plugin {
   const pacer = new RoundPacer();
   return definePlugin({
     name: FAIR_ROUNDS_PLUGIN_NAME,
     register({ hooks }) {
-      hooks.beforeProviderRequest.tapPromise({ name: FAIR_ROUNDS_PLUGIN_NAME }, ({ round }) => (round > 1 ? pacer.wait() : Promise.resolve(undefined)));
+      hooks.afterProviderResponse.tapPromise({ name: FAIR_ROUNDS_PLUGIN_NAME }, async () => {
+        await pacer.wait();
+      });
     },
   });
 }

@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 describe('composeHost', () => {
-  it('composes one kernel for many clients: sessions yield the event loop before each model call, and a session runs', async () => {
+  it('composes one kernel for many clients: sessions take turns after each model reply, and a session runs', async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'tessera-host-')));
     const errors: string[] = [];
     const host = await composeHost({
@@ -22,7 +22,7 @@ describe('composeHost', () => {
       approvals: new ApprovalRouter(),
     });
     try {
-      expect(host.kernel.describe().hooks.beforeProviderRequest?.map((tap) => tap.name)).toContain('session-hub:fair-rounds');
+      expect(host.kernel.describe().hooks.afterProviderResponse?.map((tap) => tap.name)).toContain('session-hub:fair-rounds');
       const session = await host.sessions.open({ cwd: dir });
       const result = await session.submit('hello');
       expect(result?.response).not.toBe('');

@@ -35,7 +35,7 @@ export async function composeHost(options: { flags: CliFlags; io: CliIO; approva
   const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show: (message) => io.stderr(`${message}\n`) });
   for (const warning of mcpSetup.warnings) io.stderr(`${warning}\n`);
   const runOptions = runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp });
-  // Many clients' sessions share this event loop: each yields it before a model call (fairRoundsPlugin).
+  // Many clients' sessions share this event loop: after each model reply a session waits its turn (fairRoundsPlugin).
   const presetOptions = { ...runOptions, plugins: [...(runOptions.plugins ?? []), fairRoundsPlugin()] };
   const kernel = await createKernel({ plugins: await loadCliPreset(options.replace ? { ...presetOptions, replace: options.replace } : presetOptions) });
   const permissionMode = settings.permissionMode === 'bypassPermissions' && options.allowBypassPermissions !== true ? undefined : settings.permissionMode;

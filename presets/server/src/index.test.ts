@@ -30,8 +30,8 @@ describe('serverPreset / createTesseraServer', () => {
       expect(text).toContain('"type":"tool-output-available"');
       const mcp = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
       expect(mcp.status).toBe(200);
-      // Many clients share the event loop: each session yields it before a model call.
-      expect(server.kernel.describe().hooks.beforeProviderRequest?.map((tap) => tap.name)).toContain('session-hub:fair-rounds');
+      // Many clients share the event loop: after each model reply a session waits its turn (fairRoundsPlugin).
+      expect(server.kernel.describe().hooks.afterProviderResponse?.map((tap) => tap.name)).toContain('session-hub:fair-rounds');
     } finally {
       await server.close();
     }

@@ -12,9 +12,9 @@ export interface ServerPresetOptions extends Omit<CliPresetOptions, 'approvalHan
 /**
  * The CLI's plugin set for a server: the same plugins (tools, permissions, hooks, stores,
  * commands, MCP client, bundle plugins…) with every permission ask routed to the client that
- * owns the session, and each session yielding the event loop before a model call
- * (`fairRoundsPlugin`), so many clients' turns take turns. Pure: nothing is read or built until
- * the kernel is created.
+ * owns the session, and sessions taking turns on the event loop after each model reply
+ * (`fairRoundsPlugin`), so a new client's prompt never waits for whole turns. Pure: nothing is
+ * read or built until the kernel is created.
  */
 export function serverPreset(options: ServerPresetOptions): { plugins: PluginInput[]; approvals: ApprovalRouter } {
   const approvals = options.approvals ?? new ApprovalRouter();

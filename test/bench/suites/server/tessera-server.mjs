@@ -25,7 +25,7 @@ const kernel = await createKernel({
     provider: new ScriptedProvider({ turns: (request) => SCRIPT.turn(request.messages.at(-1)?.role === 'tool' ? 1 : 0, join(root, 'project')), recordRequests: false }),
     // Sessions are stored on disk, as `tessera serve` stores them (an in-memory store would keep every one).
     replace: [permissionsPlugin({ rules: { allow: ['Read'], ask: [], deny: [] }, settingsRoot: root }), jsonlSessionStore({ agentDir: join(root, 'store'), terminalId: null })],
-    // As `tessera serve` composes it (composeHost, serverPreset): each session yields the event loop before a model call.
+    // As `tessera serve` composes it (composeHost, serverPreset): after each model reply a session waits its turn.
     plugins: [fairRoundsPlugin(), definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }), toolsPlugin(readTool())],
   }),
 });
