@@ -125,7 +125,7 @@ export class ProviderRound {
         request,
       })) as BeforeProviderRequestContext;
       request = context.request;
-      // Aborted while a tap waited (an approval, a yield to other sessions): the model is not asked.
+      // Aborted while an async tap waited (a hook script, a remote policy): the model is not asked.
       if (this.signal.aborted) return this.partialMessage();
     }
 

@@ -577,6 +577,22 @@ describe('hook effects', () => {
     expect(provider.requests[1]!.messages).toEqual([{ role: 'user', content: 'two' }]);
     expect(provider.requests[1]!.system).toBe('changed');
   });
+
+  it('does not call the model when the run was aborted while a beforeProviderRequest tap waited', async () => {
+    const hooks = createHooks();
+    const controller = new AbortController();
+    hooks.beforeProviderRequest.tapPromise('slow-policy', async () => {
+      controller.abort();
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+    const provider = new ScriptedProvider({ turns: [{ text: 'after' }] });
+    const session = new Session({ provider, hooks });
+    await expect(session.run('go', { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(provider.callCount).toBe(0);
+    expect(session.getHistory().at(-1)).toMatchObject({ role: 'assistant', state: 'interrupted', content: [] });
+    // The turn the model was never asked for is still there for the next run.
+    expect(await session.run('again')).toBe('after');
+  });
 });
 
 describe('compaction seam', () => {

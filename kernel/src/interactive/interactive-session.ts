@@ -319,7 +319,7 @@ export class InteractiveSession {
         checkpointOpen = true;
       }
       // Aborted while the prompt was prepared: the run starts aborted and ends at once.
-      const response = await session.run(input, turnAbort.aborted ? { signal: AbortSignal.abort(), onTextDelta: this.onTextDelta } : { onTextDelta: this.onTextDelta });
+      const response = await session.run(input, { onTextDelta: this.onTextDelta, ...(turnAbort.aborted ? { signal: AbortSignal.abort() } : {}) });
       // The summary entries were added on `turn_end`, before the session saved.
       const result = this.turnResult ?? this.finishTurn(session, response);
       this.events.emit('complete', result);
@@ -347,7 +347,7 @@ export class InteractiveSession {
   /** Appends the turn's tool summary and usage entries and builds the result. */
   private finishTurn(session: Session, response: string): IExecutionResult {
     // Finished states are never changed again; only a call still running (an abort) is copied.
-    const tools = this.turnTools.some(isRunningState) ? this.turnTools.map((state) => (state.isRunning ? { ...state } : state)) : this.turnTools.slice();
+    const tools = this.turnTools.map((state) => (state.isRunning ? { ...state } : state));
     if (tools.length > 0) {
       // The summary text is made when first read (a UI, a save): a long turn has many tools.
       const data = { tools } as { tools: IToolState[]; summary: string; [SUMMARY_TEXT]?: string };
@@ -892,8 +892,4 @@ function codeOf(error: unknown): { code?: string } {
 
 function skillMessage(event: ISkillActivationEvent): string {
   return `Skill ${event.qualifiedName ?? event.skillName} ${event.status}${event.error ? `: ${event.error}` : ''}`;
-}
-
-function isRunningState(state: IToolState): boolean {
-  return state.isRunning;
 }

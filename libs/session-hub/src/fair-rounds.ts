@@ -7,25 +7,20 @@ export const FAIR_ROUNDS_PLUGIN_NAME = 'session-hub:fair-rounds';
  * of them the loop polls for I/O, so a request that arrived meanwhile is read and answered.
  */
 class RoundPacer {
+  /** Non-empty exactly while a pump is scheduled. */
   readonly #waiting: Array<(value: undefined) => void> = [];
-  #scheduled = false;
 
   readonly #pump = (): void => {
-    const next = this.#waiting.shift();
+    const next = this.#waiting.shift()!;
     // Re-armed before `next` runs: its round, and anything it queues, comes after the poll.
     if (this.#waiting.length > 0) setImmediate(this.#pump);
-    else this.#scheduled = false;
-    next?.(undefined);
+    next(undefined);
   };
 
   /** Settles when this caller's turn comes: after the rounds queued before it, each in its own loop iteration. */
   wait(): Promise<undefined> {
     return new Promise((resolve) => {
-      this.#waiting.push(resolve);
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(this.#pump);
-      }
+      if (this.#waiting.push(resolve) === 1) setImmediate(this.#pump);
     });
   }
 }
