@@ -163,8 +163,10 @@ export interface ICommandHostContext {
   clearHistory?(): void;
   /** The session's current permission mode. */
   getPermissionMode?(): PermissionMode;
-  /** Switches the permission mode for the following tool calls. */
+  /** Switches the permission mode for the following tool calls; throws for a mode the host does not allow. */
   setPermissionMode?(mode: PermissionMode): void;
+  /** Whether the host allows switching to `mode` (a server may refuse `bypassPermissions`); absent means every mode. */
+  allowsPermissionMode?(mode: PermissionMode): boolean;
   /** The model the next call uses, when known. */
   getModel(): string | undefined;
   /** Every command the session offers, for help and palettes. */

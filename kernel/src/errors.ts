@@ -50,6 +50,18 @@ export class PluginOptionsError extends TesseraError {
   }
 }
 
+/** `setPermissionMode` was asked for a mode the session's host does not allow (see `Session.limitPermissionModes`). */
+export class PermissionModeNotAllowedError extends TesseraError {
+  constructor(mode: string, allowed: readonly string[]) {
+    super(`Permission mode "${mode}" is not allowed in this session; the host allows ${allowed.join(', ')}.`, {
+      code: 'permission_mode_not_allowed',
+      category: 'permission',
+      recoverable: true,
+      details: { mode, allowed: [...allowed] },
+    });
+  }
+}
+
 /** `run()` (or another call that needs the session idle) was called while a turn runs. */
 export class SessionBusyError extends TesseraError {
   constructor(sessionId: string) {

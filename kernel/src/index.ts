@@ -23,6 +23,7 @@ export {
   PluginOptionsError,
   PromptBlockedError,
   ProviderTimeoutError,
+  PermissionModeNotAllowedError,
   SessionBusyError,
   SessionClosedError,
   SessionConfigurationError,

@@ -51,6 +51,21 @@ describe('session state', () => {
     await kernel.shutdown();
   });
 
+  it('limitPermissionModes: a mode outside the limit is refused with a typed error, whoever asks; the current mode falls back to default', async () => {
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] })] });
+    const session = kernel.createSession({ permissionMode: 'bypassPermissions' });
+    expect(session.allowsPermissionMode('bypassPermissions')).toBe(true);
+    session.limitPermissionModes(['default', 'acceptEdits', 'plan']);
+    expect(session.getPermissionMode()).toBe('default');
+    expect(session.allowsPermissionMode('bypassPermissions')).toBe(false);
+    expect(() => session.setPermissionMode('bypassPermissions')).toThrow(expect.objectContaining({ code: 'permission_mode_not_allowed', category: 'permission' }));
+    expect(session.getPermissionMode()).toBe('default');
+    session.setPermissionMode('plan');
+    expect(session.getPermissionMode()).toBe('plan');
+    expect(() => session.limitPermissionModes(['plan'])).toThrow(/must include "default"/);
+    await kernel.shutdown();
+  });
+
   it('resumes a stored session: same id, history and creation time; the next run continues it', async () => {
     const store = new InMemorySessionStore();
     const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [{ text: 'first answer' }, { text: 'second answer' }] }), inMemorySessionStore(store)] });

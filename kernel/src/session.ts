@@ -24,7 +24,7 @@ import {
   type ToolSource,
   copyWith,
 } from '@tessera/contracts';
-import { CompactionUnavailableError, SessionBusyError, SessionClosedError, SessionConfigurationError } from './errors.js';
+import { CompactionUnavailableError, PermissionModeNotAllowedError, SessionBusyError, SessionClosedError, SessionConfigurationError } from './errors.js';
 import { createHooks, forkHooks, isTapped, type TesseraHooks } from './hooks.js';
 import type {
   ISessionShutdownOptions,
@@ -376,9 +376,32 @@ export class Session implements ISession {
     return this.permissionMode;
   }
 
-  /** Changes the permission mode; it applies from the next tool call, even within a running turn. */
+  /**
+   * Changes the permission mode; it applies from the next tool call, even within a running turn.
+   * Throws `PermissionModeNotAllowedError` for a mode outside `limitPermissionModes`.
+   */
   setPermissionMode(mode: PermissionMode): void {
+    if (this.allowedModes !== undefined && !this.allowedModes.includes(mode)) throw new PermissionModeNotAllowedError(mode, this.allowedModes);
     this.permissionMode = mode;
+  }
+
+  /** Modes `setPermissionMode` accepts; `undefined` while unlimited. */
+  private allowedModes: readonly PermissionMode[] | undefined;
+
+  /**
+   * Limits the modes `setPermissionMode` accepts from now on, whoever asks (a command, a
+   * protocol's mode switch, an embedder): a host that refuses `bypassPermissions` to its clients
+   * sets this once per session. A current mode outside the list falls back to `default`.
+   */
+  limitPermissionModes(modes: readonly PermissionMode[]): void {
+    if (!modes.includes('default')) throw new SessionConfigurationError('permissionModes', 'the modes given to limitPermissionModes must include "default" (the mode a session falls back to).');
+    this.allowedModes = [...modes];
+    if (!this.allowedModes.includes(this.permissionMode)) this.permissionMode = 'default';
+  }
+
+  /** Whether `setPermissionMode(mode)` would be accepted. */
+  allowsPermissionMode(mode: PermissionMode): boolean {
+    return this.allowedModes === undefined || this.allowedModes.includes(mode);
   }
 
   /** Chat messages only, in order. The array is the live history: do not mutate it. */

@@ -613,6 +613,7 @@ export class InteractiveSession {
       clearHistory: () => session.clearHistory(),
       getPermissionMode: () => session.getPermissionMode(),
       setPermissionMode: (mode) => session.setPermissionMode(mode),
+      allowsPermissionMode: (mode) => session.allowsPermissionMode(mode),
       getModel: () => session.getModel(),
       listCommands: () => this.listCommands(),
       executeSkillCommandByName: (name, args, request) => this.executeSkillCommandByName(name, args, request),

@@ -130,6 +130,17 @@ describe('commands over a real InteractiveSession', () => {
     expect(session.getSession().getPermissionMode()).toBe('plan');
   });
 
+  it('/permissions refuses a mode the host does not allow and lists only the allowed ones', async () => {
+    session.getSession().limitPermissionModes(['default', 'acceptEdits', 'plan', 'dontAsk']);
+    const refused = await session.executeCommand('permissions', 'bypassPermissions');
+    expect(refused).toMatchObject({ success: false, message: expect.stringMatching(/^Permission mode bypassPermissions is not allowed here.*Modes: default, acceptEdits, plan, dontAsk\.$/) });
+    expect(session.getSession().getPermissionMode()).not.toBe('bypassPermissions');
+    const shown = await session.executeCommand('permissions');
+    expect(shown!.message).toMatch(/Modes: default, acceptEdits, plan, dontAsk\.$/);
+    expect((await session.executeCommand('permissions', 'acceptEdits'))!.success).toBe(true);
+    expect(session.getSession().getPermissionMode()).toBe('acceptEdits');
+  });
+
   it('/clear empties the conversation', async () => {
     await session.executeCommand('clear');
     expect(session.getMessages()).toEqual([]);

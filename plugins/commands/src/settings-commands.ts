@@ -23,12 +23,17 @@ function modeCommand(name: 'permissions' | 'mode', description: string): ISystem
       const wanted = args.trim();
       if (!context.getPermissionMode) return unsupported(name, 'permission modes');
       const current = context.getPermissionMode();
+      // The modes this host lets a user switch to (a server may refuse bypassPermissions).
+      const offered = PERMISSION_MODES.filter((candidate) => context.allowsPermissionMode?.(candidate) !== false);
       if (wanted === '') {
-        return ok(`Permission mode: ${current} (${MODE_TEXT[current]}).\nModes: ${PERMISSION_MODES.join(', ')}.`, { data: { mode: current } });
+        return ok(`Permission mode: ${current} (${MODE_TEXT[current]}).\nModes: ${offered.join(', ')}.`, { data: { mode: current } });
       }
       const mode = PERMISSION_MODES.find((candidate) => candidate.toLowerCase() === wanted.toLowerCase());
       if (!mode) return usage(name, '[mode]', `Unknown permission mode "${wanted}". Modes: ${PERMISSION_MODES.join(', ')}.`);
       if (context.invocation === 'model-tool') return { success: false, message: 'Only the user can change the permission mode.' };
+      if (!offered.includes(mode)) {
+        return { success: false, message: `Permission mode ${mode} is not allowed here (the host refuses it). Modes: ${offered.join(', ')}.`, data: { mode: current, refused: mode } };
+      }
       if (!context.setPermissionMode) return unsupported(name, 'changing the permission mode');
       context.setPermissionMode(mode);
       const settings = context.getCommandHostAdapters().settings as { set?: (key: string, value: unknown) => void } | undefined;

@@ -198,6 +198,16 @@ describe('slash commands', () => {
     expect(h.of('session_info_update')).toEqual([{ sessionUpdate: 'session_info_update', title: 'my work' }]);
   });
 
+  it('/permissions in a prompt cannot switch to a mode the client was not offered', async () => {
+    const h = await start();
+    const sessionId = await openSession(h);
+    expect((await prompt(h, sessionId, '/permissions bypassPermissions')).stopReason).toBe('end_turn');
+    expect(h.of('agent_message_chunk').map((update) => (update.content as { text: string }).text).join('')).toContain('not allowed here');
+    expect(h.of('current_mode_update')).toEqual([]);
+    const refused = await rpcError(h.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'bypassPermissions' }));
+    expect(refused.message).toContain('bypassPermissions');
+  });
+
   it('sends a slash word that is no command to the model', async () => {
     const h = await start({ turns: () => [{ text: 'Not a command.' }] });
     const sessionId = await openSession(h);

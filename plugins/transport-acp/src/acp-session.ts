@@ -53,6 +53,8 @@ export class AcpSession implements ApprovalHandler {
     private readonly options: { modes: readonly PermissionMode[]; log: (message: string) => void },
   ) {
     this.sessionId = interactive.getSessionId();
+    // The modes the client was offered bound every switch, `/permissions` typed in a prompt included.
+    interactive.getSession().limitPermissionModes(options.modes.includes('default') ? options.modes : ['default', ...options.modes]);
     this.unsubscribe = interactive.getSession().subscribe(this.onEvent);
   }
 

@@ -36,7 +36,7 @@ export async function startServerHarness(options: {
   root?: string;
   server?: Partial<StartServerOptions>;
   permissionTimeoutMs?: number;
-  hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner'>;
+  hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner' | 'allowBypassPermissions'>;
 } = {}): Promise<ServerHarness> {
   const root = options.root ?? realpathSync(mkdtempSync(join(tmpdir(), 'tessera-server-')));
   const workspace = join(root, 'project');

@@ -81,6 +81,36 @@ describe('HTTP transport: sessions', () => {
     expect(await errorOf(await h.request(`/v1/sessions/${created.id}`))).toMatchObject({ status: 404 });
   });
 
+  it('bypassPermissions stays refused after creation: /permissions over REST and WebSocket cannot switch to it', async () => {
+    const h = await start();
+    const { id } = await createSession(h);
+    const refused = (await (await h.request(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'permissions', args: 'bypassPermissions' } })).json()) as { success: boolean; message: string };
+    expect(refused).toMatchObject({ success: false, message: expect.stringContaining('not allowed here') });
+    expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ permissionMode: 'default' });
+    const socket = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${TOKEN_A}` } });
+    const result = new Promise<Record<string, unknown>>((resolve) =>
+      socket.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as Record<string, unknown>;
+        if (frame.type === 'result' && frame.request === 'command') resolve(frame);
+      }),
+    );
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'command', sessionId: id, name: 'permissions', args: 'bypassPermissions' }));
+    expect(JSON.stringify(await result)).toContain('not allowed here');
+    socket.close();
+    expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ permissionMode: 'default' });
+    // Other modes still switch.
+    expect(((await (await h.request(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'permissions', args: 'plan' } })).json()) as { success: boolean }).success).toBe(true);
+    expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ permissionMode: 'plan' });
+  });
+
+  it('a server that allows bypassPermissions lets /permissions switch to it', async () => {
+    const h = await start({ hub: { allowBypassPermissions: true } });
+    const { id } = await createSession(h);
+    expect(((await (await h.request(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'permissions', args: 'bypassPermissions' } })).json()) as { success: boolean }).success).toBe(true);
+    expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ permissionMode: 'bypassPermissions' });
+  });
+
   it('a token reaches only its own sessions: every route refuses bob on alice’s session', async () => {
     const h = await start();
     const { id } = await createSession(h);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describeError, isValidSessionId, parsePermissionMode, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
+import { describeError, isValidSessionId, parsePermissionMode, PERMISSION_MODES, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
 import type { InteractiveSession } from '@tessera/kernel';
 import type { ApprovalRouter, SessionCluster, SessionFactory, SessionLease } from '@tessera/session-hub';
 import { AllowedRoots } from './allowed-roots.js';
@@ -8,6 +8,9 @@ import { HubError } from './hub-error.js';
 import { KeyedQueue, storedSummary, unavailable } from './hub-replica.js';
 import { HubSession, Turn, type SessionSummary } from './hub-session.js';
 import { UiStreamMapper, type PermissionAskData, type UIChunk } from './ui-stream.js';
+
+/** The modes a client may switch a session to when the server does not allow `bypassPermissions`. */
+const CLIENT_MODES: readonly PermissionMode[] = PERMISSION_MODES.filter((mode) => mode !== 'bypassPermissions');
 
 export { HubError } from './hub-error.js';
 export { HubSession, Turn, type SessionSummary } from './hub-session.js';
@@ -548,6 +551,8 @@ export class SessionHub {
   }
 
   private adopt(owner: string, cwd: string, interactive: InteractiveSession, createdAt = new Date().toISOString()): HubSession {
+    // The refusal holds for every later switch too (`/permissions`, a WebSocket command), not only at creation.
+    if (this.options.allowBypassPermissions !== true) interactive.getSession().limitPermissionModes(CLIENT_MODES);
     const session = new HubSession(interactive.getSessionId(), owner, cwd, createdAt, interactive);
     this.live.set(session.id, session);
     const mine = this.liveByOwner.get(owner);
