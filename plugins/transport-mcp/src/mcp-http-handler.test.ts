@@ -42,6 +42,27 @@ describe('createMcpHttpHandler', () => {
     expect(host.handler.sessionCount).toBe(0);
   });
 
+  it('an MCP session belongs to the owner that opened it: another owner holding its id gets 404', async () => {
+    host = await startMcpHost();
+    const opened = await host.handler(post(host.url, initialize), 'alice');
+    expect(opened.status).toBe(200);
+    const mcpSessionId = opened.headers.get('mcp-session-id')!;
+    await opened.text();
+    const headers = { 'mcp-session-id': mcpSessionId, 'mcp-protocol-version': '2025-06-18' };
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    for (const stranger of ['bob', undefined]) {
+      const refused = await host.handler(post(host.url, list, headers), stranger);
+      expect(refused.status).toBe(404);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('Session not found');
+    }
+    const deleted = await host.handler(new Request(host.url, { method: 'DELETE', headers }), 'bob');
+    expect(deleted.status).toBe(404);
+    expect(host.handler.sessionCount).toBe(1);
+    const own = await host.handler(post(host.url, list, headers), 'alice');
+    expect(own.status).toBe(200);
+    expect(await own.text()).toContain('"prompt"');
+  });
+
   it('keeps one MCP session per mcp-session-id and ends it (saving its sessions) on DELETE', async () => {
     host = await startMcpHost({ turns: [{ text: 'Saved.' }] });
     const client = await host.client();

@@ -11,9 +11,13 @@ export interface McpHttpHandlerOptions extends HostValidationOptions {
   enableJsonResponse?: boolean;
 }
 
-/** `(request) => response` for a Web-standard server (Hono: `app.all('/mcp', (c) => handler(c.req.raw))`). */
+/**
+ * `(request, owner?) => response` for a Web-standard server (Hono: `app.all('/mcp', (c) => handler(c.req.raw, owner))`).
+ * `owner` is whoever the host authenticated (a bearer token's id): an MCP session belongs to the
+ * owner that opened it, and a request of another owner is answered as if the session did not exist.
+ */
 export interface McpHttpHandler {
-  (request: Request): Promise<Response>;
+  (request: Request, owner?: string): Promise<Response>;
   /** Ends every MCP session (their Tessera sessions are saved). */
   close(): Promise<void>;
   /** MCP sessions open now. */
@@ -23,6 +27,8 @@ export interface McpHttpHandler {
 interface HttpSession {
   transport: WebStandardStreamableHTTPServerTransport;
   connection: McpConnection;
+  /** Who opened it (`undefined` when the host authenticates nobody). */
+  owner: string | undefined;
 }
 
 function jsonRpcError(status: number, code: number, message: string): Response {
@@ -46,7 +52,7 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
     void session?.connection.close();
   };
 
-  const start = async (request: Request): Promise<Response> => {
+  const start = async (request: Request, owner: string | undefined): Promise<Response> => {
     if (sessions.size + pending >= maxSessions) return jsonRpcError(503, -32000, `Too many MCP sessions are open (${maxSessions}); end one (DELETE) and try again.`);
     pending += 1;
     let connection: McpConnection | undefined;
@@ -54,7 +60,7 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         ...(options.enableJsonResponse === true ? { enableJsonResponse: true } : {}),
-        onsessioninitialized: (id) => void sessions.set(id, { transport, connection: connection! }),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, connection: connection!, owner }),
         onsessionclosed: end,
       });
       // Closed any other way (the MCP transport stopped): forget the session. Kept by `connect`.
@@ -74,16 +80,19 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
     }
   };
 
-  const handler = async (request: Request): Promise<Response> => {
+  const handler = async (request: Request, ownerArgument?: string): Promise<Response> => {
+    // Only a string names an owner: a Node adapter may pass its own second argument (@hono/node-server's env).
+    const owner = typeof ownerArgument === 'string' ? ownerArgument : undefined;
     const refused = checkHostAndOrigin(request, options);
     if (refused !== undefined) return jsonRpcError(403, -32000, refused);
     const id = request.headers.get('mcp-session-id');
     if (id === null) {
       if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no mcp-session-id header; start a session with an initialize POST.');
-      return start(request);
+      return start(request, owner);
     }
     const session = sessions.get(id);
-    if (!session) return jsonRpcError(404, -32001, 'Session not found; it ended or never existed. Start a new one with an initialize POST.');
+    // Another owner's session is not found: its existence is not revealed.
+    if (!session || session.owner !== owner) return jsonRpcError(404, -32001, 'Session not found; it ended or never existed. Start a new one with an initialize POST.');
     return session.transport.handleRequest(request);
   };
 

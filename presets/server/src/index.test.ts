@@ -20,7 +20,7 @@ describe('serverPreset / createTesseraServer', () => {
 
   it('one call serves HTTP with the demo model; a run streams and /mcp answers', async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'tessera-preset-server-')));
-    const server = await createTesseraServer({ cwd: dir, home: dir, provider: { kind: 'demo' }, sessionLog: false, permissions: { allow: ['Bash(pwd)', 'Write'] }, tokens: [{ id: 'me', sha256: hashToken('secret-token') }] });
+    const server = await createTesseraServer({ cwd: dir, home: dir, provider: { kind: 'demo' }, sessionLog: false, permissions: { allow: ['Bash(pwd)', 'Write'] }, tokens: [{ id: 'me', sha256: hashToken('secret-token') }, { id: 'other', sha256: hashToken('other-token') }] });
     try {
       const headers = { authorization: 'Bearer secret-token', 'content-type': 'application/json' };
       const created = (await (await fetch(`${server.url}/v1/sessions`, { method: 'POST', headers, body: '{}' })).json()) as { id: string };
@@ -30,6 +30,11 @@ describe('serverPreset / createTesseraServer', () => {
       expect(text).toContain('"type":"tool-output-available"');
       const mcp = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
       expect(mcp.status).toBe(200);
+      // The MCP session is the token's: another token holding its id is told it does not exist.
+      const mcpHeaders = { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-session-id': mcp.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+      const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      expect((await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, authorization: 'Bearer other-token' }, body: list })).status).toBe(404);
+      expect((await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, authorization: 'Bearer secret-token' }, body: list })).status).toBe(200);
       // Many clients share the event loop: after each model reply a session waits its turn (fairRoundsPlugin).
       expect(server.kernel.describe().hooks.afterProviderResponse?.map((tap) => tap.name)).toContain('session-hub:fair-rounds');
     } finally {

@@ -62,7 +62,7 @@ export async function createTesseraServer(options: TesseraServerOptions): Promis
       ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
       ...(abortOnDisconnect === undefined ? {} : { abortOnDisconnect }),
       ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
-      ...(mcp ? { mcpHandler: (request: Request) => mcp(request) } : {}),
+      ...(mcp ? { mcpHandler: (request: Request, owner: string) => mcp(request, owner) } : {}),
     });
     return {
       ...server,

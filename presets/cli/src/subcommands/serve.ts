@@ -173,7 +173,7 @@ export const runServeCommand: Subcommand = async (argv, io) => {
     auth,
     port,
     hostname,
-    mcpHandler: (request) => mcp(request),
+    mcpHandler: (request, owner) => mcp(request, owner),
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: config.rateLimitPerMinute }),
     ...(config.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.maxBodyBytes }),
