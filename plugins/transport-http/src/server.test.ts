@@ -222,6 +222,34 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     expect(existsSync(join(h.workspace, 'never.txt'))).toBe(false);
   });
 
+  it('abort while a permission ask waits: the ask is shown cancelled to the client, the call is refused, the session is usable', async () => {
+    let workspace = '';
+    const h = await start({
+      turns: (request) => (request.index === 0 ? { toolCalls: [{ name: 'Write', input: { file_path: join(workspace, 'never.txt'), content: 'x' } }] } : { text: 'next turn' }),
+    });
+    workspace = h.workspace;
+    const { id } = await createSession(h);
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'write' } });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('"status":"pending"')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before the ask: ${text}`);
+      text += value;
+    }
+    expect(await (await h.request(`/v1/sessions/${id}/abort`, { method: 'POST' })).json()).toEqual({ aborted: true });
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    const asks = text.split('\n').filter((line) => line.includes('data-tessera-permission')).map((line) => (JSON.parse(line.slice('data: '.length)) as { data: { status: string } }).data.status);
+    expect(asks).toEqual(['pending', 'cancelled']);
+    expect(existsSync(join(h.workspace, 'never.txt'))).toBe(false);
+    expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ running: false, pendingPermissions: [] });
+    expect((await readSse(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'again' } }))).join('\n')).toContain('next turn');
+  });
+
   it('per-token limits: live sessions and turns running at once; another token is not counted', async () => {
     const h = await start({ hub: { maxSessionsPerOwner: 2, maxConcurrentTurnsPerOwner: 1 }, turns: [{ text: Array.from({ length: 30 }, (_, index) => `w${index} `), delayMs: 10 }, { text: 'second' }] });
     const first = await createSession(h);
