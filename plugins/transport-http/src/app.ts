@@ -232,10 +232,16 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
     return streamTurn(c, turn, c.get('owner'), c.req.param('id'));
   });
   // Re-attach to the running turn (the AI SDK's resume: 204 when nothing runs); with replicas, also one running on another replica.
-  app.get('/v1/sessions/:id/stream', async (c) => {
-    const turn = await hub.attach(c.get('owner'), c.req.param('id'));
+  const reattach = async (c: Context<{ Variables: Variables }>, sessionId: string) => {
+    const turn = await hub.attach(c.get('owner'), sessionId);
     if (!turn || turn.done) return c.body(null, 204);
-    return streamTurn(c, turn, c.get('owner'), c.req.param('id'));
+    return streamTurn(c, turn, c.get('owner'), sessionId);
+  };
+  app.get('/v1/sessions/:id/stream', (c) => reattach(c, c.req.param('id')));
+  // Where the AI SDK's DefaultChatTransport reconnects (`${api}/${chatId}/stream`, api = …/chat): `useChat({ resume: true })` with the session id as chat id.
+  app.get('/v1/sessions/:id/chat/:chatId/stream', (c) => {
+    if (c.req.param('chatId') !== c.req.param('id')) throw new HubError('invalid_request', 400, 'The chat id must be the session id (useChat({ id: sessionId })).', 'chatId');
+    return reattach(c, c.req.param('id'));
   });
 
   if (options.mcpHandler) {

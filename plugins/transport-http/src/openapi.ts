@@ -30,6 +30,10 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/sessions/{id}/messages': { parameters: id, post: { summary: 'Run a turn', requestBody: { content: json(promptBody) }, responses: { '200': stream, ...errors(400, 401, 404, 409, 429) } } },
       '/v1/sessions/{id}/chat': { parameters: id, post: { summary: "Run a turn from the AI SDK's chat request (useChat / DefaultChatTransport)", requestBody: { content: json(chatBody) }, responses: { '200': stream, ...errors(400, 401, 404, 409, 429) } } },
       '/v1/sessions/{id}/stream': { parameters: id, get: { summary: 'Re-attach to the running turn', responses: { '200': stream, '204': { description: 'No turn is running' }, ...errors(401, 404) } } },
+      '/v1/sessions/{id}/chat/{chatId}/stream': {
+        parameters: [...id, { name: 'chatId', in: 'path', required: true, schema: { type: 'string' }, description: 'The session id again: where DefaultChatTransport reconnects (useChat resume)' }],
+        get: { summary: 'Re-attach to the running turn (the AI SDK chat transport’s reconnect URL)', responses: { '200': stream, '204': { description: 'No turn is running' }, ...errors(400, 401, 404) } },
+      },
       '/v1/sessions/{id}/abort': { parameters: id, post: { summary: 'Abort the running turn', responses: { '200': { description: 'Whether a turn was running', content: json(z.object({ aborted: z.boolean() })) }, ...errors(401, 404, 503) } } },
       '/v1/sessions/{id}/permissions/{requestId}': {
         parameters: [...id, { name: 'requestId', in: 'path', required: true, schema: { type: 'string' } }],

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage } from 'ai';
+import { DefaultChatTransport, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage } from 'ai';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readSse, removeRoot, startServerHarness, TOKEN_A, TOKEN_B, type ServerHarness } from './server.test-helper.js';
@@ -310,6 +310,24 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     const message = await readWithAiSdk(again);
     expect((message.parts.find((part) => part.type === 'text') as { text: string }).text).toBe(Array.from({ length: 40 }, (_, index) => `w${index} `).join(''));
     expect((await h.request(`/v1/sessions/${id}/stream`)).status).toBe(204);
+  });
+
+  it('useChat resume: the AI SDK chat transport reconnects to a running turn at its own URL, and gets nothing when none runs', async () => {
+    const words = Array.from({ length: 30 }, (_, index) => `r${index} `);
+    const h = await start({ server: { abortOnDisconnect: false }, turns: [{ text: words, delayMs: 15 }] });
+    const { id } = await createSession(h);
+    const transport = new DefaultChatTransport({ api: `${h.server.url}/v1/sessions/${id}/chat`, headers: { authorization: `Bearer ${TOKEN_A}` } });
+    expect(await transport.reconnectToStream({ chatId: id })).toBeNull();
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'talk' } });
+    const stream = await transport.reconnectToStream({ chatId: id });
+    expect(stream).not.toBeNull();
+    let last: UIMessage | undefined;
+    for await (const message of readUIMessageStream({ stream: stream! })) last = message;
+    expect((last!.parts.find((part) => part.type === 'text') as { text: string }).text).toBe(words.join(''));
+    await response.text();
+    expect(await transport.reconnectToStream({ chatId: id })).toBeNull();
+    expect(await errorOf(await h.request(`/v1/sessions/${id}/chat/other-id/stream`))).toMatchObject({ status: 400, code: 'invalid_request', field: 'chatId' });
+    expect(await errorOf(await h.request(`/v1/sessions/${id}/chat/${id}/stream`, { token: TOKEN_B }))).toMatchObject({ status: 404 });
   });
 
   it('a slow reader cannot grow the server’s memory: past the bound its stream ends, the turn goes on', async () => {

@@ -17,7 +17,8 @@ export interface McpHttpHandlerOptions extends HostValidationOptions {
  * owner that opened it, and a request of another owner is answered as if the session did not exist.
  */
 export interface McpHttpHandler {
-  (request: Request, owner?: string): Promise<Response>;
+  /** `owner` that is not a string (an adapter's own second argument, such as @hono/node-server's bindings) names nobody. */
+  (request: Request, owner?: string | object): Promise<Response>;
   /** Ends every MCP session (their Tessera sessions are saved). */
   close(): Promise<void>;
   /** MCP sessions open now. */
@@ -80,7 +81,7 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
     }
   };
 
-  const handler = async (request: Request, ownerArgument?: string): Promise<Response> => {
+  const handler = async (request: Request, ownerArgument?: string | object): Promise<Response> => {
     // Only a string names an owner: a Node adapter may pass its own second argument (@hono/node-server's env).
     const owner = typeof ownerArgument === 'string' ? ownerArgument : undefined;
     const refused = checkHostAndOrigin(request, options);
