@@ -21,6 +21,14 @@ export interface ServerToolUse {
   input: unknown;
 }
 
+/** A piece of a tool call's input JSON, as the model streams it (the call's whole input comes with the reply). */
+export interface ToolInputDelta {
+  toolCallId: string;
+  toolName: string;
+  /** The next characters of the input's JSON text. */
+  delta: string;
+}
+
 /** A retry the provider is about to make after a failed attempt. */
 export interface ProviderRetry {
   /** 1-based number of the retry about to happen. */
@@ -55,6 +63,11 @@ export interface ProviderRequest {
   onThinkingDelta?: (delta: string) => void;
   /** Per-call: every wire payload of this call, as the provider sends and receives it. */
   onProviderNativeRawPayload?: (payload: ProviderRawPayload) => void;
+  /**
+   * Per-call: a tool call's input JSON as it streams, for providers that stream it. Absent when
+   * nobody watches, so a provider does nothing extra then.
+   */
+  onToolInputDelta?: (delta: ToolInputDelta) => void;
   /** Per-call: each hosted tool call the provider makes during this round. */
   onServerToolUse?: (use: ServerToolUse) => void;
   /** Called before each retry of a failed attempt (Claude Code's `system/api_retry`). */

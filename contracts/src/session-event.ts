@@ -27,6 +27,8 @@ export type SessionEvent =
   | { type: 'text_delta'; round: number; delta: string }
   | { type: 'thinking_delta'; round: number; delta: string }
   | { type: 'assistant_message'; round: number; message: AssistantMessage }
+  /** A tool call's input JSON as the model streams it (providers that stream it; only while a `subscribe` listener exists). */
+  | { type: 'tool_input_delta'; round: number; toolCallId: string; toolName: string; delta: string }
   | { type: 'tool_start'; round: number; toolCallId: string; toolName: string; input: unknown }
   | { type: 'tool_progress'; toolCallId: string; toolName: string; progress: ToolProgress }
   | {

@@ -5,6 +5,7 @@ import {
   type ProviderRawPayload,
   type ProviderRetry,
   type ServerToolUse,
+  type ToolInputDelta,
 } from '@tessera/contracts';
 import { ProviderTimeoutError } from './errors.js';
 import { isTapped } from './hooks.js';
@@ -37,6 +38,7 @@ export class ProviderRound {
   private readonly onThinkingDelta: (delta: string) => void;
   private readonly onRawPayload: (payload: ProviderRawPayload) => void;
   private readonly onServerToolUse: (use: ServerToolUse) => void;
+  private readonly onToolInputDelta: (delta: ToolInputDelta) => void;
 
   constructor(
     private readonly session: Session,
@@ -54,6 +56,7 @@ export class ProviderRound {
     this.onThinkingDelta = (delta: string) => link.round?.thinkingDelta(delta);
     this.onRawPayload = (payload: ProviderRawPayload) => link.round?.rawPayload(payload);
     this.onServerToolUse = (use: ServerToolUse) => link.round?.serverToolUse(use);
+    this.onToolInputDelta = (delta: ToolInputDelta) => link.round?.toolInputDelta(delta);
   }
 
   /** Detaches the provider callbacks from this round; call when the run is over. */
@@ -86,6 +89,11 @@ export class ProviderRound {
   /** Thinking streams count as activity for the idle timeout; their text is in the final message. */
   private activity(): void {
     if (this.timeoutMs > 0) this.lastActivity = this.session.clock.now();
+  }
+
+  private toolInputDelta(delta: ToolInputDelta): void {
+    this.activity();
+    if (this.session.subscribers > 0) this.session.emit({ type: 'tool_input_delta', round: this.round, toolCallId: delta.toolCallId, toolName: delta.toolName, delta: delta.delta });
   }
 
   private rawPayload(payload: ProviderRawPayload): void {
@@ -168,6 +176,8 @@ export class ProviderRound {
         onThinkingDelta: this.onThinkingDelta,
         onProviderNativeRawPayload: this.onRawPayload,
         onServerToolUse: this.onServerToolUse,
+        // Only while someone subscribes (a UI streaming tool input): otherwise providers skip the work.
+        onToolInputDelta: session.subscribers > 0 ? this.onToolInputDelta : undefined,
         onRetry: this.onRetry,
       });
     } catch (error) {

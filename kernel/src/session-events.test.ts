@@ -114,6 +114,31 @@ describe('session.subscribe', () => {
     expect(observed).toEqual([]);
   });
 
+  it('tool_input_delta: a streaming provider’s tool input reaches subscribers before the call starts; without one the provider is not asked', async () => {
+    const offered: boolean[] = [];
+    const provider: Provider = {
+      name: 'tool-input-fake',
+      async stream(request) {
+        offered.push(request.onToolInputDelta !== undefined);
+        if (request.messages.at(-1)?.role === 'tool') return { role: 'assistant', state: 'complete', stopReason: 'end_turn', content: [{ type: 'text', text: 'ok' }] };
+        request.onToolInputDelta?.({ toolCallId: 't1', toolName: 'read', delta: '{"path":' });
+        request.onToolInputDelta?.({ toolCallId: 't1', toolName: 'read', delta: '"a"}' });
+        return { role: 'assistant', state: 'complete', stopReason: 'tool_use', content: [{ type: 'tool_use', id: 't1', name: 'read', input: { path: 'a' } }] };
+      },
+    };
+    const watched = new Session({ provider, tools: [read] });
+    const events: string[] = [];
+    watched.subscribe((event) => events.push(event.type === 'tool_input_delta' ? `tool_input_delta:${event.round}:${event.toolCallId}:${event.toolName}:${event.delta}` : event.type));
+    await watched.run('go');
+    expect(events.slice(1, 5)).toEqual(['tool_input_delta:1:t1:read:{"path":', 'tool_input_delta:1:t1:read:"a"}', 'assistant_message', 'tool_start']);
+    const quiet = new Session({ provider, tools: [read] });
+    const observed: string[] = [];
+    quiet.observe((event) => observed.push(event.type));
+    await quiet.run('go');
+    expect(observed).not.toContain('tool_input_delta');
+    expect(offered).toEqual([true, true, false, false]);
+  });
+
   it('keeps the callbacks as adapters over the stream, per session and per run', async () => {
     const sessionDeltas: string[] = [];
     const runTools: string[] = [];

@@ -74,6 +74,23 @@ describe('AnthropicProvider streaming', () => {
     ]);
   });
 
+  it('forwards each tool input piece to onToolInputDelta under its call id, the pieces making the whole input', async () => {
+    server.reply({
+      text: 'Reading.',
+      toolCalls: [
+        { id: 'toolu_1', name: 'read', input: { path: 'src/a.ts', lines: [1, 2, 3] }, chunks: 6 },
+        { id: 'toolu_2', name: 'grep', input: { pattern: 'x"y' }, chunks: 3 },
+      ],
+    });
+    const pieces: Array<{ toolCallId: string; toolName: string; delta: string }> = [];
+    await provider().stream(request([user('read it')], { onToolInputDelta: (delta) => pieces.push(delta) }));
+    const joined = (id: string): unknown => JSON.parse(pieces.filter((piece) => piece.toolCallId === id).map((piece) => piece.delta).join(''));
+    expect(pieces.filter((piece) => piece.toolCallId === 'toolu_1').length).toBeGreaterThan(1);
+    expect(joined('toolu_1')).toEqual({ path: 'src/a.ts', lines: [1, 2, 3] });
+    expect(joined('toolu_2')).toEqual({ pattern: 'x"y' });
+    expect(new Set(pieces.map((piece) => `${piece.toolCallId}:${piece.toolName}`))).toEqual(new Set(['toolu_1:read', 'toolu_2:grep']));
+  });
+
   it('streams thinking, keeps the signature, and sends the thinking budget', async () => {
     server.reply({ thinking: ['Let me ', 'think.'], signature: 'sig_abc', text: 'Done.' });
     const thoughts: string[] = [];

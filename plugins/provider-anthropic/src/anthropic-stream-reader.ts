@@ -36,10 +36,12 @@ export class AnthropicStreamReader {
   private usage: ProviderUsage | undefined;
   private readonly onTextDelta: ((delta: string) => void) | undefined;
   private readonly onThinkingDelta: ((delta: string) => void) | undefined;
+  private readonly onToolInputDelta: ProviderRequest['onToolInputDelta'];
 
   constructor(private readonly request: ProviderRequest) {
     this.onTextDelta = request.onTextDelta;
     this.onThinkingDelta = request.onThinkingDelta;
+    this.onToolInputDelta = request.onToolInputDelta;
   }
 
   handle(event: Anthropic.RawMessageStreamEvent): void {
@@ -61,6 +63,7 @@ export class AnthropicStreamReader {
           if (block?.kind === 'thinking') block.signature += delta.signature;
         } else if (delta.type === 'input_json_delta') {
           if (block?.kind === 'tool_use' || block?.kind === 'server_tool_use') block.json += delta.partial_json;
+          if (block?.kind === 'tool_use' && delta.partial_json !== '') this.onToolInputDelta?.({ toolCallId: block.id, toolName: block.name, delta: delta.partial_json });
         }
         return;
       }

@@ -140,6 +140,33 @@ describe('OpenAIProvider streaming', () => {
     expect(checkOpenAIConversation(body)).toEqual([]);
   });
 
+  it('forwards interleaved argument pieces to onToolInputDelta per call; a call without a server id is not streamed', async () => {
+    server.reply({
+      interleaveToolCalls: true,
+      toolCalls: [
+        { id: 'call_a', name: 'read', input: { path: 'a.ts' }, chunks: 4 },
+        { id: 'call_b', name: 'read', input: { path: 'b.ts', lines: [1, 2] }, chunks: 5 },
+      ],
+    });
+    const pieces: Array<{ toolCallId: string; toolName: string; delta: string }> = [];
+    await provider().stream(request([user('read')], { tools, onToolInputDelta: (delta) => pieces.push(delta) }));
+    const joined = (id: string): unknown => JSON.parse(pieces.filter((piece) => piece.toolCallId === id).map((piece) => piece.delta).join(''));
+    expect(joined('call_a')).toEqual({ path: 'a.ts' });
+    expect(joined('call_b')).toEqual({ path: 'b.ts', lines: [1, 2] });
+    expect(pieces.every((piece) => piece.toolName === 'read')).toBe(true);
+
+    server.raw({
+      frames: [
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { name: 'read', arguments: '{"path":"x"}' } }] }, finish_reason: null }] })}\n\n`,
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] })}\n\n`,
+        'data: [DONE]\n\n',
+      ],
+    });
+    const unnamed: unknown[] = [];
+    await provider().stream(request([user('x')], { tools, onToolInputDelta: (delta) => unnamed.push(delta) }));
+    expect(unnamed).toEqual([]);
+  });
+
   it('keeps tool arguments that are not JSON as a string, so validation can report them', async () => {
     server.raw({
       frames: [

@@ -5,6 +5,10 @@ interface ToolCallState {
   id: string;
   name: string;
   args: string;
+  /** The id is the server's (not one made up for a server that sent none). */
+  serverId: boolean;
+  /** Its arguments are forwarded to `onToolInputDelta` as they arrive. */
+  streamed: boolean;
 }
 
 const FINISH_REASONS: Record<string, StopReason> = {
@@ -34,6 +38,7 @@ export class OpenAIStreamReader {
   private model: string | undefined;
   private readonly onTextDelta: ((delta: string) => void) | undefined;
   private readonly onThinkingDelta: ((delta: string) => void) | undefined;
+  private readonly onToolInputDelta: ProviderRequest['onToolInputDelta'];
 
   constructor(
     private readonly request: ProviderRequest,
@@ -41,6 +46,7 @@ export class OpenAIStreamReader {
   ) {
     this.onTextDelta = request.onTextDelta;
     this.onThinkingDelta = request.onThinkingDelta;
+    this.onToolInputDelta = request.onToolInputDelta;
   }
 
   handle(chunk: OpenAI.Chat.Completions.ChatCompletionChunk): void {
@@ -139,13 +145,20 @@ export class OpenAIStreamReader {
     let call = this.calls[index];
     if (call === undefined) {
       // Some servers omit ids; the session needs one to pair the result.
-      call = { id: delta.id || `call_${index}_${Math.random().toString(36).slice(2, 10)}`, name: '', args: '' };
+      call = { id: delta.id || `call_${index}_${Math.random().toString(36).slice(2, 10)}`, name: '', args: '', serverId: Boolean(delta.id), streamed: false };
       this.calls[index] = call;
     } else if (delta.id && call.id !== delta.id) {
       call.id = delta.id;
+      call.serverId = true;
     }
     if (delta.function?.name && call.name === '') call.name = delta.function.name;
-    if (delta.function?.arguments) call.args += delta.function.arguments;
+    if (delta.function?.arguments) {
+      // Streamed from its first piece on, and only under the server's own id (a made-up one may
+      // still be replaced) and a known name; a call that does not qualify then is never streamed.
+      if (call.args === '') call.streamed = this.onToolInputDelta !== undefined && call.serverId && call.name !== '';
+      call.args += delta.function.arguments;
+      if (call.streamed) this.onToolInputDelta!({ toolCallId: call.id, toolName: call.name, delta: delta.function.arguments });
+    }
   }
 }
 

@@ -20,6 +20,7 @@ export type UIChunk =
   | { type: 'reasoning-delta'; id: string; delta: string }
   | { type: 'reasoning-end'; id: string }
   | { type: 'tool-input-start'; toolCallId: string; toolName: string }
+  | { type: 'tool-input-delta'; toolCallId: string; inputTextDelta: string }
   | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
   | { type: 'tool-output-available'; toolCallId: string; output: unknown }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
@@ -84,12 +85,15 @@ export class UiStreamMapper {
         }
         this.emit({ type: 'reasoning-delta', id: this.reasoning, delta: event.delta });
         return;
+      case 'tool_input_delta':
+        this.enterRound(event.round);
+        this.openTool(event.toolCallId, event.toolName);
+        this.emit({ type: 'tool-input-delta', toolCallId: event.toolCallId, inputTextDelta: event.delta });
+        return;
       case 'tool_start':
         this.enterRound(event.round);
-        this.closeText();
-        this.closeReasoning();
-        this.toolNames.set(event.toolCallId, event.toolName);
-        this.emit({ type: 'tool-input-start', toolCallId: event.toolCallId, toolName: event.toolName });
+        // Already open when its input streamed (tool-input-delta parts); else opened here.
+        this.openTool(event.toolCallId, event.toolName);
         this.emit({ type: 'tool-input-available', toolCallId: event.toolCallId, toolName: event.toolName, input: event.input ?? {} });
         return;
       case 'context_update':
@@ -179,6 +183,15 @@ export class UiStreamMapper {
       this.stepOpen = false;
       this.emit({ type: 'finish-step' });
     }
+  }
+
+  /** `tool-input-start` for a call not seen yet (text and reasoning before it are closed). */
+  private openTool(toolCallId: string, toolName: string): void {
+    if (this.toolNames.has(toolCallId)) return;
+    this.closeText();
+    this.closeReasoning();
+    this.toolNames.set(toolCallId, toolName);
+    this.emit({ type: 'tool-input-start', toolCallId, toolName });
   }
 
   private closeText(): void {
