@@ -55,6 +55,8 @@ export interface SessionEndContext {
 export interface UserPromptSubmitContext {
   session: ISession;
   prompt: string;
+  /** What the user typed, when `prompt` was built from it (a slash command expanded to a skill's prompt). */
+  rawPrompt?: string;
   /** Text added to the prompt inside a `<system-reminder>` block. */
   additionalContext: readonly string[];
   /**

@@ -35,6 +35,11 @@ export interface RunOptions {
   onToolExecution?: (event: ToolExecutionEvent) => void;
   /** Aborting it has the same effect as `session.abort()`. */
   signal?: AbortSignal;
+  /**
+   * What the user typed when `message` was built from it (`/audit src` expanded to a skill's
+   * prompt): `userPromptSubmit` taps get it as `rawPrompt`, so hooks match what was typed.
+   */
+  rawPrompt?: string;
 }
 
 /**

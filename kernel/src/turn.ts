@@ -26,6 +26,7 @@ export async function runTurn(
   session: Session,
   message: string,
   signal: AbortSignal,
+  rawPrompt?: string,
 ): Promise<string> {
   const { hooks, options } = session;
 
@@ -35,6 +36,7 @@ export async function runTurn(
     const context = (await hooks.userPromptSubmit.promise({
       session,
       prompt: message,
+      ...(rawPrompt === undefined ? {} : { rawPrompt }),
       additionalContext: [],
     })) as UserPromptSubmitContext;
     if (context.blocked) throw new PromptBlockedError(context.blocked.reason, context.blocked);

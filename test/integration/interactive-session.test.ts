@@ -233,6 +233,63 @@ describe('InteractiveSession: events and tool states', () => {
   });
 });
 
+describe('InteractiveSession: displayInput and rawInput', () => {
+  it('the timeline shows displayInput, the model gets input, prompt hooks see rawInput; kept across resume; a blocked prompt lends its display to nothing', async () => {
+    const agentDir = join(dir, 'agent');
+    const seen: Array<{ prompt: string; rawPrompt?: string }> = [];
+    const watcher = definePlugin({
+      name: 'watch-prompts',
+      register({ hooks }) {
+        hooks.userPromptSubmit.tap('watch-prompts', (context) => {
+          seen.push({ prompt: context.prompt, ...(context.rawPrompt === undefined ? {} : { rawPrompt: context.rawPrompt }) });
+          return context.prompt === 'blocked please' ? { ...context, blocked: { reason: 'no' } } : context;
+        });
+      },
+    });
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'Audited.' }, { text: 'Plain.' }], replace: [jsonlSessionStore({ agentDir })], plugins: [watcher] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.submit('Audit the src folder for unsafe code. (expanded skill prompt)', '/audit src', '/audit src');
+    await expect(session.submit('blocked please', '/blocked')).rejects.toMatchObject({ code: 'prompt_blocked' });
+    await session.submit('plain prompt');
+    expect(seen).toEqual([
+      { prompt: 'Audit the src folder for unsafe code. (expanded skill prompt)', rawPrompt: '/audit src' },
+      { prompt: 'blocked please' },
+      { prompt: 'plain prompt' },
+    ]);
+    const userTexts = (history: ReturnType<InteractiveSession['getHistory']>): unknown[] =>
+      history.filter((entry) => entry.category === 'chat' && (entry.data as { role: string }).role === 'user').map((entry) => (entry.data as { content: unknown }).content);
+    expect(userTexts(session.getHistory())).toEqual(['/audit src', 'plain prompt']);
+    expect(JSON.stringify(session.getMessages()[0])).toContain('expanded skill prompt');
+    const id = session.getSessionId();
+    await session.shutdown();
+
+    const resumed = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: id });
+    await resumed.whenReady();
+    expect(userTexts(resumed.getHistory())).toEqual(['/audit src', 'plain prompt']);
+    expect(JSON.stringify(resumed.getMessages()[0])).toContain('expanded skill prompt');
+    await resumed.shutdown();
+  });
+
+  it('persists after each completed submit, before any shutdown: another reader sees the turn and its summary entries', async () => {
+    const agentDir = join(dir, 'agent');
+    const echo = defineTool({ name: 'Echo', description: 'echoes', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) });
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'Calling.', toolCalls: [{ name: 'Echo', input: { text: 'hi' } }] }, { text: 'Done.' }], replace: [jsonlSessionStore({ agentDir })], plugins: [toolsPlugin(echo)] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.submit('echo hi');
+    const reader = await createKernel({ plugins: testPreset({ turns: [], replace: [jsonlSessionStore({ agentDir })] }) });
+    try {
+      const peek = new InteractiveSession({ kernel: reader, cwd: dir, resumeSessionId: session.getSessionId() });
+      await peek.whenReady();
+      expect(peek.getMessages().map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      expect(peek.getHistory().filter((entry) => entry.category === 'event').map((entry) => entry.type)).toEqual(['tool-start', 'tool-end', 'tool-summary']);
+      await peek.shutdown();
+    } finally {
+      await reader.shutdown();
+    }
+    await session.shutdown();
+  });
+});
+
 describe('InteractiveSession: @file references', () => {
   it('sends file contents to the model only; the timeline keeps the prompt and a reference record; a bad reference blocks the prompt', async () => {
     await writeFile(join(dir, 'AGENTS.md'), 'Use tabs.');

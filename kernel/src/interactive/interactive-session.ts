@@ -224,7 +224,9 @@ export class InteractiveSession {
 
   /**
    * Runs `input` (after the running prompt, when one runs). `displayInput` is what the timeline
-   * shows instead (e.g. `/audit` for an expanded skill prompt); `rawInput` is kept with it.
+   * (`getHistory()`) shows for it instead (e.g. `/audit` for an expanded skill prompt); the model
+   * still gets `input`. `rawInput` is what `userPromptSubmit` taps and Claude Code hooks see as
+   * the typed prompt (`RunOptions.rawPrompt`).
    * Resolves with the execution result, or `undefined` when the prompt was cancelled from the
    * queue. A third prompt while one runs and one waits is refused (`prompt_queue_full`).
    */
@@ -308,9 +310,8 @@ export class InteractiveSession {
     this.turnResult = undefined;
     this.turnUsage = undefined;
     this.events.emit('thinking', true);
-    if (displayInput !== undefined && displayInput !== input) {
-      this.addEvent(session, 'prompt-display', { displayInput, ...(rawInput === undefined ? {} : { rawInput }) });
-    }
+    // Recorded when the turn ends, naming the user entry it shows (none when the prompt was blocked).
+    this.turnDisplay = displayInput !== undefined && displayInput !== input ? { displayInput, rawInput, from: session.getFullHistory().length } : undefined;
     const checkpoints = session.services.getOptional(EditCheckpoints);
     let checkpointOpen = false;
     try {
@@ -319,7 +320,11 @@ export class InteractiveSession {
         checkpointOpen = true;
       }
       // Aborted while the prompt was prepared: the run starts aborted and ends at once.
-      const response = await session.run(input, { onTextDelta: this.onTextDelta, ...(turnAbort.aborted ? { signal: AbortSignal.abort() } : {}) });
+      const response = await session.run(input, {
+        onTextDelta: this.onTextDelta,
+        ...(turnAbort.aborted ? { signal: AbortSignal.abort() } : {}),
+        ...(rawInput === undefined ? {} : { rawPrompt: rawInput }),
+      });
       // The summary entries were added on `turn_end`, before the session saved.
       const result = this.turnResult ?? this.finishTurn(session, response);
       this.events.emit('complete', result);
@@ -344,8 +349,29 @@ export class InteractiveSession {
     }
   }
 
+  /** The running prompt's display text, and where its entries start in the timeline. */
+  private turnDisplay: { displayInput: string; rawInput: string | undefined; from: number } | undefined;
+
   /** Appends the turn's tool summary and usage entries and builds the result. */
   private finishTurn(session: Session, response: string): IExecutionResult {
+    const display = this.turnDisplay;
+    if (display) {
+      this.turnDisplay = undefined;
+      // The prompt's user entry, named by how many chat entries back it stands (entry ids change
+      // when a store reloads the session; the chat entries' order does not).
+      const entries = session.getFullHistory();
+      let target = -1;
+      for (let index = display.from; index < entries.length; index += 1) {
+        const entry = entries[index]!;
+        if (isChatEntry(entry) && entry.data.role === 'user') {
+          target = index;
+          break;
+        }
+      }
+      let chatBack = 0;
+      if (target !== -1) for (let index = target; index < entries.length; index += 1) if (entries[index]!.category === 'chat') chatBack += 1;
+      this.addEvent(session, 'prompt-display', { displayInput: display.displayInput, ...(display.rawInput === undefined ? {} : { rawInput: display.rawInput }), ...(chatBack > 0 ? { chatBack } : {}) });
+    }
     // Finished states are never changed again; only a call still running (an abort) is copied.
     const tools = this.turnTools.map((state) => (state.isRunning ? { ...state } : state));
     if (tools.length > 0) {
@@ -486,7 +512,26 @@ export class InteractiveSession {
 
   /** The timeline: chat entries (user prompts without model-only context) and event entries. */
   getFullHistory(): IHistoryEntry[] {
-    return (this.session?.getFullHistory() ?? []).map(displayEntry);
+    const entries = this.session?.getFullHistory() ?? [];
+    const shown = entries.map(displayEntry);
+    // A `prompt-display` event (made when its turn ended) names its prompt's user entry by how
+    // many chat entries back it stands: that entry shows the display text (`/audit src`) instead
+    // of the prompt the model got.
+    let chat: number[] | undefined;
+    for (let index = 0; index < entries.length; index += 1) {
+      const entry = entries[index]!;
+      if (entry.category === 'chat') {
+        (chat ??= []).push(index);
+        continue;
+      }
+      if (entry.type !== 'prompt-display') continue;
+      const data = entry.data as { displayInput?: unknown; chatBack?: unknown } | undefined;
+      if (typeof data?.displayInput !== 'string' || typeof data.chatBack !== 'number' || chat === undefined) continue;
+      const target = chat[chat.length - data.chatBack];
+      const user = target === undefined ? undefined : shown[target];
+      if (user !== undefined && isChatEntry(user) && user.data.role === 'user') shown[target!] = { ...user, data: { ...user.data, content: data.displayInput } as Message };
+    }
+    return shown;
   }
 
   /** Same as `getFullHistory()`. */
@@ -656,7 +701,9 @@ export class InteractiveSession {
     const extra = diagnostics.length > 0 ? { diagnostics } : {};
     if (activation.mode === 'fork') return { success: true, message: activation.result.text, data: { mode: 'fork', skill: name, agentId: activation.result.agentId }, ...extra };
     if (request.invocation === 'model-tool') return { success: true, message: activation.prompt, data: { mode: 'inject', skill: name }, ...extra };
-    const result = await this.submit(activation.prompt, `/${name}${args.trim() === '' ? '' : ` ${args.trim()}`}`);
+    // The timeline shows what was typed, and prompt hooks match it; the model gets the skill's prompt.
+    const typed = `/${name}${args.trim() === '' ? '' : ` ${args.trim()}`}`;
+    const result = await this.submit(activation.prompt, typed, typed);
     return { success: true, message: result?.response ?? '', data: { mode: 'inject', skill: name }, ...extra };
   }
 

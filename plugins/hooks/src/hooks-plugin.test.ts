@@ -234,6 +234,16 @@ describe('prompt and session events', () => {
     expect(session.getHistory()).toEqual([]);
   });
 
+  it('UserPromptSubmit gets what the user typed (rawPrompt) when the prompt was expanded from it', async () => {
+    const hook = await script('typed.sh', 'cat >> "$CLAUDE_PROJECT_DIR/prompts"; echo >> "$CLAUDE_PROJECT_DIR/prompts"');
+    const { session, provider } = await start({ UserPromptSubmit: [command(hook)] }, [{ text: 'a' }, { text: 'b' }]);
+    await session.run('Audit src for unsafe code (the skill prompt)', { rawPrompt: '/audit src' });
+    await session.run('plain');
+    const inputs = (await readFile(join(dir, 'prompts'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { prompt: string });
+    expect(inputs.map((input) => input.prompt)).toEqual(['/audit src', 'plain']);
+    expect(JSON.stringify(provider.requests[0]!.messages[0])).toContain('the skill prompt');
+  });
+
   it('adds UserPromptSubmit plain stdout and SessionStart stdout (first prompt only) to the context', async () => {
     const start1 = await script('start.sh', 'echo "project uses pnpm"');
     const prompt = await script('prompt.sh', `echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"today is Monday"}}'`);

@@ -157,7 +157,8 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         const { session } = context;
         const pending = pendingContext.get(session) ?? [];
         pendingContext.delete(session);
-        const result = await run({ event: 'UserPromptSubmit', fields: { prompt: context.prompt }, session });
+        // What the user typed (`/audit src`), not the skill prompt it expanded to: hooks match that.
+        const result = await run({ event: 'UserPromptSubmit', fields: { prompt: context.rawPrompt ?? context.prompt }, session });
         if (result.blocked || result.stop) return { blocked: { reason: result.reason ?? result.stop?.reason ?? 'blocked by a UserPromptSubmit hook' } };
         const added = [...pending, ...result.additionalContext];
         return added.length > 0 ? { additionalContext: [...context.additionalContext, ...added] } : undefined;

@@ -47,9 +47,10 @@ export function promptHistory(options: HistoryStorageOptions | HistoryStorage = 
           .inSingletonScope()
           .onDeactivation((storage) => storage.close());
       }
-      hooks.userPromptSubmit.tap({ name: 'prompt-history', stage: Stage.Observe }, ({ prompt, session }) => {
+      hooks.userPromptSubmit.tap({ name: 'prompt-history', stage: Stage.Observe }, ({ prompt, rawPrompt, session }) => {
         try {
-          session.services.getOptional(PromptHistory)?.add(prompt, session.cwd);
+          // What the user typed (recall brings back `/audit src`, not the skill prompt behind it).
+          session.services.getOptional(PromptHistory)?.add(rawPrompt ?? prompt, session.cwd);
         } catch (error) {
           // The database could not be opened: recording is best effort, the turn goes on.
           (session.services.getOptional(Diagnostics) ?? processWarningDiagnostics).report({
