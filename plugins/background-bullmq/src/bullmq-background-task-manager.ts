@@ -133,17 +133,23 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
 
   /** Connects, loads the mirror and starts following events. Idempotent; every async method awaits it. */
   start(): Promise<void> {
-    this.starting ??= (async () => {
-      await this.redis.connect();
-      // The cursor is taken before the records are read: an event committed in between is
-      // replayed, and the mirror keeps whichever version is newer.
-      const cursor = await latestTaskEventId(this.redis, this.keys.events);
-      for (const stored of await this.loadAll()) this.mirror.load(stored.state, stored.version);
-      const reader = this.redis.duplicate({ enableAutoPipelining: false });
-      reader.on('error', (error) => this.report(error, undefined, 'redis event reader'));
-      this.follower = followTaskEvents(reader, this.keys.events, cursor, (entry) => this.onEntry(entry), (error) => this.report(error, undefined, 'event stream'));
-    })();
+    // A failed start is forgotten, so the next call tries again (Redis down at first, back later).
+    this.starting ??= this.startOnce().catch((error: unknown) => {
+      this.starting = undefined;
+      throw error;
+    });
     return this.starting;
+  }
+
+  private async startOnce(): Promise<void> {
+    await connected(this.redis);
+    // The cursor is taken before the records are read: an event committed in between is
+    // replayed, and the mirror keeps whichever version is newer.
+    const cursor = await latestTaskEventId(this.redis, this.keys.events);
+    for (const stored of await this.loadAll()) this.mirror.load(stored.state, stored.version);
+    const reader = this.redis.duplicate({ enableAutoPipelining: false });
+    reader.on('error', (error) => this.report(error, undefined, 'redis event reader'));
+    this.follower = followTaskEvents(reader, this.keys.events, cursor, (entry) => this.onEntry(entry), (error) => this.report(error, undefined, 'event stream'));
   }
 
   // ------------------------------------------------------------------ IBackgroundTaskManager
@@ -445,3 +451,26 @@ export function filterStates(states: readonly IBackgroundTaskState[], filter: IB
   );
 }
 
+/**
+ * Resolves once `redis` is ready: connects a connection that never did (or ended), else waits
+ * for the attempt under way, rejecting with its error (ioredis keeps retrying meanwhile).
+ */
+async function connected(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return;
+  if (redis.status === 'wait' || redis.status === 'end') {
+    await redis.connect();
+    return;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const ready = (): void => {
+      redis.off('error', failed);
+      resolve();
+    };
+    const failed = (error: unknown): void => {
+      redis.off('ready', ready);
+      reject(error);
+    };
+    redis.once('ready', ready);
+    redis.once('error', failed);
+  });
+}

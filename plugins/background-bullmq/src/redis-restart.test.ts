@@ -24,6 +24,24 @@ afterAll(async () => {
 });
 
 describe.runIf(hasRedisServer && process.platform === 'linux')('Redis restarted mid-run (real redis-server)', () => {
+  it('a client whose first connection finds Redis down reports it, and works once Redis is back', async () => {
+    const errors: string[] = [];
+    const manager = new BullmqBackgroundTaskManager({ connection: { host: '127.0.0.1', port: redis.port, retryStrategy: () => 100 }, queue: 'late-redis', onError: (error) => errors.push(String(error)) });
+    const back = redis.restart(1500);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await expect(manager.spawn({ kind: 'process', command: 'true', cwd: dir })).rejects.toThrow();
+      await back;
+      const state = await until(() => manager.spawn({ kind: 'process', command: 'true', cwd: dir }).catch(() => undefined), 'a spawn once Redis is back');
+      expect(state.status).toBe('queued');
+      expect(manager.get(state.id)?.id).toBe(state.id);
+      expect(errors.length).toBeGreaterThan(0);
+    } finally {
+      await back.catch(() => undefined);
+      await manager.shutdown();
+    }
+  });
+
   it('tasks running across the restart end cleanly, and the cluster keeps working', async () => {
     const base = { connection: { host: '127.0.0.1', port: redis.port }, queue: 'restart' };
     const errors: string[] = [];

@@ -68,6 +68,8 @@ describe('tessera worker: arguments', () => {
       [['--global-concurrency', '0'], /--global-concurrency must be a whole number/],
       [['--concurrency', 'x'], /--concurrency must be a whole number/],
       [['--kinds', 'robot'], /--kinds: robot is not run by this command/],
+      // shell and cron are the names for process and scheduled tasks: only robot is refused.
+      [['--kinds', 'shell,agent,cron,robot'], /--kinds: robot is not run by this command/],
       [['--permission-mode', 'yolo'], /--permission-mode yolo is not a permission mode/],
       [['--redis', 'http://x'], /redis:\/\//],
     ] as const) {

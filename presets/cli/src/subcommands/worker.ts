@@ -20,7 +20,8 @@ queue for another worker instead).
   --concurrency <n>    tasks at once in this worker, per kind (default 4)
   --global-concurrency <n>  tasks of each kind at once across all workers of the queue
   --rate-limit <max>/<ms>   at most <max> task starts per <ms> per kind, across all workers
-  --kinds <list>       process, scheduled, agent (default process,scheduled). Agent tasks run as
+  --kinds <list>       process, scheduled, agent (default process,scheduled; shell and cron name the
+                       first two). Agent tasks run as
                        subagent sessions of this worker's own kernel: the CLI preset composed from
                        the settings of --cwd, its provider and permission rules; a call needing
                        approval is refused with the rule to add, as in print mode.
@@ -31,6 +32,9 @@ queue for another worker instead).
   --permission-mode <mode>  agent tasks: default, acceptEdits, plan or bypassPermissions
   --cwd <dir>          agent tasks: the folder whose settings compose the kernel (default the current one)
 `;
+
+/** Other names of the task kinds: `shell` tasks are `process` tasks, `cron` tasks `scheduled` ones. */
+const KIND_ALIASES: Readonly<Record<string, string>> = { shell: 'process', cron: 'scheduled' };
 
 /** `redis://[:password@]host:port[/db]` as ioredis options; a located error for anything else. */
 export function redisOptions(url: string): { host: string; port: number; password?: string; username?: string; db?: number } {
@@ -90,7 +94,7 @@ export const runWorkerCommand: Subcommand = async (argv, io) => {
   const graceMs = values['grace-ms'] === undefined ? 30_000 : Number(values['grace-ms']);
   let globalConcurrency: number | undefined;
   let rateLimit: { max: number; durationMs: number } | undefined;
-  const kinds = typeof values.kinds === 'string' ? values.kinds.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '') : [...DEFAULT_KINDS];
+  const kinds = typeof values.kinds === 'string' ? [...new Set(values.kinds.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '').map((kind) => KIND_ALIASES[kind] ?? kind))] : [...DEFAULT_KINDS];
   try {
     connection = redisOptions(typeof values.redis === 'string' ? values.redis : (io.env.TESSERA_REDIS_URL ?? 'redis://127.0.0.1:6379'));
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(values.concurrency)})`);
