@@ -20,10 +20,13 @@ describe('serverPreset / createTesseraServer', () => {
 
   it('one call serves HTTP with the demo model; a run streams and /mcp answers', async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'tessera-preset-server-')));
-    const server = await createTesseraServer({ cwd: dir, home: dir, provider: { kind: 'demo' }, sessionLog: false, permissions: { allow: ['Bash(pwd)', 'Write'] }, tokens: [{ id: 'me', sha256: hashToken('secret-token') }, { id: 'other', sha256: hashToken('other-token') }] });
+    const server = await createTesseraServer({ cwd: dir, home: dir, provider: { kind: 'demo' }, sessionLog: false, permissions: { allow: ['Bash(pwd)', 'Write'] }, tokens: [{ id: 'me', sha256: hashToken('secret-token') }, { id: 'other', sha256: hashToken('other-token') }], maxSessionsPerOwner: 1 });
     try {
       const headers = { authorization: 'Bearer secret-token', 'content-type': 'application/json' };
       const created = (await (await fetch(`${server.url}/v1/sessions`, { method: 'POST', headers, body: '{}' })).json()) as { id: string };
+      const second = await fetch(`${server.url}/v1/sessions`, { method: 'POST', headers, body: '{}' });
+      expect(second.status).toBe(429);
+      expect(((await second.json()) as { error: { code: string } }).error.code).toBe('too_many_sessions');
       const text = await (await fetch(`${server.url}/v1/sessions/${created.id}/messages`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'hello' }) })).text();
       expect(text).toContain('"type":"start"');
       expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);

@@ -30,13 +30,17 @@ export interface TesseraServerOptions extends ServerPresetOptions, Omit<StartSer
   allowedRoots?: readonly string[];
   permissionTimeoutMs?: number;
   allowBypassPermissions?: boolean;
+  /** Most live sessions one token may hold (`429 too_many_sessions` beyond). */
+  maxSessionsPerOwner?: number;
+  /** Most turns one token may run at once (`429 too_many_turns` beyond). */
+  maxConcurrentTurnsPerOwner?: number;
   /** Serve MCP at `/mcp`. Default true. */
   mcpServer?: boolean;
 }
 
 /** The whole server in one call: kernel, hub, HTTP (SSE, WebSocket, OpenAPI) and MCP at `/mcp`. */
 export async function createTesseraServer(options: TesseraServerOptions): Promise<RunningServer & { kernel: Kernel; hub: SessionHub }> {
-  const { tokens, allowedRoots, permissionTimeoutMs, allowBypassPermissions, mcpServer: mcpOption, port, hostname, websocket, rateLimitPerMinute, corsOrigins, maxBodyBytes, keepAliveMs, abortOnDisconnect, maxBufferedBytes, ...presetOptions } = options;
+  const { tokens, allowedRoots, permissionTimeoutMs, allowBypassPermissions, maxSessionsPerOwner, maxConcurrentTurnsPerOwner, mcpServer: mcpOption, port, hostname, websocket, rateLimitPerMinute, corsOrigins, maxBodyBytes, keepAliveMs, abortOnDisconnect, maxBufferedBytes, ...presetOptions } = options;
   const { plugins, approvals } = serverPreset(presetOptions);
   const kernel = await createKernel({ plugins });
   const sessions = kernelSessionFactory(kernel);
@@ -47,8 +51,15 @@ export async function createTesseraServer(options: TesseraServerOptions): Promis
     allowedRoots: roots,
     ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
     ...(allowBypassPermissions === undefined ? {} : { allowBypassPermissions }),
+    ...(maxSessionsPerOwner === undefined ? {} : { maxSessionsPerOwner }),
+    ...(maxConcurrentTurnsPerOwner === undefined ? {} : { maxConcurrentTurnsPerOwner }),
   });
-  const mcp = mcpOption === false ? undefined : createMcpHttpHandler(mcpServerTransport({ sessions, approvals, cwd: roots[0]! }));
+  // As `tessera serve`: on a non-loopback hostname the Host header is the deployment's to vouch for; CORS origins are the MCP Origins too.
+  const loopback = hostname === undefined || ['127.0.0.1', 'localhost', '::1'].includes(hostname);
+  const mcp = mcpOption === false ? undefined : createMcpHttpHandler(mcpServerTransport({ sessions, approvals, cwd: roots[0]! }), {
+    ...(loopback ? {} : { allowedHosts: ['*'] }),
+    ...(corsOrigins ? { allowedOrigins: corsOrigins } : {}),
+  });
   try {
     const server = await startServer({
       hub,
