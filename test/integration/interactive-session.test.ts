@@ -470,6 +470,22 @@ describe('InteractiveSession: system prompt and sandbox', () => {
     await explicit.shutdown();
   });
 
+  it('appendSystemPrompt goes after an explicit system prompt and after a resumed one, once however often the session is resumed with it', async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: 'a' }, { text: 'b' }, { text: 'c' }] });
+    kernel = await createKernel({ plugins: testPreset({ provider, replace: [jsonlSessionStore({ agentDir: join(dir, 'agent') })] }) });
+    const first = new InteractiveSession({ kernel, cwd: dir, systemPrompt: 'Base.', appendSystemPrompt: 'Extra.' });
+    await first.submit('one');
+    expect(provider.requests[0]!.system).toBe('Base.\n\nExtra.');
+    const id = first.getSessionId();
+    await first.shutdown();
+    for (const turn of [1, 2]) {
+      const resumed = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: id, appendSystemPrompt: 'Extra.' });
+      await resumed.submit(`again ${turn}`);
+      expect(provider.requests[turn]!.system).toBe('Base.\n\nExtra.');
+      await resumed.shutdown();
+    }
+  });
+
   it('applies the workspace manifest once for a new session, snapshots at shutdown, restores the snapshot on resume instead of the manifest', async () => {
     const calls: string[] = [];
     const client = {

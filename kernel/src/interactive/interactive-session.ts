@@ -843,7 +843,8 @@ export class InteractiveSession {
       ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
     });
     if (record && !fork) {
-      const systemMessage = options.systemPrompt ?? record.systemPrompt;
+      const given = options.systemPrompt ?? record.systemPrompt;
+      const systemMessage = given === undefined ? options.appendSystemPrompt : this.withAppended(given);
       return kernel.resumeSession(record, systemMessage === undefined ? base : copyWith(base, { systemMessage }));
     }
     const system = await this.systemPrompt(kernel, record?.cwd ?? cwd, record);
@@ -858,9 +859,18 @@ export class InteractiveSession {
     }));
   }
 
+  /**
+   * `prompt` with `appendSystemPrompt` after it (as the builder joins sections). A stored prompt
+   * that already ends with it (a session resumed with the same flag again) gets it once.
+   */
+  private withAppended(prompt: string): string {
+    const append = this.options.appendSystemPrompt?.trim();
+    return append === undefined || append === '' || prompt.trimEnd().endsWith(append) ? prompt : `${prompt}\n\n${append}`;
+  }
+
   private async systemPrompt(kernel: Kernel, cwd: string, record: ISessionRecord | undefined): Promise<{ prompt?: string; compactInstructions?: string }> {
-    if (this.options.systemPrompt !== undefined) return { prompt: this.options.systemPrompt };
-    if (record?.systemPrompt !== undefined) return { prompt: record.systemPrompt };
+    if (this.options.systemPrompt !== undefined) return { prompt: this.withAppended(this.options.systemPrompt) };
+    if (record?.systemPrompt !== undefined) return { prompt: this.withAppended(record.systemPrompt) };
     const builder = kernel.getOptional(SystemPromptBuilder);
     if (!builder) return this.options.appendSystemPrompt === undefined ? {} : { prompt: this.options.appendSystemPrompt };
     const services: SessionServices = new ContainerSessionServices(kernel.container);
