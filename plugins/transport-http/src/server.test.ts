@@ -104,6 +104,76 @@ describe('HTTP transport: sessions', () => {
     expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ permissionMode: 'plan' });
   });
 
+  it('WebSocket: bob’s socket can neither watch, prompt, abort, answer nor command alice’s session; alice subscribes, aborts and unsubscribes', async () => {
+    const h = await start({ turns: [{ text: Array.from({ length: 200 }, (_, index) => `s${index} `), delayMs: 5 }, { text: 'later' }] });
+    const { id } = await createSession(h);
+    const connect = async (token: string) => {
+      const socket = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${token}` } });
+      const frames: Array<Record<string, unknown>> = [];
+      const waiters: Array<() => void> = [];
+      socket.on('message', (data) => {
+        frames.push(JSON.parse(String(data)) as Record<string, unknown>);
+        for (const wake of waiters.splice(0)) wake();
+      });
+      await new Promise((resolve) => socket.once('open', resolve));
+      const until = async (predicate: (frame: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
+        for (;;) {
+          const found = frames.find(predicate);
+          if (found) return found;
+          await new Promise<void>((resolve) => waiters.push(resolve));
+        }
+      };
+      const result = (request: string) => until((frame) => frame.type === 'result' && frame.request === request);
+      return { socket, frames, until, result };
+    };
+    const bob = await connect(TOKEN_B);
+    for (const message of [
+      { type: 'subscribe', sessionId: id },
+      { type: 'prompt', sessionId: id, prompt: 'mine now' },
+      { type: 'abort', sessionId: id },
+      { type: 'permission', sessionId: id, requestId: 'r1', decision: 'allow' },
+      { type: 'command', sessionId: id, name: 'help' },
+    ]) {
+      bob.socket.send(JSON.stringify(message));
+      expect(await bob.result(message.type), message.type).toMatchObject({ ok: false, error: { code: 'session_not_found' } });
+    }
+    const alice = await connect(TOKEN_A);
+    alice.socket.send(JSON.stringify({ type: 'subscribe', sessionId: id }));
+    expect(await alice.result('subscribe')).toMatchObject({ ok: true });
+    const turn = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'talk' } });
+    await alice.until((frame) => frame.type === 'chunk' && (frame.chunk as { type: string }).type === 'text-delta');
+    alice.socket.send(JSON.stringify({ type: 'abort', sessionId: id }));
+    expect(await alice.result('abort')).toMatchObject({ ok: true, aborted: true });
+    expect(await turn.text()).toContain('"type":"abort"');
+    alice.socket.send(JSON.stringify({ type: 'unsubscribe', sessionId: id }));
+    expect(await alice.result('unsubscribe')).toMatchObject({ ok: true });
+    const seen = alice.frames.length;
+    await readSse(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'again' } }));
+    expect(alice.frames.slice(seen).filter((frame) => frame.type === 'chunk')).toEqual([]);
+    expect(bob.frames.filter((frame) => frame.type === 'chunk')).toEqual([]);
+    bob.socket.close();
+    alice.socket.close();
+  });
+
+  it('limits: a token past its requests per minute gets 429 rate_limited (another token does not); CORS is off unless origins are listed', async () => {
+    const h = await start({ server: { rateLimitPerMinute: 3 } });
+    for (let request = 0; request < 3; request += 1) expect((await h.request('/v1/sessions')).status).toBe(200);
+    expect(await errorOf(await h.request('/v1/sessions'))).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect((await h.request('/v1/sessions', { token: TOKEN_B })).status).toBe(200);
+    const preflight = await h.request('/v1/sessions', { method: 'OPTIONS', token: null, headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+    const cross = await h.request('/v1/sessions', { token: TOKEN_B, headers: { origin: 'https://app.example' } });
+    expect(cross.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('sends keep-alive comments while a turn is quiet', async () => {
+    const h = await start({ server: { keepAliveMs: 40 }, turns: [{ text: ['slow ', 'answer'], delayMs: 150 }] });
+    const { id } = await createSession(h);
+    const text = await (await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'wait' } })).text();
+    expect(text).toContain(': keep-alive\n\n');
+    expect(text).toContain('slow answer'.split(' ')[1]);
+  });
+
   it('a server that allows bypassPermissions lets /permissions switch to it', async () => {
     const h = await start({ hub: { allowBypassPermissions: true } });
     const { id } = await createSession(h);
