@@ -561,6 +561,23 @@ describe('createQuery', () => {
     expect(messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', text: 'Hello', turns: 1, usage: { totalTokens: 7 } });
   });
 
+  it('runs in the default permission mode unless told otherwise — never bypass', async () => {
+    const modes: string[] = [];
+    const watch = definePlugin({
+      name: 'watch-mode',
+      register({ hooks }) {
+        hooks.userPromptSubmit.tap('watch-mode', (context) => {
+          modes.push(context.session.getPermissionMode());
+          return context;
+        });
+      },
+    });
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], plugins: [watch] }) });
+    for await (const _ of createQuery({ prompt: 'one', kernel, cwd: dir }));
+    for await (const _ of createQuery({ prompt: 'two', kernel, cwd: dir, permissionMode: 'plan' }));
+    expect(modes).toEqual(['default', 'plan']);
+  });
+
   it('stops on abort with an interrupted result', async () => {
     const { tool, started } = gate();
     kernel = await createKernel({ plugins: testPreset({ turns: [{ toolCalls: [{ id: 'w', name: 'Wait', input: { label: 'x' } }] }], plugins: [toolsPlugin(tool)] }) });

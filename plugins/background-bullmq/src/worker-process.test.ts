@@ -128,6 +128,22 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     expect(log.some((line) => line.startsWith('[worker] attempt 2'))).toBe(true);
   });
 
+  it('a cron tick that comes while the previous fire still runs is skipped and recorded, not run beside it', async () => {
+    const { childWorker, worker, client } = setup();
+    await childWorker();
+    await worker();
+    const manager = client();
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'sleep 2.2; echo slow', cwd: dir } });
+    const log = async () => (await manager.readLog(task.id)).lines;
+    const skippedLine = await until(async () => (await log()).find((line) => /^\[schedule\] skipped tick \S+: the previous fire is still running \(1 skipped\)$/.test(line)), 'a skipped tick', 10_000);
+    expect(skippedLine).toBeDefined();
+    await manager.cancel(task.id, 'enough');
+    const lines = await log();
+    // Fires never overlap: each start comes after the previous fire's end.
+    const events = lines.filter((line) => /^\[schedule\] fire \d+ (started|completed|failed)/.test(line)).map((line) => (line.includes('started') ? 'start' : 'end'));
+    for (let index = 1; index < events.length; index += 1) if (events[index] === 'start') expect(events[index - 1]).toBe('end');
+  });
+
   it('a cron task fires once per tick across two workers, then stops when cancelled', async () => {
     const { childWorker, worker, client } = setup();
     await childWorker();
