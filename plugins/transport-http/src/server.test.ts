@@ -166,6 +166,25 @@ describe('HTTP transport: sessions', () => {
     expect(cross.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it('a turn whose model call fails ends with an error part the AI SDK reads, and the session takes the next prompt', async () => {
+    const h = await start({ turns: [{ text: 'Half ', error: 'the model service is overloaded' }, { text: 'recovered' }] });
+    const { id } = await createSession(h);
+    const list = await readSse(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'go' } }));
+    const parts = list.join('\n');
+    expect(parts).toContain('"type":"error"');
+    expect(parts).toContain('overloaded');
+    expect(parts).toContain('"finishReason":"error"');
+    const chunks = parseJsonEventStream({ stream: new Response(list.filter((data) => data.startsWith('{')).map((data) => `data: ${data}\n\n`).join('')).body!, schema: uiMessageChunkSchema });
+    const types: string[] = [];
+    for await (const part of chunks as unknown as AsyncIterable<{ success: boolean; value: { type: string } }>) {
+      expect(part.success).toBe(true);
+      types.push(part.value.type);
+    }
+    expect(types).toContain('error');
+    expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ running: false });
+    expect((await readSse(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'again' } }))).join('\n')).toContain('recovered');
+  });
+
   it('sends keep-alive comments while a turn is quiet', async () => {
     const h = await start({ server: { keepAliveMs: 40 }, turns: [{ text: ['slow ', 'answer'], delayMs: 150 }] });
     const { id } = await createSession(h);
