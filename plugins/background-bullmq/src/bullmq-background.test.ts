@@ -375,6 +375,20 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(started[2]! - started[0]!).toBeGreaterThanOrEqual(1000);
   });
 
+  it('a worker that stops with a grace period lets a running task finish, and cancels one still running when the grace ends', async () => {
+    const { client, worker } = setup();
+    const manager = client();
+    const leaving = await worker({ concurrency: 2, kinds: ['process'] });
+    const short = await manager.spawn({ kind: 'process', command: 'sleep 0.4; echo short-done', cwd: dir });
+    const long = await manager.spawn({ kind: 'process', command: 'sleep 30; echo never', cwd: dir });
+    await until(async () => ((await Promise.all([short, long].map((task) => manager.fetch(task.id)))).every((state) => state?.status === 'running') ? true : undefined), 'both running');
+    await leaving.shutdown({ graceMs: 1500 });
+    expect(await manager.wait(short.id)).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect((await manager.readLog(short.id)).lines).toContain('[stdout] short-done');
+    expect((await manager.wait(long.id)).status).toBe('cancelled');
+    expect((await manager.readLog(long.id)).lines).not.toContain('[stdout] never');
+  });
+
   it('hands running tasks back to the queue when a worker stops with unfinished: hand-back', async () => {
     const { client, worker } = setup();
     const manager = client();
