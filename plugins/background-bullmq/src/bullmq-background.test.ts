@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -191,7 +192,8 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
   it('cancels a queued task without a worker, and a running one by killing its process group', async () => {
     const { client, worker } = setup();
     const manager = client();
-    const queued = await manager.spawn({ kind: 'process', command: 'true', cwd: dir });
+    const marker = join(dir, `queued-ran-${queueNumber}`);
+    const queued = await manager.spawn({ kind: 'process', command: `touch ${marker}`, cwd: dir });
     expect(await manager.cancel(queued.id, 'not needed')).toMatchObject({ status: 'cancelled', cancelReason: 'not needed' });
     await worker();
     const sleeper = await manager.spawn({ kind: 'process', command: 'sleep 30 & sleep 31 & echo up; wait', cwd: dir });
@@ -200,6 +202,9 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       return state?.status === 'running' && state.pid ? state : undefined;
     }, 'running sleeper');
     await until(async () => (await manager.readLog(sleeper.id)).lines.includes('[stdout] up') || undefined, 'first log line');
+    // The worker took the later task; the cancelled one, queued before it, never ran.
+    expect(existsSync(marker)).toBe(false);
+    expect((await manager.fetch(queued.id))?.status).toBe('cancelled');
     expect(liveGroupMembers(running.pid!)).toBeGreaterThan(1);
     const cancelled = await manager.cancel(sleeper.id, 'stop it');
     expect(cancelled).toMatchObject({ status: 'cancelled', cancelReason: 'stop it' });
@@ -373,6 +378,29 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     started.sort((a, b) => a - b);
     // One start per 600 ms window: the third cannot start before two windows have passed.
     expect(started[2]! - started[0]!).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('keeps every key under its prefix: task records, logs, events and the BullMQ queues', async () => {
+    const queue = `prefixed${++queueNumber}`;
+    const base = { connection: { host: '127.0.0.1', port: redis.port }, queue, prefix: 'acme.test' };
+    const manager = new BullmqBackgroundTaskManager(base);
+    cleanups.push(() => manager.shutdown());
+    const running = await startBackgroundWorker({ ...base, kinds: ['process', 'scheduled'], shell: { killGraceMs: 200 } });
+    cleanups.push(() => running.shutdown({ graceMs: 0 }));
+    const task = await manager.spawn({ kind: 'process', command: 'echo keyed', cwd: dir });
+    expect((await manager.wait(task.id)).status).toBe('completed');
+    const cron = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: dir, task: { kind: 'process', command: 'true', cwd: dir } });
+    const peek = new Redis({ host: '127.0.0.1', port: redis.port });
+    try {
+      const keys = (await peek.keys('*')).filter((key) => key.includes(queue));
+      expect(keys.length).toBeGreaterThan(3);
+      expect(keys.filter((key) => !key.startsWith('acme.test:'))).toEqual([]);
+      expect(keys.some((key) => key.startsWith('acme.test:bull:'))).toBe(true);
+      expect(keys.some((key) => key.includes(':events'))).toBe(true);
+    } finally {
+      peek.disconnect();
+    }
+    await manager.cancel(cron.id, 'done');
   });
 
   it('a worker that stops with a grace period lets a running task finish, and cancels one still running when the grace ends', async () => {
