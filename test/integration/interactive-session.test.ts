@@ -270,6 +270,21 @@ describe('InteractiveSession: displayInput and rawInput', () => {
     await resumed.shutdown();
   });
 
+  it('a prompt-display event shows only on the user entry holding its prompt (a resumed file may have put a compaction summary there)', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [] }) });
+    const at = '2026-01-01T00:00:00.000Z';
+    const history = [
+      { id: 'u1', timestamp: at, category: 'chat' as const, type: 'user', data: { role: 'user' as const, content: 'Summary of the earlier conversation' } },
+      { id: 'e1', timestamp: at, category: 'event' as const, type: 'prompt-display', data: { displayInput: '/audit src', chatBack: 1, promptHead: 'Audit the src folder' } },
+      { id: 'u2', timestamp: at, category: 'chat' as const, type: 'user', data: { role: 'user' as const, content: 'Audit the src folder for unsafe code.' } },
+      { id: 'e2', timestamp: at, category: 'event' as const, type: 'prompt-display', data: { displayInput: '/audit src', chatBack: 1, promptHead: 'Audit the src folder' } },
+    ];
+    const session = new InteractiveSession({ session: kernel.createSession({ history }) });
+    await session.whenReady();
+    expect(session.getHistory().filter((entry) => entry.category === 'chat').map((entry) => (entry.data as { content: unknown }).content)).toEqual(['Summary of the earlier conversation', '/audit src']);
+    await session.shutdown();
+  });
+
   it('persists after each completed submit, before any shutdown: another reader sees the turn and its summary entries', async () => {
     const agentDir = join(dir, 'agent');
     const echo = defineTool({ name: 'Echo', description: 'echoes', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) });

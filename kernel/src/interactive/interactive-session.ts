@@ -311,7 +311,7 @@ export class InteractiveSession {
     this.turnUsage = undefined;
     this.events.emit('thinking', true);
     // Recorded when the turn ends, naming the user entry it shows (none when the prompt was blocked).
-    this.turnDisplay = displayInput !== undefined && displayInput !== input ? { displayInput, rawInput, from: session.getFullHistory().length } : undefined;
+    this.turnDisplay = displayInput !== undefined && displayInput !== input ? { displayInput, rawInput, promptHead: input.slice(0, PROMPT_HEAD_CHARS), from: session.getFullHistory().length } : undefined;
     const checkpoints = session.services.getOptional(EditCheckpoints);
     let checkpointOpen = false;
     try {
@@ -350,7 +350,7 @@ export class InteractiveSession {
   }
 
   /** The running prompt's display text, and where its entries start in the timeline. */
-  private turnDisplay: { displayInput: string; rawInput: string | undefined; from: number } | undefined;
+  private turnDisplay: { displayInput: string; rawInput: string | undefined; promptHead: string; from: number } | undefined;
 
   /** Appends the turn's tool summary and usage entries and builds the result. */
   private finishTurn(session: Session, response: string): IExecutionResult {
@@ -370,7 +370,7 @@ export class InteractiveSession {
       }
       let chatBack = 0;
       if (target !== -1) for (let index = target; index < entries.length; index += 1) if (entries[index]!.category === 'chat') chatBack += 1;
-      this.addEvent(session, 'prompt-display', { displayInput: display.displayInput, ...(display.rawInput === undefined ? {} : { rawInput: display.rawInput }), ...(chatBack > 0 ? { chatBack } : {}) });
+      this.addEvent(session, 'prompt-display', { displayInput: display.displayInput, ...(display.rawInput === undefined ? {} : { rawInput: display.rawInput }), ...(chatBack > 0 ? { chatBack, promptHead: display.promptHead } : {}) });
     }
     // Finished states are never changed again; only a call still running (an abort) is copied.
     const tools = this.turnTools.map((state) => (state.isRunning ? { ...state } : state));
@@ -525,11 +525,14 @@ export class InteractiveSession {
         continue;
       }
       if (entry.type !== 'prompt-display') continue;
-      const data = entry.data as { displayInput?: unknown; chatBack?: unknown } | undefined;
+      const data = entry.data as { displayInput?: unknown; chatBack?: unknown; promptHead?: unknown } | undefined;
       if (typeof data?.displayInput !== 'string' || typeof data.chatBack !== 'number' || chat === undefined) continue;
       const target = chat[chat.length - data.chatBack];
       const user = target === undefined ? undefined : shown[target];
-      if (user !== undefined && isChatEntry(user) && user.data.role === 'user') shown[target!] = { ...user, data: { ...user.data, content: data.displayInput } as Message };
+      // Only the entry holding that prompt (a resumed file may have dropped its turn behind a compaction summary).
+      if (user === undefined || !isChatEntry(user) || user.data.role !== 'user') continue;
+      if (typeof data.promptHead === 'string' && !userText(user.data).includes(data.promptHead)) continue;
+      shown[target!] = { ...user, data: { ...user.data, content: data.displayInput } as Message };
     }
     return shown;
   }
@@ -928,6 +931,9 @@ function userText(message: Message): string {
     .map((block) => block.text)
     .join('\n');
 }
+
+/** How much of a prompt a `prompt-display` event keeps, to recognise its user entry. */
+const PROMPT_HEAD_CHARS = 80;
 
 /** A timeline entry as shown: user prompts without `<system-reminder>` context blocks. */
 function displayEntry(entry: IHistoryEntry): IHistoryEntry {
