@@ -31,6 +31,27 @@ async function errorOf(response: Response): Promise<{ status: number; code: stri
   return { status: response.status, ...body.error };
 }
 
+/** A WebSocket client of `h` for `token`: every frame kept in order; `until` waits for one; `result` for a request's answer. */
+async function connectWs(h: ServerHarness, token: string) {
+  const socket = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${token}` } });
+  const frames: Array<Record<string, unknown>> = [];
+  const waiters: Array<() => void> = [];
+  socket.on('message', (data) => {
+    frames.push(JSON.parse(String(data)) as Record<string, unknown>);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  await new Promise((resolve) => socket.once('open', resolve));
+  const until = async (predicate: (frame: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
+    for (;;) {
+      const found = frames.find(predicate);
+      if (found) return found;
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
+  const result = (request: string) => until((frame) => frame.type === 'result' && frame.request === request);
+  return { socket, frames, until, result };
+}
+
 /** The streamed turn read by the AI SDK's own parser into its final UI message. */
 async function readWithAiSdk(response: Response): Promise<UIMessage> {
   expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
@@ -87,16 +108,9 @@ describe('HTTP transport: sessions', () => {
     const refused = (await (await h.request(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'permissions', args: 'bypassPermissions' } })).json()) as { success: boolean; message: string };
     expect(refused).toMatchObject({ success: false, message: expect.stringContaining('not allowed here') });
     expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ permissionMode: 'default' });
-    const socket = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${TOKEN_A}` } });
-    const result = new Promise<Record<string, unknown>>((resolve) =>
-      socket.on('message', (data) => {
-        const frame = JSON.parse(String(data)) as Record<string, unknown>;
-        if (frame.type === 'result' && frame.request === 'command') resolve(frame);
-      }),
-    );
-    await new Promise((resolve) => socket.once('open', resolve));
+    const { socket, result } = await connectWs(h, TOKEN_A);
     socket.send(JSON.stringify({ type: 'command', sessionId: id, name: 'permissions', args: 'bypassPermissions' }));
-    expect(JSON.stringify(await result)).toContain('not allowed here');
+    expect(JSON.stringify(await result('command'))).toContain('not allowed here');
     socket.close();
     expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ permissionMode: 'default' });
     // Other modes still switch.
@@ -107,26 +121,7 @@ describe('HTTP transport: sessions', () => {
   it('WebSocket: bob’s socket can neither watch, prompt, abort, answer nor command alice’s session; alice subscribes, aborts and unsubscribes', async () => {
     const h = await start({ turns: [{ text: Array.from({ length: 200 }, (_, index) => `s${index} `), delayMs: 5 }, { text: 'later' }] });
     const { id } = await createSession(h);
-    const connect = async (token: string) => {
-      const socket = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${token}` } });
-      const frames: Array<Record<string, unknown>> = [];
-      const waiters: Array<() => void> = [];
-      socket.on('message', (data) => {
-        frames.push(JSON.parse(String(data)) as Record<string, unknown>);
-        for (const wake of waiters.splice(0)) wake();
-      });
-      await new Promise((resolve) => socket.once('open', resolve));
-      const until = async (predicate: (frame: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
-        for (;;) {
-          const found = frames.find(predicate);
-          if (found) return found;
-          await new Promise<void>((resolve) => waiters.push(resolve));
-        }
-      };
-      const result = (request: string) => until((frame) => frame.type === 'result' && frame.request === request);
-      return { socket, frames, until, result };
-    };
-    const bob = await connect(TOKEN_B);
+    const bob = await connectWs(h, TOKEN_B);
     for (const message of [
       { type: 'subscribe', sessionId: id },
       { type: 'prompt', sessionId: id, prompt: 'mine now' },
@@ -137,7 +132,7 @@ describe('HTTP transport: sessions', () => {
       bob.socket.send(JSON.stringify(message));
       expect(await bob.result(message.type), message.type).toMatchObject({ ok: false, error: { code: 'session_not_found' } });
     }
-    const alice = await connect(TOKEN_A);
+    const alice = await connectWs(h, TOKEN_A);
     alice.socket.send(JSON.stringify({ type: 'subscribe', sessionId: id }));
     expect(await alice.result('subscribe')).toMatchObject({ ok: true });
     const turn = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'talk' } });
@@ -461,21 +456,7 @@ describe('HTTP transport: WebSocket', () => {
       refused.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
       refused.on('error', () => undefined);
     })).toBe(401);
-    const socket = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${TOKEN_A}` } });
-    const frames: Array<Record<string, unknown>> = [];
-    const waiters: Array<() => void> = [];
-    socket.on('message', (data) => {
-      frames.push(JSON.parse(String(data)) as Record<string, unknown>);
-      for (const wake of waiters.splice(0)) wake();
-    });
-    await new Promise((resolve) => socket.once('open', resolve));
-    const until = async (predicate: (frame: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
-      for (;;) {
-        const found = frames.find(predicate);
-        if (found) return found;
-        await new Promise<void>((resolve) => waiters.push(resolve));
-      }
-    };
+    const { socket, frames, until } = await connectWs(h, TOKEN_A);
     socket.send('not json');
     expect(await until((frame) => frame.type === 'error')).toMatchObject({ error: { code: 'invalid_json' } });
     socket.send(JSON.stringify({ type: 'prompt', sessionId: 'not-mine-000' , prompt: 'x' }));
