@@ -14,6 +14,7 @@ import {
 } from '@tessera/plugin-background';
 import { Redis, type RedisOptions } from 'ioredis';
 import { Queue } from 'bullmq';
+import { JobBatcher } from './job-batcher.js';
 import { createTaskKeys, isSafeKeyName, type TaskKeys } from './redis-keys.js';
 import { checkTaskId, parseSchedule, validateSpawnRequest } from './request-validation.js';
 import { followTaskEvents, latestTaskEventId, readTaskEvents, type StreamedTaskEvent, type TaskEventFollower } from './task-event-stream.js';
@@ -110,6 +111,8 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
   readonly store: RedisTaskStore;
   private readonly redis: Redis;
   private readonly queues = new Map<TBackgroundTaskKind, Queue>();
+  /** Jobs of each queue, added a tick's worth at a time. */
+  private readonly batchers = new Map<TBackgroundTaskKind, JobBatcher>();
   private readonly kinds: ReadonlySet<TBackgroundTaskKind>;
   private readonly mirror = new TaskMirror();
   private readonly listeners = new Set<(entry: StreamedTaskEvent) => void>();
@@ -170,7 +173,7 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
     try {
       if (request.kind === 'scheduled') return await this.schedule(id, request, schedule!);
       const retries = typeof this.options.retries === 'function' ? this.options.retries(request) : (this.options.retries ?? 0);
-      await this.queue(request.kind).add(request.kind, (retries > 0 ? { taskId: id, retries } : { taskId: id }) satisfies BackgroundJobData, {
+      await this.batcher(request.kind).add(request.kind, (retries > 0 ? { taskId: id, retries } : { taskId: id }) satisfies BackgroundJobData, {
         jobId: id,
         ...(priority ? { priority } : {}),
         removeOnComplete: true,
@@ -394,6 +397,15 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
       this.queues.set(kind, queue);
     }
     return queue;
+  }
+
+  private batcher(kind: TBackgroundTaskKind): JobBatcher {
+    let batcher = this.batchers.get(kind);
+    if (!batcher) {
+      batcher = new JobBatcher(this.queue(kind));
+      this.batchers.set(kind, batcher);
+    }
+    return batcher;
   }
 
   private async loadAll(): Promise<StoredTask[]> {
