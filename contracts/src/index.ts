@@ -33,3 +33,4 @@ export * from './skills.js';
 export * from './inventory.js';
 export * from './mcp.js';
 export * from './objects.js';
+export * from './pricing.js';

@@ -576,6 +576,32 @@ describe('createQuery', () => {
     expect(messages.at(-1)).toMatchObject({ type: 'result', subtype: 'success', text: 'Hello', turns: 1, usage: { totalTokens: 7 } });
   });
 
+  it('reports the cost at list prices, summed over the model calls, only when every call is priced', async () => {
+    const echo = defineTool({ name: 'Echo', description: 'echo', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) });
+    const run = async (provider: ScriptedProvider, model?: string): Promise<QueryMessage> => {
+      const messages: QueryMessage[] = [];
+      const plugins = testPreset({ provider, plugins: [toolsPlugin(echo)] });
+      for await (const message of createQuery({ prompt: 'go', cwd: dir, plugins, ...(model === undefined ? {} : { model }) })) messages.push(message);
+      return messages.at(-1)!;
+    };
+    const turns = () => [
+      { toolCalls: [{ id: 'e1', name: 'Echo', input: { text: 'x' } }], usage: { inputTokens: 1000, outputTokens: 200, cacheReadTokens: 2000 } },
+      { text: 'done', usage: { inputTokens: 1500, outputTokens: 100 } },
+    ];
+    // Sonnet 4.x: $3 in, $15 out, $0.30 cache read per million tokens.
+    const priced = await run(new ScriptedProvider({ model: 'claude-sonnet-4-5', turns: turns() }));
+    expect(priced).toMatchObject({ type: 'result', subtype: 'success', turns: 2 });
+    expect((priced as { costUsd?: number }).costUsd).toBeCloseTo((1000 * 3 + 200 * 15 + 2000 * 0.3 + 1500 * 3 + 100 * 15) / 1e6, 10);
+    // A name the price table does not know (a gateway's) is priced as the model asked for.
+    const aliased = await run(new ScriptedProvider({ model: 'gateway-alias', turns: turns() }), 'claude-haiku-4-5');
+    expect((aliased as { costUsd?: number }).costUsd).toBeCloseTo((1000 * 1 + 200 * 5 + 2000 * 0.1 + 1500 * 1 + 100 * 5) / 1e6, 10);
+    // Unknown price, or a call without usage: no cost rather than a wrong one.
+    expect(await run(new ScriptedProvider({ model: 'local-llama', turns: turns() }))).not.toHaveProperty('costUsd');
+    const partial = turns();
+    delete (partial[1] as { usage?: unknown }).usage;
+    expect(await run(new ScriptedProvider({ model: 'claude-sonnet-4-5', turns: partial }))).not.toHaveProperty('costUsd');
+  });
+
   it('runs in the default permission mode unless told otherwise — never bypass', async () => {
     const modes: string[] = [];
     const watch = definePlugin({

@@ -1,7 +1,9 @@
 import {
   describeError,
   isAbortError,
+  modelPrice,
   Provider,
+  usageCostUsd,
   type IContextWindowState,
   type IExecutionResult,
   type IPromptFileReferenceRecord,
@@ -39,7 +41,10 @@ export type QueryMessage =
       /** The final assistant text (what was produced before an abort or error). */
       text: string;
       usage?: IUsageSnapshot;
-      /** Cost in USD, when the provider reports it. */
+      /**
+       * Cost in USD at list prices (`usageCostUsd` in @tessera/contracts), when every model call
+       * reported usage from a model whose price is known; absent otherwise.
+       */
       costUsd?: number;
       /** Model calls the turn made. */
       turns: number;
@@ -81,11 +86,22 @@ export async function* createQuery(options: CreateQueryOptions): AsyncGenerator<
   ];
   const onAbort = (): void => session.abort();
   let turns = 0;
+  // Summed per model call; unknown as soon as one call has no usage or no known price.
+  let cost: number | undefined = 0;
   let done = false;
   try {
     await session.whenReady();
-    const unsubscribeTurns = session.getSession().subscribe((event) => {
-      if (event.type === 'assistant_message') turns += 1;
+    const kernelSession = session.getSession();
+    const unsubscribeTurns = kernelSession.subscribe((event) => {
+      if (event.type !== 'assistant_message') return;
+      turns += 1;
+      if (cost === undefined) return;
+      const { usage, model } = event.message;
+      // Priced by the model that answered; a gateway's own name falls back to the one asked for.
+      const asked = kernelSession.getModel();
+      const priced = usage && ((model !== undefined && modelPrice(model) !== undefined) || asked === undefined ? model : asked);
+      const added = usage && priced !== undefined ? usageCostUsd(priced, usage) : undefined;
+      cost = added === undefined ? undefined : cost + added;
     });
     off.push(unsubscribeTurns);
     if (signal?.aborted) session.abort();
@@ -97,6 +113,7 @@ export async function* createQuery(options: CreateQueryOptions): AsyncGenerator<
         subtype,
         text: result?.response ?? session.getStreamingText(),
         ...(result?.usage ? { usage: result.usage } : {}),
+        ...(cost !== undefined && turns > 0 ? { costUsd: cost } : {}),
         turns,
         durationMs: Date.now() - started,
         sessionId: session.getSessionId(),

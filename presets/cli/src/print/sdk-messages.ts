@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AssistantMessage, ProviderUsage, ToolMessage } from '@tessera/contracts';
+import { modelPrice, usageCostUsd, type AssistantMessage, type ProviderUsage, type ToolMessage } from '@tessera/contracts';
 
 /**
  * Claude Code's stream-json message shapes (the Agent SDK's `SDKMessage`), built from
@@ -71,28 +71,21 @@ export function addUsage(total: AnthropicUsage, usage: AnthropicUsage): void {
   total.cache_creation_input_tokens += usage.cache_creation_input_tokens;
 }
 
-/** USD per million tokens: input, output, cache read, cache write. Public list prices. */
-const PRICES: ReadonlyArray<[RegExp, [number, number, number, number]]> = [
-  [/claude-(opus-4-[01]|opus-4$|opus-4-2|3-opus)/, [15, 75, 1.5, 18.75]],
-  [/claude-opus-4-[5-9]/, [5, 25, 0.5, 6.25]],
-  [/claude-(sonnet-4|3-7-sonnet|3-5-sonnet)/, [3, 15, 0.3, 3.75]],
-  [/claude-haiku-4/, [1, 5, 0.1, 1.25]],
-  [/claude-3-5-haiku/, [0.8, 4, 0.08, 1]],
-  [/^gpt-4o-mini/, [0.15, 0.6, 0.075, 0]],
-  [/^gpt-4o/, [2.5, 10, 1.25, 0]],
-];
-
-/** Whether the price of `model` is known. */
+/** Whether the price of `model` is known (`modelPrice` in @tessera/contracts). */
 export function hasPrice(model: string): boolean {
-  return PRICES.some(([pattern]) => pattern.test(model));
+  return modelPrice(model) !== undefined;
 }
 
 /** Cost of `usage` on `model` in USD; 0 when the model's price is not known. */
 export function costUsd(model: string, usage: AnthropicUsage): number {
-  const price = PRICES.find(([pattern]) => pattern.test(model))?.[1];
-  if (!price) return 0;
-  const [input, output, read, write] = price;
-  return (usage.input_tokens * input + usage.output_tokens * output + usage.cache_read_input_tokens * read + usage.cache_creation_input_tokens * write) / 1_000_000;
+  return (
+    usageCostUsd(model, {
+      inputTokens: usage.input_tokens,
+      outputTokens: usage.output_tokens,
+      cacheReadTokens: usage.cache_read_input_tokens,
+      cacheWriteTokens: usage.cache_creation_input_tokens,
+    }) ?? 0
+  );
 }
 
 const STOP_REASONS: Record<string, string> = { aborted: 'end_turn', error: 'end_turn' };
