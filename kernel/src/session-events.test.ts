@@ -259,6 +259,29 @@ describe('tool sources', () => {
     await session.run('two');
     expect(offered).toEqual([['read:reads', 'extra:extra'], ['read:reads', 'extra:extra']]);
   });
+
+  it('takes a tool source added after creation from the next model call on, and drops its tools when it is removed', async () => {
+    const extra = defineTool({ name: 'extra', description: 'extra', inputSchema: z.object({}), execute: () => ({ success: true, output: 'x' }) });
+    const source = { name: 'late', tools: () => [extra] };
+    const offered: string[][] = [];
+    const provider: Provider = {
+      name: 'late',
+      async stream(request: ProviderRequest): Promise<AssistantMessage> {
+        offered.push(request.tools.map((tool) => tool.name));
+        return { role: 'assistant', state: 'complete', stopReason: 'end_turn', content: [{ type: 'text', text: 'ok' }] };
+      },
+    };
+    const session = new Session({ provider, tools: [read] });
+    await session.run('before');
+    const remove = session.addToolSource(source);
+    expect(() => session.addToolSource(source)).toThrow(/already added/);
+    await session.run('with');
+    remove();
+    remove();
+    await session.run('after');
+    expect(offered).toEqual([['read'], ['read', 'extra'], ['read']]);
+    await session.shutdown();
+  });
 });
 
 describe('preToolUse continue decisions', () => {

@@ -58,6 +58,8 @@ export class Session implements ISession {
   /** True until the sources have answered, and again after one signals a change. @internal */
   toolSourcesStale: boolean;
   private readonly toolSourceTools = new Map<ToolSource, readonly Tool[]>();
+  /** `options.toolSources`, then the sources added with `addToolSource`. */
+  private readonly toolSources: ToolSource[];
   private readonly toolSourceUnsubscribes: Array<() => void> = [];
 
   private provider: Provider;
@@ -120,9 +122,9 @@ export class Session implements ISession {
     this.staticTools = tools;
     this.toolsByName = tools;
     this.toolSchemas = schemasOf(tools);
-    const sources = options.toolSources ?? [];
-    this.toolSourcesStale = sources.length > 0;
-    for (const source of sources) {
+    this.toolSources = [...(options.toolSources ?? [])];
+    this.toolSourcesStale = this.toolSources.length > 0;
+    for (const source of this.toolSources) {
       const unsubscribe = source.onChange?.(() => {
         this.toolSourcesStale = true;
       });
@@ -258,6 +260,34 @@ export class Session implements ISession {
   }
 
   /**
+   * Adds a tool source to this session after its creation (a facade that adopts a session made
+   * elsewhere adds its own, as `InteractiveSession` does for command tools). Its tools join from
+   * the next model call on. Returns a function that removes the source and its tools again.
+   */
+  addToolSource(source: ToolSource): () => void {
+    if (this.toolSources.includes(source)) throw new TypeError(`tool source "${source.name}" is already added to this session.`);
+    this.toolSources.push(source);
+    this.toolSourcesStale = true;
+    const unsubscribe = source.onChange?.(() => {
+      this.toolSourcesStale = true;
+    });
+    if (unsubscribe) this.toolSourceUnsubscribes.push(unsubscribe);
+    return () => {
+      const index = this.toolSources.indexOf(source);
+      if (index === -1) return;
+      this.toolSources.splice(index, 1);
+      if (unsubscribe) {
+        unsubscribe();
+        const at = this.toolSourceUnsubscribes.indexOf(unsubscribe);
+        if (at !== -1) this.toolSourceUnsubscribes.splice(at, 1);
+      }
+      this.toolSourceTools.delete(source);
+      // Rebuilt before the next model call, without the removed source's tools.
+      this.toolSourcesStale = true;
+    };
+  }
+
+  /**
    * Asks the tool sources again when one signalled a change (or never answered yet). The turn
    * runner calls this before every model call, so tools change between rounds only. A source
    * that throws keeps its previous tools, and a source tool whose name is taken is skipped;
@@ -266,7 +296,7 @@ export class Session implements ISession {
   async refreshTools(): Promise<void> {
     if (!this.toolSourcesStale) return;
     this.toolSourcesStale = false;
-    for (const source of this.options.toolSources ?? []) {
+    for (const source of this.toolSources) {
       try {
         this.toolSourceTools.set(source, await source.tools(this));
       } catch (error) {

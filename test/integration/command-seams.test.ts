@@ -52,6 +52,19 @@ describe('model-invocable command tools', () => {
     await session.shutdown();
   });
 
+  it('gives a session made elsewhere (options.session) the command tools too', async () => {
+    const seen: Array<{ args: string; invocation: ICommandHostContext['invocation'] }> = [];
+    const provider = new ScriptedProvider({ turns: [{ toolCalls: [{ id: 'n', name: 'tessera_command_note', input: { args: 'eggs' } }] }, { text: 'done' }, { text: 'plain' }] });
+    kernel = await createKernel({ plugins: testPreset({ provider, plugins: [modulePlugin(noteModule(seen))] }) });
+    const existing = kernel.createSession();
+    const facade = new InteractiveSession({ session: existing });
+    await facade.submit('remember eggs');
+    expect(provider.requests[0]!.tools.map((tool) => tool.name)).toContain('tessera_command_note');
+    expect(seen).toEqual([{ args: 'eggs', invocation: 'model-tool' }]);
+    expect(await facade.executeCommand('/note', 'by hand')).toMatchObject({ message: 'noted: by hand' });
+    await facade.shutdown();
+  });
+
   it('projects nothing when no command is model-invocable', async () => {
     const provider = new ScriptedProvider({ turns: [{ text: 'hi' }] });
     kernel = await createKernel({ plugins: testPreset({ provider, plugins: [modulePlugin({ name: 'plain', systemCommands: [{ name: 'plain', description: 'x', execute: () => ({ success: true, message: '' }) }] })] }) });

@@ -795,6 +795,8 @@ export class InteractiveSession {
     const session = this.options.session ?? (await this.createSession(this.options.kernel!));
     this.session = session;
     this.unsubscribers.push(session.observe(this.onSessionEvent));
+    // A session made elsewhere has no command tools yet: the model reaches commands through this facade.
+    if (this.options.session) this.unsubscribers.push(session.addToolSource(this.commandToolSource));
     const background = session.services.getOptional(BackgroundTasks);
     if (background?.subscribe) {
       this.unsubscribers.push(
