@@ -21,6 +21,12 @@ export interface McpConnectionOptions {
   appendSystemPrompt?: string;
   allowResume: boolean;
   approvalTimeoutMs: number;
+  /**
+   * Most sessions this connection holds at once (default 16). Starting one more ends the least
+   * recently used idle one (it is saved, as at the connection's end); when every one is running
+   * a turn, the new one is refused.
+   */
+  maxSessions?: number;
   /** The commands to offer before a session exists. */
   commands?: () => readonly ICommandInfo[];
   /** Told once when the connection starts closing. */
@@ -137,7 +143,13 @@ export class McpConnection {
   /** Runs `work` as the session's current call (permission asks are sent through it). */
   private async during(owned: OwnedSession, extra: ToolCallExtra, work: () => Promise<CallToolResult>): Promise<CallToolResult> {
     owned.call = { requestId: extra.requestId };
-    this.lastSessionId = owned.session.getSessionId();
+    const id = owned.session.getSessionId();
+    this.lastSessionId = id;
+    // Map order is use order: the first idle entry is the one to end when room is needed.
+    if (this.owned.get(id) === owned) {
+      this.owned.delete(id);
+      this.owned.set(id, owned);
+    }
     try {
       return await work();
     } finally {
@@ -167,7 +179,10 @@ export class McpConnection {
       if (owned) return owned;
       if (!isValidSessionId(sessionId)) return `"${sessionId}" is not a session id (1–128 letters, digits, ".", "_" or "-"). Omit sessionId to start a new session.`;
       // Resuming never takes a session another connection holds: the answer is the same as for an unknown id.
-      if (!this.options.allowResume || !this.options.owners.claim(sessionId, this)) return unknownSession(sessionId);
+      if (!this.options.allowResume) return unknownSession(sessionId);
+      const full = await this.makeRoom();
+      if (full !== undefined) return full;
+      if (!this.options.owners.claim(sessionId, this)) return unknownSession(sessionId);
       try {
         const resumed = await this.open({ resumeSessionId: sessionId });
         if (!this.closing) return this.own(resumed);
@@ -179,6 +194,8 @@ export class McpConnection {
         return `${unknownSession(sessionId)} (${describeError(error)})`;
       }
     }
+    const full = await this.makeRoom();
+    if (full !== undefined) return full;
     let session: InteractiveSession;
     try {
       session = await this.open({});
@@ -194,6 +211,25 @@ export class McpConnection {
       return `Session ${session.getSessionId()} is already held by another MCP connection.`;
     }
     return this.own(session);
+  }
+
+  /**
+   * Below `maxSessions`, nothing to do. At it, the least recently used session that runs no turn
+   * is ended (saved) to make room; `undefined` then. A message when every session is busy.
+   */
+  private async makeRoom(): Promise<string | undefined> {
+    const max = this.options.maxSessions ?? 16;
+    if (this.owned.size < max) return undefined;
+    for (const [id, owned] of this.owned) {
+      if (owned.call || owned.session.isExecuting()) continue;
+      this.owned.delete(id);
+      if (this.lastSessionId === id) this.lastSessionId = undefined;
+      owned.unroute();
+      this.options.owners.release(id, this);
+      await owned.session.shutdown({ reason: 'other' }).catch(() => undefined);
+      return undefined;
+    }
+    return `This MCP session holds ${this.owned.size} sessions (at most ${max}), each running a turn; wait for one to finish, or stop one with the abort tool.`;
   }
 
   private open(extra: { resumeSessionId?: string }): Promise<InteractiveSession> {

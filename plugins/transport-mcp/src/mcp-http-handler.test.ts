@@ -63,6 +63,44 @@ describe('createMcpHttpHandler', () => {
     expect(await own.text()).toContain('"prompt"');
   });
 
+  it('caps the MCP sessions one owner holds (429), leaving other owners their share', async () => {
+    host = await startMcpHost({ handler: { maxSessionsPerOwner: 2 } });
+    const open = async (owner: string): Promise<Response> => {
+      const response = await host!.handler(post(host!.url, initialize), owner);
+      await response.clone().text();
+      return response;
+    };
+    const first = await open('alice');
+    expect((await open('alice')).status).toBe(200);
+    const refused = await open('alice');
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('holds 2 MCP sessions');
+    expect((await open('bob')).status).toBe(200);
+    expect(host.handler.sessionCount).toBe(3);
+    // Ending one gives the slot back.
+    const ended = await host.handler(new Request(host.url, { method: 'DELETE', headers: { 'mcp-session-id': first.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' } }), 'alice');
+    expect(ended.status).toBe(200);
+    await expect.poll(() => host!.handler.sessionCount).toBe(2);
+    expect((await open('alice')).status).toBe(200);
+  });
+
+  it('holds at most maxSessionsPerConnection Tessera sessions per MCP session: a new one ends the least recently used idle one, saved', async () => {
+    host = await startMcpHost({ turns: [{ text: 'one' }, { text: 'two' }, { text: 'again' }, { text: 'three' }], transport: { maxSessionsPerConnection: 2 } });
+    const client = await host.client();
+    const ask = async (prompt: string, sessionId?: string) => (await client.callTool({ name: 'prompt', arguments: { prompt, ...(sessionId === undefined ? {} : { sessionId }) } })) as { structuredContent?: PromptOutput; isError?: boolean; content: Array<{ text?: string }> };
+    const a = (await ask('first')).structuredContent!.sessionId;
+    const b = (await ask('second')).structuredContent!.sessionId;
+    // Using a makes b the least recently used.
+    expect((await ask('a again', a)).structuredContent?.response).toBe('again');
+    const c = (await ask('third')).structuredContent!.sessionId;
+    expect(new Set([a, b, c]).size).toBe(3);
+    const gone = await ask('b?', b);
+    expect(gone.isError).toBe(true);
+    expect(gone.content[0]!.text).toContain(`No session "${b}"`);
+    // The ended session was saved before it went.
+    expect((await host.kernel.get(SessionStore).load(b))?.messages.length).toBe(2);
+  });
+
   it('keeps one MCP session per mcp-session-id and ends it (saving its sessions) on DELETE', async () => {
     host = await startMcpHost({ turns: [{ text: 'Saved.' }] });
     const client = await host.client();

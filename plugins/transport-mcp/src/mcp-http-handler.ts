@@ -7,6 +7,11 @@ import type { McpServerTransport } from './mcp-server-transport.js';
 export interface McpHttpHandlerOptions extends HostValidationOptions {
   /** Most MCP sessions open at once (default 64); an `initialize` beyond it is answered 503. */
   maxSessions?: number;
+  /**
+   * Most MCP sessions one owner (a bearer token) holds at once (default 8), so one client cannot
+   * take every slot; an `initialize` beyond it is answered 429. Not applied when the host names no owner.
+   */
+  maxSessionsPerOwner?: number;
   /** Answer with one JSON body instead of an SSE stream (no progress notifications then). */
   enableJsonResponse?: boolean;
 }
@@ -53,9 +58,22 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
     void session?.connection.close();
   };
 
+  const maxPerOwner = options.maxSessionsPerOwner ?? 8;
+  /** Sessions being started, per owner (counted with the open ones). */
+  const pendingByOwner = new Map<string, number>();
+  const heldBy = (owner: string): number => {
+    let held = pendingByOwner.get(owner) ?? 0;
+    for (const session of sessions.values()) if (session.owner === owner) held += 1;
+    return held;
+  };
+
   const start = async (request: Request, owner: string | undefined): Promise<Response> => {
     if (sessions.size + pending >= maxSessions) return jsonRpcError(503, -32000, `Too many MCP sessions are open (${maxSessions}); end one (DELETE) and try again.`);
+    if (owner !== undefined && heldBy(owner) >= maxPerOwner) {
+      return jsonRpcError(429, -32000, `This token holds ${maxPerOwner} MCP sessions, the most allowed; end one (DELETE with its mcp-session-id) and try again.`);
+    }
     pending += 1;
+    if (owner !== undefined) pendingByOwner.set(owner, (pendingByOwner.get(owner) ?? 0) + 1);
     let connection: McpConnection | undefined;
     try {
       const transport = new WebStandardStreamableHTTPServerTransport({
@@ -78,6 +96,11 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
       throw error;
     } finally {
       pending -= 1;
+      if (owner !== undefined) {
+        const left = (pendingByOwner.get(owner) ?? 1) - 1;
+        if (left > 0) pendingByOwner.set(owner, left);
+        else pendingByOwner.delete(owner);
+      }
     }
   };
 

@@ -35,6 +35,11 @@ export interface McpServerTransportOptions {
   allowResume?: boolean;
   /** How long a permission prompt (elicitation) waits for the user (default 10 minutes). */
   approvalTimeoutMs?: number;
+  /**
+   * Most Tessera sessions one MCP connection holds (default 16): one more ends the least
+   * recently used idle one (saved first).
+   */
+  maxSessionsPerConnection?: number;
   /** Streams `start()` serves (default: the process's stdin and stdout). */
   stdio?: McpStdioOptions;
 }
@@ -69,6 +74,7 @@ export class McpServerTransport implements ITransportAdapter<InteractiveSession>
       ...(options.model === undefined ? {} : { model: options.model }),
       ...(options.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: options.appendSystemPrompt }),
       ...(options.commands === undefined ? {} : { commands: options.commands }),
+      ...(options.maxSessionsPerConnection === undefined ? {} : { maxSessions: options.maxSessionsPerConnection }),
       onClose: () => void this.connections.delete(connection),
     });
     this.connections.add(connection);

@@ -18,7 +18,7 @@ import type { ScriptedProvider, ScriptedProviderOptions } from '@tessera/plugin-
 import { builtinTools } from '@tessera/plugin-tools';
 import { testPreset } from '@tessera/preset-test';
 import { ApprovalRouter, type SessionFactory } from '@tessera/session-hub';
-import { createMcpHttpHandler, type McpHttpHandler } from './mcp-http-handler.js';
+import { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions } from './mcp-http-handler.js';
 import { PROGRESS_EVENT_META } from './prompt-turn.js';
 import { mcpServerTransport, type McpServerTransport, type McpServerTransportOptions } from './mcp-server-transport.js';
 
@@ -43,7 +43,7 @@ export interface McpHost {
  * composed as the approval handler, and a `SessionFactory` over it.
  */
 export async function startMcpHost(
-  options: { turns?: ScriptedProviderOptions['turns']; rules?: { allow?: string[]; ask?: string[] }; transport?: Partial<McpServerTransportOptions> } = {},
+  options: { turns?: ScriptedProviderOptions['turns']; rules?: { allow?: string[]; ask?: string[] }; transport?: Partial<McpServerTransportOptions>; handler?: McpHttpHandlerOptions } = {},
 ): Promise<McpHost> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'tessera-mcp-')));
   const approvals = new ApprovalRouter();
@@ -81,7 +81,7 @@ export async function startMcpHost(
     commands: () => new SystemCommandExecutor(kernel.getAll(CommandContribution)).listCommands(),
     ...options.transport,
   });
-  const handler = createMcpHttpHandler(mcp);
+  const handler = createMcpHttpHandler(mcp, options.handler);
   const server = createServer(getRequestListener(handler));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
