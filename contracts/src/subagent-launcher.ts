@@ -15,6 +15,11 @@ export interface SubagentLaunchRequest {
    * the agent definition's own lists — a forked skill's `allowed-tools`.
    */
   allowedTools?: readonly string[];
+  /**
+   * A forked skill's run: the subagent's system prompt ends with the fork worker suffix (a final
+   * message within 500 words) instead of the subagent one.
+   */
+  forkWorker?: boolean;
   /** Run in a git worktree of `cwd` (changes stay on its branch). */
   isolation?: 'worktree';
   /**

@@ -28,5 +28,7 @@ export { parseFrontmatter } from './frontmatter.js';
 export type { FrontmatterDocument } from './frontmatter.js';
 export { parseJsonText, lineColumnAt, readTextFile } from './read-text.js';
 export { formatPath, zodDiagnostics } from './zod-diagnostics.js';
+export { FORK_WORKER_PROMPT_SUFFIX, SUBAGENT_PROMPT_SUFFIX, assembleSubagentPrompt, contextForSubagent } from './subagent-prompt.js';
+export type { AssembleSubagentPromptOptions } from './subagent-prompt.js';
 // One hooks-config reader: the hook runner owns it; formats re-exports it under the public name.
 export { parseHooksConfig, readHooksFile } from '@tessera/plugin-hooks';

@@ -58,6 +58,10 @@ export interface IBackgroundAgentTaskRequest extends IBackgroundTaskRequestBase,
   /** Set by the worktree runner for the inner runner. */
   worktreePath?: string;
   branchName?: string;
+  /** Only these tools, after the agent definition's own lists (a forked skill's `allowed-tools`). */
+  allowedTools?: readonly string[];
+  /** A forked skill's run: its system prompt ends with the fork worker suffix instead of the subagent one. */
+  forkWorker?: boolean;
   /** Legacy alias of `idleTimeoutMs`. */
   timeoutMs?: number;
 }

@@ -149,6 +149,7 @@ export class DefaultSkillActivator implements SkillActivator {
       cwd: request.cwd,
       signal: request.signal ?? new AbortController().signal,
       ...(skill.allowedTools === undefined ? {} : { allowedTools: skill.allowedTools }),
+      forkWorker: true,
     });
     return { mode: 'fork', skill, prompt, result, diagnostics };
   }

@@ -13,6 +13,7 @@ import {
 } from '@tessera/contracts';
 import { ContainerSessionServices, createHooks, Session, type Kernel, type TesseraHooks } from '@tessera/kernel';
 import { BackgroundTaskError } from '@tessera/plugin-background';
+import { assembleSubagentPrompt, contextForSubagent, loadContext } from '@tessera/formats';
 import { AgentDefinitionRegistry, AGENT_SPAWNING_TOOLS, filterSubagentTools } from './agent-definitions.js';
 import type { SubagentApprovalRouter } from './subagent-approval-router.js';
 import { subagentSessionEvents } from './subagent-session-events.js';
@@ -46,8 +47,15 @@ export interface IInProcessSubagentRunnerDeps {
   getParentSession?: (parentSessionId: string) => ISession | undefined;
   /** Tool names removed from every subagent (default `Agent`, `Task`). */
   agentTools?: readonly string[];
-  /** Appended to every agent's system prompt. */
+  /** Appended to every agent's system prompt, after the framework suffix. */
   systemPromptSuffix?: string;
+  /**
+   * The parent context's CLAUDE.md / AGENTS.md files (found from the request's `cwd`, as a
+   * session's system prompt finds them) go into each agent's system prompt (default true).
+   */
+  contextFiles?: boolean;
+  /** Home directory for the user-level context files (default `os.homedir()`). */
+  home?: string;
   /** Also receives the child session's log events (next to the transcript). */
   sessionLogger?: SessionLogger;
   /**
@@ -116,7 +124,10 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
       const logger = fanOut([transcript, deps.sessionLogger].filter((item): item is SessionLogger => item !== undefined));
       const cwd = request.worktreePath ?? request.cwd;
       const model = resolveModel(request.model, definition.model);
-      const systemMessage = deps.systemPromptSuffix ? `${definition.systemPrompt}\n\n${deps.systemPromptSuffix}` : definition.systemPrompt;
+      // Agent body, the parent's CLAUDE.md and AGENTS.md, then the framework suffix (a forked skill's is the fork worker one).
+      const context = deps.contextFiles === false ? {} : contextForSubagent(loadContext({ cwd: request.cwd, ...(deps.home === undefined ? {} : { home: deps.home }) }));
+      const assembled = assembleSubagentPrompt({ agentBody: definition.systemPrompt, ...context, ...(request.forkWorker ? { isForkWorker: true } : {}) });
+      const systemMessage = deps.systemPromptSuffix ? `${assembled}\n\n${deps.systemPromptSuffix}` : assembled;
       const clock = deps.clock ?? services?.getOptional(Clock);
       const session = new Session({
         provider,

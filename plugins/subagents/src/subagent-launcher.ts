@@ -34,6 +34,7 @@ export function createSubagentLauncher(getManager: () => ISubagentManager, isSub
         ...(request.model ? { model: request.model } : {}),
         ...(request.isolation ? { isolation: request.isolation } : {}),
         ...(request.allowedTools ? { allowedTools: request.allowedTools } : {}),
+        ...(request.forkWorker ? { forkWorker: true } : {}),
       });
       if (request.background) return { text: `Started ${job.type} agent ${job.id} in the background.`, agentId: job.id };
       const onAbort = (): void => void manager.cancel(job.id, 'aborted by the launcher').catch(() => undefined);

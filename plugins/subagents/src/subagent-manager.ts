@@ -33,7 +33,7 @@ export function toAgentTaskRequest(request: ISubagentSpawnRequest): IBackgroundA
     depth: request.depth ?? 1,
     label: request.label ?? request.type,
   };
-  for (const field of ['model', 'isolation', 'worktreePath', 'branchName', 'metadata', ...WATCHDOG_FIELDS] as const) {
+  for (const field of ['model', 'isolation', 'worktreePath', 'branchName', 'metadata', 'allowedTools', 'forkWorker', ...WATCHDOG_FIELDS] as const) {
     if (request[field] !== undefined) (task as unknown as Record<string, unknown>)[field] = request[field];
   }
   return task;
@@ -46,7 +46,7 @@ export function toSubagentSpawnRequest(task: IBackgroundAgentTaskRequest): ISuba
     cwd: task.cwd,
     parentSessionId: task.parentSessionId ?? '',
   };
-  for (const field of ['label', 'mode', 'depth', 'model', 'isolation', 'worktreePath', 'branchName', 'metadata', ...WATCHDOG_FIELDS] as const) {
+  for (const field of ['label', 'mode', 'depth', 'model', 'isolation', 'worktreePath', 'branchName', 'metadata', 'allowedTools', 'forkWorker', ...WATCHDOG_FIELDS] as const) {
     if (task[field] !== undefined) (request as unknown as Record<string, unknown>)[field] = task[field];
   }
   return request;

@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Diagnostics, Provider, ToolContribution, type DiagnosticReport, type SessionServices, type Tool } from '@tessera/contracts';
+import { Diagnostics, Provider, SubagentLauncher, ToolContribution, type DiagnosticReport, type SessionServices, type Tool } from '@tessera/contracts';
+import { FORK_WORKER_PROMPT_SUFFIX, SUBAGENT_PROMPT_SUFFIX } from '@tessera/formats';
 import { createKernel, definePlugin, toolsPlugin } from '@tessera/kernel';
 import { scriptedProvider, ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -31,9 +32,31 @@ describe('subagents plugin', () => {
     const manager = kernel.get(SubagentManagerToken);
     const job = await manager.spawn({ type: 'grepper', prompt: 'go', cwd: dir, parentSessionId: 'parent' });
     expect(await manager.wait(job.id)).toMatchObject({ status: 'completed', output: 'grepped' });
-    expect(provider.requests[0]!.system).toBe('Only grep.');
+    // The agent body, then the framework suffix (no context files here).
+    expect(provider.requests[0]!.system).toBe(`Only grep.\n\n${SUBAGENT_PROMPT_SUFFIX}`);
     expect(provider.requests[0]!.tools.map((t) => t.name)).toEqual(['Grep']);
     expect(starts).toEqual(['grepper']);
+    await kernel.shutdown();
+  });
+
+  it("builds a subagent's system prompt from its body, the parent's CLAUDE.md and AGENTS.md, and the framework suffix; a forked skill's run gets the fork worker suffix and only its allowed tools", async () => {
+    await writeFile(join(dir, 'CLAUDE.md'), 'Use tabs.\n');
+    await writeFile(join(dir, 'AGENTS.md'), 'Run npm test before finishing.\n');
+    const provider = new ScriptedProvider({ turns: [{ text: 'one' }, { text: 'two' }] });
+    const kernel = await createKernel({
+      plugins: [scriptedProvider(provider), toolsPlugin(tool('Grep'), tool('Read'), tool('Write')), subagents({ cwd: dir, home: join(dir, 'home'), worktree: false })],
+    });
+    const launcher = kernel.get(SubagentLauncher);
+    const signal = new AbortController().signal;
+    await launcher.launch({ prompt: 'look', agentType: 'Explore', parentSessionId: 'parent', cwd: dir, signal });
+    const explore = kernel.get(AgentDefinitions).get('Explore')!.systemPrompt.trim();
+    expect(provider.requests[0]!.system).toBe(`${explore}\n\n## CLAUDE.md\n\nUse tabs.\n\n## AGENTS.md\n\nRun npm test before finishing.\n\n${SUBAGENT_PROMPT_SUFFIX}`);
+    expect(provider.requests[0]!.tools.map((t) => t.name)).toEqual(['Grep', 'Read']);
+    // A forked skill (context: fork, allowed-tools: Read) as the skills plugin launches it.
+    await launcher.launch({ prompt: 'skill body', parentSessionId: 'parent', cwd: dir, signal, allowedTools: ['Read'], forkWorker: true });
+    expect(provider.requests[1]!.system!.endsWith(FORK_WORKER_PROMPT_SUFFIX)).toBe(true);
+    expect(provider.requests[1]!.system).not.toContain(SUBAGENT_PROMPT_SUFFIX);
+    expect(provider.requests[1]!.tools.map((t) => t.name)).toEqual(['Read']);
     await kernel.shutdown();
   });
 

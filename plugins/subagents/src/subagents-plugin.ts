@@ -30,7 +30,7 @@ export const AgentDefinitions = createToken<AgentDefinitionRegistry>('AgentDefin
 
 export interface SubagentsPluginOptions
   extends Pick<SubagentManagerOptions, 'maxConcurrent' | 'maxDepth' | 'watchdog' | 'eventSink' | 'onError'>,
-    Pick<IInProcessSubagentRunnerDeps, 'logsDir' | 'modelAliases' | 'parentModel' | 'permissionMode' | 'getParentSession' | 'systemPromptSuffix'> {
+    Pick<IInProcessSubagentRunnerDeps, 'logsDir' | 'modelAliases' | 'parentModel' | 'permissionMode' | 'getParentSession' | 'systemPromptSuffix' | 'contextFiles'> {
   /** Project directory searched for `.md` agents (default `process.cwd()`). */
   cwd?: string;
   home?: string;

@@ -28,6 +28,8 @@ export interface ISubagentSpawnRequest extends IBackgroundTaskWatchdogOptions {
   model?: string;
   /** Narrows the tools further, after the definition's lists (a forked skill's `allowed-tools`). */
   allowedTools?: readonly string[];
+  /** A forked skill's run (`context: fork`): the fork worker suffix (answer within 500 words) ends its system prompt. */
+  forkWorker?: boolean;
   isolation?: 'worktree';
   /** Set by `WorktreeSubagentRunner` for the runner it wraps. */
   worktreePath?: string;

@@ -11,12 +11,9 @@ export { DEFAULT_MEMORY_CAPS, MEMORY_INDEX_PATH, readProjectMemory } from './rea
 export type { ProjectMemory, ProjectMemoryCaps } from './read-project-memory.js';
 export { describeGitState, parseGitStatus, readGitSummary } from './git-summary.js';
 export type { GitSummary } from './git-summary.js';
-export {
-  FORK_WORKER_PROMPT_SUFFIX,
-  SUBAGENT_PROMPT_SUFFIX,
-  assembleSubagentPrompt,
-} from './assemble-subagent-prompt.js';
-export type { AssembleSubagentPromptOptions } from './assemble-subagent-prompt.js';
+// The subagent prompt lives in @tessera/formats (the subagents plugin builds it too); kept here for existing imports.
+export { FORK_WORKER_PROMPT_SUFFIX, SUBAGENT_PROMPT_SUFFIX, assembleSubagentPrompt } from '@tessera/formats';
+export type { AssembleSubagentPromptOptions } from '@tessera/formats';
 
 const NAME = 'system-prompt';
 const FACTORY = 'systemPrompt()';

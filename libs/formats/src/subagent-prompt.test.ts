@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FORK_WORKER_PROMPT_SUFFIX, SUBAGENT_PROMPT_SUFFIX, assembleSubagentPrompt } from './index.js';
+import { FORK_WORKER_PROMPT_SUFFIX, SUBAGENT_PROMPT_SUFFIX, assembleSubagentPrompt } from './subagent-prompt.js';
 
 describe('assembleSubagentPrompt', () => {
   it('puts the agent body, CLAUDE.md, AGENTS.md and the subagent suffix in that order', () => {

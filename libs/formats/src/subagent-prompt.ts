@@ -1,3 +1,6 @@
+import { basename } from 'node:path';
+import type { LoadedContext } from './load-context.js';
+
 /** Appended to a subagent's prompt: it answers another agent, not a person. */
 export const SUBAGENT_PROMPT_SUFFIX = `You are running as a subagent for another agent, which will read your final message and nothing else.
 When the work is done, reply with a concise report for that caller: what you found or changed, with file paths and the evidence that matters, and anything left unresolved.`;
@@ -29,4 +32,26 @@ export function assembleSubagentPrompt(options: AssembleSubagentPromptOptions): 
     options.isForkWorker ? FORK_WORKER_PROMPT_SUFFIX : SUBAGENT_PROMPT_SUFFIX,
   ];
   return parts.filter((part) => part !== '').join('\n\n');
+}
+
+/**
+ * The parent context's instruction files as `assembleSubagentPrompt` takes them: AGENTS.md
+ * files (and what they import) as `agentsMd`, every other file (CLAUDE.md, .claude/CLAUDE.md,
+ * CLAUDE.local.md, the user's files, their imports) as `claudeMd`, each in load order.
+ */
+export function contextForSubagent(context: LoadedContext): { claudeMd?: string; agentsMd?: string } {
+  const agentsFiles = new Set<string>();
+  const claude: string[] = [];
+  const agents: string[] = [];
+  for (const file of context.files) {
+    // An import follows its importer, which loadContext lists first.
+    const isAgents = file.importedFrom === undefined ? basename(file.path) === 'AGENTS.md' : agentsFiles.has(file.importedFrom);
+    if (isAgents) agentsFiles.add(file.path);
+    if (file.content.trim() === '') continue;
+    (isAgents ? agents : claude).push(file.content.trim());
+  }
+  return {
+    ...(claude.length > 0 ? { claudeMd: claude.join('\n\n') } : {}),
+    ...(agents.length > 0 ? { agentsMd: agents.join('\n\n') } : {}),
+  };
 }
