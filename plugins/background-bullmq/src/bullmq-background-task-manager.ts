@@ -20,7 +20,7 @@ import { checkTaskId, parseSchedule, validateSpawnRequest } from './request-vali
 import { followTaskEvents, latestTaskEventId, readTaskEvents, type StreamedTaskEvent, type TaskEventFollower } from './task-event-stream.js';
 import { cancel as cancelState, fail, initialTaskState, isTerminal, snapshotEvent, transition } from './task-lifecycle.js';
 import { RedisTaskStore, type StoredTask } from './task-store.js';
-import { TaskMirror } from './task-mirror.js';
+import { freezeInPlace, TaskMirror } from './task-mirror.js';
 
 export interface BullmqConnectionOptions {
   /** How to reach Redis (ioredis options: host, port, password, tls, db…). */
@@ -420,8 +420,10 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
 
   private onEntry(entry: StreamedTaskEvent): void {
     const { event, version } = entry;
+    // The task was parsed for this entry alone: frozen, it is the mirror's copy and every listener's (as in process).
+    const task = 'task' in event ? freezeInPlace(event.task) : undefined;
     if (event.type === 'background_task_closed') this.mirror.delete(event.taskId, version);
-    else if ('task' in event) this.mirror.load(event.task, version);
+    else if (task) this.mirror.loadFrozen(task, version);
     for (const listener of this.listeners) {
       try {
         listener(entry);

@@ -217,7 +217,12 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const observer = client();
     await observer.start();
     const live: string[] = [];
-    observer.subscribe((event) => live.push(`${event.type}:${'task' in event ? event.task.status : ''}`));
+    const frozen: boolean[] = [];
+    observer.subscribe((event) => {
+      live.push(`${event.type}:${'task' in event ? event.task.status : ''}`);
+      // Shared by every listener and the mirror, as the in-process runtime's events are.
+      if ('task' in event) frozen.push(Object.isFrozen(event.task) && Object.isFrozen(event.task.metadata));
+    });
     await worker();
     const task = await producer.spawn({ kind: 'process', command: 'echo hi', cwd: dir });
     await observer.wait(task.id);
@@ -227,6 +232,11 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(all.map((entry) => entry.version)).toEqual([1, 2, 3]);
     await until(() => live.length >= 3 || undefined, 'live events');
     expect(live).toEqual(['background_task_created:queued', 'background_task_started:running', 'background_task_completed:completed']);
+    expect(frozen).toEqual([true, true, true]);
+    // What the mirror hands out is a copy the caller may change.
+    const copy = observer.get(task.id)!;
+    copy.label = 'changed here';
+    expect(observer.get(task.id)?.label).not.toBe('changed here');
     // Replay from the cursor of the first event: everything after it, then live ones.
     const replayed: StreamedTaskEvent[] = [];
     const follower = observer.followEvents(all[0]!.id, (entry) => replayed.push(entry));

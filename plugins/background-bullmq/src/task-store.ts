@@ -118,6 +118,56 @@ export interface TaskStoreOptions {
   maxLogLines?: number;
 }
 
+/** A value of a task snapshot's nested records (`metadata`, `error`…) equal to another without serialising. */
+function sameRecord(a: object, b: object): boolean {
+  const keys = Object.keys(a);
+  const other = Object.keys(b);
+  if (keys.length !== other.length) return false;
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    if (key !== other[index] || (a as Record<string, unknown>)[key] !== (b as Record<string, unknown>)[key]) return false;
+  }
+  return true;
+}
+
+/**
+ * True when `JSON.stringify(snapshot)` would give the same text as `JSON.stringify(state)`: the
+ * same keys in the same order, equal primitives, and nested records equal one level down (a
+ * deeper object must be the same object).
+ */
+function sameSnapshot(snapshot: IBackgroundTaskState, state: IBackgroundTaskState): boolean {
+  if (snapshot === state) return true;
+  const keys = Object.keys(snapshot);
+  const other = Object.keys(state);
+  if (keys.length !== other.length) return false;
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    if (key !== other[index]) return false;
+    const a = (snapshot as unknown as Record<string, unknown>)[key];
+    const b = (state as unknown as Record<string, unknown>)[key];
+    if (a === b) continue;
+    if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null || Array.isArray(a) || !sameRecord(a, b)) return false;
+    for (const value of Object.values(a)) if (typeof value === 'object' && value !== null) return false;
+  }
+  return true;
+}
+
+/**
+ * The stream text of `event`. A snapshot event (`{ type, taskId, task }`) whose task equals the
+ * state being committed reuses that state's JSON instead of serialising the same task twice (a
+ * spawn's `created` event, a run's end).
+ */
+export function eventJson(event: TBackgroundTaskEvent, state: IBackgroundTaskState, stateJson: string): string {
+  const task = (event as { task?: IBackgroundTaskState }).task;
+  if (task !== undefined) {
+    const keys = Object.keys(event);
+    if (keys.length === 3 && keys[0] === 'type' && keys[1] === 'taskId' && keys[2] === 'task' && sameSnapshot(task, state)) {
+      return `{"type":${JSON.stringify(event.type)},"taskId":${JSON.stringify(event.taskId)},"task":${stateJson}}`;
+    }
+  }
+  return JSON.stringify(event);
+}
+
 function parse(taskId: string, fields: Record<string, string>): StoredTask | undefined {
   if (fields.state === undefined || fields.request === undefined) return undefined;
   try {
@@ -166,7 +216,8 @@ export class RedisTaskStore {
 
   /** Writes a new task and its `created` event; false when the id is taken. */
   async create(state: IBackgroundTaskState, request: IBackgroundTaskRequest, created: TBackgroundTaskEvent): Promise<boolean> {
-    const done = await this.scripts.create(this.keys.task(state.id), this.keys.index, this.keys.events, state.id, JSON.stringify(state), JSON.stringify(request), state.createdAt, this.maxEvents, JSON.stringify(created), request.kind, state.status);
+    const stateJson = JSON.stringify(state);
+    const done = await this.scripts.create(this.keys.task(state.id), this.keys.index, this.keys.events, state.id, stateJson, JSON.stringify(request), state.createdAt, this.maxEvents, eventJson(created, state, stateJson), request.kind, state.status);
     return done === 1;
   }
 
@@ -215,7 +266,8 @@ export class RedisTaskStore {
       const state = cloneTaskState(stored.state);
       const events = mutate(state, stored);
       if (!events) return stored;
-      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, JSON.stringify(state), this.maxEvents, state.status, ...events.map((event) => JSON.stringify(event)))) as number;
+      const stateJson = JSON.stringify(state);
+      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, stateJson, this.maxEvents, state.status, ...events.map((event) => eventJson(event, state, stateJson)))) as number;
       if (version === -2) return undefined;
       if (version > 0) return copyWith(stored, { state, version });
     }
