@@ -17,7 +17,7 @@ export async function askRepository(question: string, repository: string, provid
   const plugins = [
     // Only the repository: no hosted web search, and file tools that cannot write or run anything.
     anthropicProvider({ webSearch: false, ...provider }),
-    builtinTools({ exclude: ['Bash', 'BashOutput', 'KillShell', 'Write', 'Edit', 'WebFetch', 'WebSearch'] }),
+    builtinTools({ exclude: ['Bash', 'BashOutput', 'KillShell', 'Write', 'Edit', 'WebFetch', 'WebSearch', 'TodoWrite'] }),
   ];
   const systemPrompt = `You are a CI bot. Answer questions about the repository in ${repository}; read files before you answer. Be brief.`;
   const toolsUsed: string[] = [];

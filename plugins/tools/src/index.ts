@@ -17,6 +17,8 @@ export { webFetchTool, webFetchInputSchema } from './web-fetch-tool.js';
 export type { UrlCheck, WebFetchInput, WebFetchToolData, WebFetchToolOptions } from './web-fetch-tool.js';
 export type { AddressPolicy, HostResolver } from './url-policy.js';
 export { webSearchTool, webSearchInputSchema } from './web-search-tool.js';
+export { todoWriteTool, todoWriteInputSchema } from './todo-write-tool.js';
+export type { TodoItem, TodoStatus, TodoWriteInput, TodoWriteToolData } from './todo-write-tool.js';
 export type { WebSearchInput, WebSearchToolData, WebSearchToolOptions } from './web-search-tool.js';
 export { BraveSearchBackend, queryWithSites, SearchBackendError, SearxngSearchBackend } from './search-backends.js';
 export type { BraveSearchBackendOptions, SearchBackend, SearchRequest, SearchResult, SearxngSearchBackendOptions } from './search-backends.js';
@@ -64,6 +66,8 @@ export {
   toolSessionStatePlugin,
   webFetchToolPlugin,
   webSearchToolPlugin,
+  todoWriteToolPlugin,
   writeToolPlugin,
+  BUILTIN_TOOL_NAMES,
 } from './plugins.js';
 export type { BuiltinToolName, BuiltinToolsOptions, ToolSessionStatePluginOptions, WebFetchPluginOptions } from './plugins.js';

@@ -23,11 +23,14 @@ function toolResults(history: readonly unknown[]): Array<{ toolName: string; con
 }
 
 describe('builtinTools in a session', () => {
-  it('offers all ten tools with Claude Code input shapes', async () => {
+  it('offers all eleven tools with Claude Code input shapes', async () => {
     const kernel = await createKernel({ plugins: [...testPreset({ turns: [{ text: 'hi' }] }), ...builtinTools()] });
     const session = kernel.createSession({ cwd: dir });
     const names = [...session.toolsByName.keys()];
-    expect(names).toEqual(['Bash', 'BashOutput', 'KillShell', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch']);
+    expect(names).toEqual(['Bash', 'BashOutput', 'KillShell', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch', 'TodoWrite']);
+    const todo = session.toolsByName.get('TodoWrite')!.parameters as { properties: { todos: { items: { properties: object; required: string[] } } } };
+    expect(Object.keys(todo.properties.todos.items.properties)).toEqual(['content', 'status', 'activeForm', 'id', 'priority']);
+    expect(todo.properties.todos.items.required).toEqual(['content', 'status']);
     const bashOutput = session.toolsByName.get('BashOutput')!.parameters as { properties: Record<string, unknown>; required: string[] };
     expect(Object.keys(bashOutput.properties)).toEqual(['bash_id', 'filter']);
     expect(bashOutput.required).toEqual(['bash_id']);
@@ -145,7 +148,7 @@ describe('builtinTools in a session', () => {
 
   it('can leave tools out', async () => {
     const plugins = builtinTools({ exclude: ['WebSearch', 'Bash', 'KillShell'] });
-    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-session-state', 'tool-bash-output', 'tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch']);
+    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-session-state', 'tool-bash-output', 'tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch', 'tool-todo-write']);
     // A sandbox refuses background commands, so their companions are left out too.
     const sandboxed = builtinTools({ sandbox: { client: new InMemorySandboxClient() } });
     expect(sandboxed.map((plugin) => plugin.name)).not.toContain('tool-bash-output');

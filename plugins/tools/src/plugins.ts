@@ -11,12 +11,14 @@ import { ToolSessionState, ToolSessionStateToken, type ToolSessionStateOptions }
 import { DEFAULT_SANDBOX_ROOT, type SandboxOptions, type ToolSessionStateSource } from './common-options.js';
 import { webFetchTool, type WebFetchToolOptions } from './web-fetch-tool.js';
 import { webSearchTool, type WebSearchToolOptions } from './web-search-tool.js';
+import { todoWriteTool } from './todo-write-tool.js';
 import { writeTool, type WriteToolOptions } from './write-tool.js';
 import type { WorkspaceOptions } from './workspace.js';
 
-export type BuiltinToolName = 'Bash' | 'BashOutput' | 'KillShell' | 'Read' | 'Write' | 'Edit' | 'Glob' | 'Grep' | 'WebFetch' | 'WebSearch';
+export type BuiltinToolName = 'Bash' | 'BashOutput' | 'KillShell' | 'Read' | 'Write' | 'Edit' | 'Glob' | 'Grep' | 'WebFetch' | 'WebSearch' | 'TodoWrite';
 
-const BUILTIN_TOOL_NAMES: readonly BuiltinToolName[] = ['Bash', 'BashOutput', 'KillShell', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch'];
+/** Every built-in tool's name, in the order `builtinTools` composes them. */
+export const BUILTIN_TOOL_NAMES: readonly BuiltinToolName[] = ['Bash', 'BashOutput', 'KillShell', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch', 'TodoWrite'];
 
 const TOOL_SESSION_STATE_PLUGIN_NAME = 'tool-session-state';
 
@@ -309,6 +311,11 @@ export function webSearchToolPlugin(options: WebSearchToolOptions = {}): Plugin 
   return toolPlugin({ name: 'tool-web-search', make: () => webSearchTool(options) as Tool<never, unknown> });
 }
 
+/** TodoWrite as a plugin. */
+export function todoWriteToolPlugin(): Plugin {
+  return toolPlugin({ name: 'tool-todo-write', make: () => todoWriteTool() as Tool<never, unknown> });
+}
+
 type Own<T> = Omit<T, keyof WorkspaceOptions | 'state' | 'sandbox'>;
 
 export interface BuiltinToolsOptions extends WorkspaceOptions {
@@ -378,6 +385,7 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Plugin[] {
     ['Grep', () => grepToolPlugin({ ...options.grep, ...workspace })],
     ['WebFetch', () => webFetchToolPlugin(options.webFetch)],
     ['WebSearch', () => webSearchToolPlugin(options.webSearch)],
+    ['TodoWrite', () => todoWriteToolPlugin()],
   ];
   const plugins = all.filter(([name]) => !skip.has(name)).map(([, make]) => make());
   return [

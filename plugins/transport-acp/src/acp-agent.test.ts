@@ -42,6 +42,29 @@ describe('initialize and session/new', () => {
 });
 
 describe('session/prompt', () => {
+  it('sends the plan when the model keeps its todo list with the TodoWrite tool, with no permission asked', async () => {
+    const todos = (statuses: string[]) => ['Read the code', 'Fix the bug', 'Run the tests'].map((content, index) => ({ content, status: statuses[index]!, activeForm: `${content}…` }));
+    const h = await start({
+      turns: () => [
+        { text: 'Planning. ', toolCalls: [{ id: 'todo-1', name: 'TodoWrite', input: { todos: todos(['in_progress', 'pending', 'pending']) } }] },
+        { toolCalls: [{ id: 'todo-2', name: 'TodoWrite', input: { todos: todos(['completed', 'completed', 'in_progress']) } }] },
+        { text: 'Done.' },
+      ],
+    });
+    const sessionId = await openSession(h);
+    const { stopReason } = await prompt(h, sessionId, 'Fix the bug');
+    expect(stopReason).toBe('end_turn');
+    const plans = h.of('plan', sessionId);
+    expect(plans.map((plan) => plan.entries.map((entry) => entry.status))).toEqual([
+      ['in_progress', 'pending', 'pending'],
+      ['completed', 'completed', 'in_progress'],
+    ]);
+    expect(plans[0]!.entries[1]).toEqual({ content: 'Fix the bug', status: 'pending', priority: 'medium' });
+    expect(h.permissionRequests).toEqual([]);
+    const ends = h.of('tool_call_update', sessionId).filter((update) => update.status === 'completed');
+    expect(ends.map((update) => update.toolCallId)).toEqual(['todo-1', 'todo-2']);
+  });
+
   it('streams thoughts, text and tool calls with kinds, locations and diffs, then ends the turn', async () => {
     const h = await start({
       allow: ['Edit', 'Write'],

@@ -21,7 +21,7 @@ import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { skills } from '@tessera/plugin-skills';
 import { subagents } from '@tessera/plugin-subagents';
 import { systemPrompt } from '@tessera/plugin-system-prompt';
-import { builtinTools, type BuiltinToolName } from '@tessera/plugin-tools';
+import { BUILTIN_TOOL_NAMES, builtinTools, type BuiltinToolName } from '@tessera/plugin-tools';
 import { DEMO_MODEL_ID, demoModel } from './demo-model.js';
 import { fallbackModels } from './fallback-model.js';
 import { onlyTools } from './only-tools.js';
@@ -88,7 +88,6 @@ export interface CliPresetOptions {
   plugins?: readonly PluginInput[];
 }
 
-const BUILTIN_TOOL_NAMES: readonly BuiltinToolName[] = ['Bash', 'BashOutput', 'KillShell', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'WebFetch', 'WebSearch'];
 
 /**
  * The `tessera` CLI's composition, given the plugins that provide the model for a `profile`
