@@ -35,6 +35,8 @@ export interface IToolState {
   diffLines?: IDiffLine[];
   /** Command tools: the (already bounded) output, for previews. */
   toolResultData?: string;
+  /** Completed TodoWrite calls: the list as the call left it (at most 100 items). */
+  todos?: ReadonlyArray<{ content: string; status: 'pending' | 'in_progress' | 'completed'; activeForm?: string }>;
 }
 
 /** A finished tool call as an execution result lists it (spec: IToolSummary); same shape as {@link IToolState}. */

@@ -114,5 +114,25 @@ export function finishedToolState(
   }
   const output = toolResultDataOf(end.data);
   if (output !== undefined) state.toolResultData = output;
+  if (end.success && running.toolName === 'TodoWrite') {
+    const todos = todosOf(end.data);
+    if (todos) state.todos = todos;
+  }
   return state;
+}
+
+const MAX_TODOS = 100;
+const TODO_STATUSES = new Set(['pending', 'in_progress', 'completed']);
+
+/** The list a TodoWrite result carries (`data.todos`), checked and bounded, for UIs. */
+export function todosOf(data: unknown): IToolState['todos'] | undefined {
+  const list = (data as { todos?: unknown } | undefined)?.todos;
+  if (!Array.isArray(list)) return undefined;
+  const todos: Array<NonNullable<IToolState['todos']>[number]> = [];
+  for (const item of list.slice(0, MAX_TODOS)) {
+    const { content, status, activeForm } = (item ?? {}) as { content?: unknown; status?: unknown; activeForm?: unknown };
+    if (typeof content !== 'string' || typeof status !== 'string' || !TODO_STATUSES.has(status)) continue;
+    todos.push({ content: bound(content), status: status as 'pending' | 'in_progress' | 'completed', ...(typeof activeForm === 'string' ? { activeForm: bound(activeForm) } : {}) });
+  }
+  return todos;
 }

@@ -47,6 +47,22 @@ describe('TesseraTui', () => {
     expect(lines.some((line) => line.includes('scripted-model') && line.includes('manual mode on'))).toBe(true);
   });
 
+  it('shows a TodoWrite call as the checklist it left: done struck through, the active item in its present form', async () => {
+    const todos = [
+      { content: 'Read the code', status: 'completed', activeForm: 'Reading the code' },
+      { content: 'Fix the bug', status: 'in_progress', activeForm: 'Fixing the bug' },
+      { content: 'Run the tests', status: 'pending', activeForm: 'Running the tests' },
+    ];
+    harness = await startHarness({ turns: [{ toolCalls: [{ name: 'TodoWrite', input: { todos } }] }, { text: 'On it.' }] });
+    await harness.type('fix it');
+    await harness.press(KEY.enter);
+    const screen = await harness.waitFor((text) => text.includes('On it.'), 'the answer');
+    expect(screen).toContain('Updated todos (1/3 done)');
+    expect(screen).toContain('☒ Read the code');
+    expect(screen).toContain('◼ Fixing the bug');
+    expect(screen).toContain('☐ Run the tests');
+  });
+
   it('asks inline before a call that needs approval; "yes" runs it', async () => {
     let dir = '';
     harness = await startHarness({ turns: (request) => (request.index === 0 ? { toolCalls: [{ name: 'Write', input: { file_path: join(dir, 'created.txt'), content: 'hello from the tool\n' } }] } : { text: 'Wrote it.' }) });

@@ -171,7 +171,9 @@ export class ToolRow implements Component {
     const lines = [truncateToWidth(`${bullet} ${style.bold(state.toolName)}${argument} ${style.gray(`· ${seconds(elapsed)}`)}`, width)];
     const summary = this.summary();
     if (summary) lines.push(truncateToWidth(`  ⎿  ${failed ? style.red(summary) : style.gray(summary)}`, width));
-    if (state.diffLines && state.diffLines.length > 0 && !failed) {
+    if (state.todos && !failed) {
+      for (const todo of state.todos) lines.push(todoLine(todo, width));
+    } else if (state.diffLines && state.diffLines.length > 0 && !failed) {
       for (const line of state.diffLines.slice(0, DIFF_LINES)) lines.push(diffLine(line, width));
       if (state.diffLines.length > DIFF_LINES) lines.push(style.gray(`    … ${state.diffLines.length - DIFF_LINES} more diff lines`));
     } else if (state.toolResultData && !state.diffLines) {
@@ -192,6 +194,10 @@ export class ToolRow implements Component {
       const removed = state.diffLines.filter((line) => line.type === 'remove').length;
       return `Updated ${state.diffFile ?? state.firstArg} with ${added} addition${added === 1 ? '' : 's'} and ${removed} removal${removed === 1 ? '' : 's'}`;
     }
+    if (state.todos) {
+      const done = state.todos.filter((todo) => todo.status === 'completed').length;
+      return state.todos.length === 0 ? 'Cleared the todo list' : `Updated todos (${done}/${state.todos.length} done)`;
+    }
     if (state.toolResultData !== undefined) {
       const count = state.toolResultData.replace(/\s+$/, '').split('\n').filter((line) => line !== '').length;
       return count === 0 ? '(no output)' : `${count} line${count === 1 ? '' : 's'} of output`;
@@ -200,6 +206,13 @@ export class ToolRow implements Component {
   }
 
   invalidate(): void {}
+}
+
+/** One item of a TodoWrite list: ☒ done (struck through), ◼ in progress (bold), ☐ pending. */
+function todoLine(todo: NonNullable<IToolState['todos']>[number], width: number): string {
+  if (todo.status === 'completed') return truncateToWidth(`     ${style.gray(`☒ ${style.strike(todo.content)}`)}`, width);
+  if (todo.status === 'in_progress') return truncateToWidth(`     ${style.bold(`◼ ${todo.activeForm ?? todo.content}`)}`, width);
+  return truncateToWidth(`     ☐ ${todo.content}`, width);
 }
 
 /** A background task or subagent: its id, what it runs and its status. */
