@@ -27,7 +27,7 @@ describe('eventJson', () => {
     expect(eventJson(after, current, nowJson)).toBe(JSON.stringify(after));
     // Nested records compared by value; a different one falls back.
     const changed = snapshotEvent('background_task_updated', current);
-    (changed.task as IBackgroundTaskState).metadata = { team: 'b', n: 1 };
+    (changed as { task: IBackgroundTaskState }).task.metadata = { team: 'b', n: 1 };
     expect(eventJson(changed, current, nowJson)).toBe(JSON.stringify(changed));
     expect(eventJson(changed, current, nowJson)).toContain('"team":"b"');
     // Extra event fields, or a field order that differs: the plain serialisation.

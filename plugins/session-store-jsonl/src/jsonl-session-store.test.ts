@@ -25,6 +25,11 @@ const reply = (text: string): Message => ({ role: 'assistant', content: [{ type:
 function record(messages: Message[], extra: Partial<ISessionRecord> = {}): ISessionRecord {
   return { id: 'sess-1', cwd: '/proj', createdAt: 't', updatedAt: 't', messages, history: [], ...extra };
 }
+/** The lines of session `id`'s file while its store stays open (each save has flushed its writes). */
+async function fileLinesOpen(id: string): Promise<string[]> {
+  const [info] = (await SessionManager.listAll(opts())).filter((item) => item.id === id);
+  return (await readFile(info?.path as string, 'utf8')).trim().split('\n');
+}
 async function fileLines(store: JsonlSessionStore, id: string): Promise<string[]> {
   const [info] = (await SessionManager.listAll(opts())).filter((item) => item.id === id);
   await store.close();
@@ -47,6 +52,27 @@ describe('JsonlSessionStore', () => {
     const [info] = await SessionManager.list('/proj', opts());
     expect(info?.id).toBe(session.sessionId);
     expect(info?.firstMessage).toBe('hi');
+  });
+
+  it('writes the prompt-and-schemas entry again only when they change (the same objects, or equal new ones, write nothing)', async () => {
+    const store = new JsonlSessionStore(opts());
+    const schemas = [{ name: 'Read', description: 'reads', parameters: { type: 'object' } }];
+    const metaLines = async () => (await fileLinesOpen('sess-1')).filter((line) => line.includes('"tessera.session-record"'));
+    const messages = [user('a'), reply('b')];
+    await store.save(record(messages, { systemPrompt: 'one', toolSchemas: [...schemas] }));
+    await store.save(record([...messages, user('c'), reply('d')], { systemPrompt: 'one', toolSchemas: [...schemas] }));
+    // Equal content in new objects: compared, found equal, nothing written.
+    await store.save(record([...messages, user('c'), reply('d')], { systemPrompt: 'one', toolSchemas: schemas.map((schema) => ({ ...schema })) }));
+    expect(await metaLines()).toHaveLength(1);
+    await store.save(record([...messages, user('c'), reply('d')], { systemPrompt: 'two', toolSchemas: [...schemas] }));
+    await store.save(record([...messages, user('c'), reply('d')], { systemPrompt: 'two', toolSchemas: [{ ...schemas[0]!, description: 'reads files' }] }));
+    // An extension field is compared every time.
+    await store.save(record([...messages, user('c'), reply('d')], { systemPrompt: 'two', toolSchemas: [{ ...schemas[0]!, description: 'reads files' }], label: 'x' }));
+    const lines = await metaLines();
+    expect(lines).toHaveLength(4);
+    expect(JSON.parse(lines.at(-1)!).data).toEqual({ systemPrompt: 'two', toolSchemas: [{ name: 'Read', description: 'reads files', parameters: { type: 'object' } }], extensions: { label: 'x' } });
+    const loaded = await new JsonlSessionStore(opts()).load('sess-1');
+    expect(loaded).toMatchObject({ systemPrompt: 'two', label: 'x' });
   });
 
   it('a session that ends is released: its file closed, nothing kept in memory; saving it again appends', async () => {

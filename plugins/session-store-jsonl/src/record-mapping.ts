@@ -19,6 +19,12 @@ export interface RecordMeta {
   extensions?: Record<string, unknown>;
 }
 
+/** The record has a field of its own beside the standard ones (kept in the meta entry's `extensions`). */
+export function hasRecordExtensions(record: ISessionRecord): boolean {
+  for (const key in record) if (!KNOWN_FIELDS.has(key) && record[key] !== undefined) return true;
+  return false;
+}
+
 export function recordMeta(record: ISessionRecord): RecordMeta {
   const extensions: Record<string, unknown> = {};
   for (const key of Object.keys(record)) if (!KNOWN_FIELDS.has(key) && record[key] !== undefined) extensions[key] = record[key];

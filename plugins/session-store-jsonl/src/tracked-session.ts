@@ -1,7 +1,7 @@
 import type { IHistoryEntry, ISessionRecord, Message, SessionRecordChange } from '@tessera/contracts';
 import { redactStrings, type RedactText } from './persist-transform.js';
 import { toPiMessages } from './pi-messages.js';
-import { HISTORY_EVENT_TYPE, RECORD_META_TYPE, recordFromSession, recordMeta } from './record-mapping.js';
+import { HISTORY_EVENT_TYPE, RECORD_META_TYPE, hasRecordExtensions, recordFromSession, recordMeta } from './record-mapping.js';
 import type { SessionManager } from './session-manager.js';
 
 /**
@@ -141,15 +141,36 @@ export class TrackedSession {
     this.eventIds.add(entry.id);
   }
 
+  /** What the last `#writeMeta` compared: the same prompt string and schema objects need no new comparison. */
+  #metaSeen: { metaJson: string | undefined; systemPrompt: string | undefined; toolSchemas: readonly unknown[] | undefined } | undefined;
+
   #writeMeta(record: ISessionRecord): void {
+    // A session saves the same prompt and the same schema objects turn after turn (`toRecord`
+    // copies the array, not its items): then nothing changed, without serialising them again.
+    // Unknown record fields are rare; with any, the comparison is made as before.
+    const seen = this.#metaSeen;
+    if (seen !== undefined && seen.metaJson === this.metaJson && seen.systemPrompt === record.systemPrompt && sameItems(seen.toolSchemas, record.toolSchemas) && !hasRecordExtensions(record)) return;
     const metaJson = JSON.stringify(recordMeta(record));
-    if (metaJson === this.metaJson || metaJson === '{}') return;
+    this.#metaSeen = { metaJson: undefined, systemPrompt: record.systemPrompt, toolSchemas: record.toolSchemas === undefined ? undefined : [...record.toolSchemas] };
+    if (metaJson === this.metaJson || metaJson === '{}') {
+      this.#metaSeen.metaJson = this.metaJson;
+      return;
+    }
     this.manager.appendCustomEntry(RECORD_META_TYPE, JSON.parse(metaJson));
     this.metaJson = metaJson;
+    this.#metaSeen.metaJson = metaJson;
   }
 
   #settle(history: readonly IHistoryEntry[]): void {
     this.historyLength = history.length;
     this.lastHistoryId = history[history.length - 1]?.id;
   }
+}
+
+/** The same items (by identity) in the same order; both absent counts as the same. */
+function sameItems(a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index += 1) if (a[index] !== b[index]) return false;
+  return true;
 }
