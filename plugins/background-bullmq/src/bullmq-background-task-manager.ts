@@ -15,7 +15,7 @@ import {
 import { Redis, type RedisOptions } from 'ioredis';
 import { Queue } from 'bullmq';
 import { JobBatcher } from './job-batcher.js';
-import { createTaskKeys, isSafeKeyName, type TaskKeys } from './redis-keys.js';
+import { createTaskKeys, isSafeKeyName, isSafeKeyPrefix, type TaskKeys } from './redis-keys.js';
 import { checkTaskId, parseSchedule, validateSpawnRequest } from './request-validation.js';
 import { followTaskEvents, latestTaskEventId, readTaskEvents, type StreamedTaskEvent, type TaskEventFollower } from './task-event-stream.js';
 import { cancel as cancelState, fail, initialTaskState, isTerminal, snapshotEvent, transition } from './task-lifecycle.js';
@@ -76,10 +76,11 @@ export interface BackgroundJobData {
 export function resolveKeys(options: BullmqConnectionOptions): TaskKeys {
   const queue = options.queue ?? DEFAULT_QUEUE;
   const prefix = options.prefix ?? DEFAULT_PREFIX;
-  for (const [field, value] of [['queue', queue], ['prefix', prefix]] as const) {
-    if (!isSafeKeyName(value)) {
-      throw new BackgroundTaskError('validation', `BullMQ background ${field} ${JSON.stringify(value)} must be 1-64 letters, digits, "_", "-" or ".".`, { code: 'background_invalid_option', details: { field } });
-    }
+  if (!isSafeKeyName(queue)) {
+    throw new BackgroundTaskError('validation', `BullMQ background queue ${JSON.stringify(queue)} must be 1-64 letters, digits, "_", "-" or ".", starting with a letter or digit.`, { code: 'background_invalid_option', details: { field: 'queue' } });
+  }
+  if (!isSafeKeyPrefix(prefix)) {
+    throw new BackgroundTaskError('validation', `BullMQ background prefix ${JSON.stringify(prefix)} must be 1-64 letters, digits, "_", "-", "." or ":", starting with a letter or digit and not ending with ":".`, { code: 'background_invalid_option', details: { field: 'prefix' } });
   }
   return createTaskKeys(prefix, queue);
 }

@@ -390,9 +390,11 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(started[2]! - started[0]!).toBeGreaterThanOrEqual(1000);
   });
 
-  it('keeps every key under its prefix: task records, logs, events and the BullMQ queues', async () => {
+  it('keeps every key under its prefix (one with ":" too, as the Redis session store takes): task records, logs, events and the BullMQ queues', async () => {
     const queue = `prefixed${++queueNumber}`;
-    const base = { connection: { host: '127.0.0.1', port: redis.port }, queue, prefix: 'acme.test' };
+    const base = { connection: { host: '127.0.0.1', port: redis.port }, queue, prefix: 'acme:test' };
+    for (const bad of ['acme:', ':acme', 'ac me', '']) expect(() => new BullmqBackgroundTaskManager({ ...base, prefix: bad })).toThrow(expect.objectContaining({ code: 'background_invalid_option' }));
+    expect(() => new BullmqBackgroundTaskManager({ ...base, queue: 'a:b' })).toThrow(expect.objectContaining({ code: 'background_invalid_option' }));
     const manager = new BullmqBackgroundTaskManager(base);
     cleanups.push(() => manager.shutdown());
     const running = await startBackgroundWorker({ ...base, kinds: ['process', 'scheduled'], shell: { killGraceMs: 200 } });
@@ -404,8 +406,8 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     try {
       const keys = (await peek.keys('*')).filter((key) => key.includes(queue));
       expect(keys.length).toBeGreaterThan(3);
-      expect(keys.filter((key) => !key.startsWith('acme.test:'))).toEqual([]);
-      expect(keys.some((key) => key.startsWith('acme.test:bull:'))).toBe(true);
+      expect(keys.filter((key) => !key.startsWith('acme:test:'))).toEqual([]);
+      expect(keys.some((key) => key.startsWith('acme:test:bull:'))).toBe(true);
       expect(keys.some((key) => key.includes(':events'))).toBe(true);
     } finally {
       peek.disconnect();

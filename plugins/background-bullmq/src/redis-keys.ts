@@ -23,6 +23,13 @@ export interface TaskKeys {
 }
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** A key prefix may also hold `:` (`acme:prod`), as the Redis session store's does; not at its end. */
+const SAFE_PREFIX = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+
+/** A key prefix: 1-64 letters, digits, `_`, `-`, `.` or `:`, starting with a letter or digit, not ending with `:`. */
+export function isSafeKeyPrefix(prefix: string): boolean {
+  return typeof prefix === 'string' && SAFE_PREFIX.test(prefix) && !prefix.endsWith(':');
+}
 
 export function isSafeKeyName(name: string): boolean {
   return typeof name === 'string' && SAFE_NAME.test(name);
