@@ -324,6 +324,28 @@ describe.runIf(hasRedisServer)('tessera serve replicas (two processes, real redi
     expect(await b.stop()).toBe(0);
   }, 120_000);
 
+  it('with redis.background, says its background tasks run on workers (queue and prefix to start them with); a bad queue is refused by name', async () => {
+    redis = await startRedis();
+    const run = (config: Record<string, unknown>) => {
+      const home = tempDir('home');
+      mkdirSync(join(home, '.tessera'));
+      writeFileSync(join(home, '.tessera', 'server.json'), JSON.stringify({ tokens: [{ id: 'alice', sha256: hashToken(ALICE) }], ...config }));
+      const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--provider', 'demo', '--config', join(home, '.tessera', 'server.json')], { env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(proc);
+      let output = '';
+      proc.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      return { proc, output: () => output };
+    };
+    const url = `redis://127.0.0.1:${redis.port}`;
+    const good = run({ redis: { url, prefix: 'acme', background: { queue: 'jobs' } } });
+    await until(() => good.output().includes('Background tasks run on tessera worker processes (queue jobs): tessera worker --redis <url> --prefix acme --queue jobs') || undefined, `the background line in: ${good.output()}`);
+    good.proc.kill('SIGTERM');
+    const bad = run({ redis: { url, background: { queue: 'a:b' } } });
+    expect(await new Promise((resolve) => bad.proc.on('exit', resolve))).not.toBe(0);
+    expect(bad.output()).toMatch(/redis\.background\.queue.*queue must be/);
+  });
+
   it('refuses a bad redis URL with the setting named', async () => {
     const home = tempDir('home');
     const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--provider', 'demo', '--redis', 'http://127.0.0.1:6379'], {

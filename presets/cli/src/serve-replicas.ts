@@ -5,6 +5,11 @@ export interface ServeRedisSettings {
   url: string;
   prefix?: string;
   lockTtlMs?: number;
+  /**
+   * Run background tasks on `tessera worker` processes through this Redis (BullMQ), instead of in
+   * the server process: `true`, or the queue name and whether subagent jobs go there too.
+   */
+  background?: boolean | { queue?: string; agents?: boolean };
 }
 
 /**
@@ -21,6 +26,31 @@ export async function redisReplicaPlugin(settings: ServeRedisSettings, warn: (me
     ...(settings.prefix === undefined ? {} : { prefix: settings.prefix }),
     ...(settings.lockTtlMs === undefined ? {} : { lockTtlMs: settings.lockTtlMs }),
     onWarning: warn,
+  });
+}
+
+/**
+ * With `background` set: the BullMQ background runtime in place of the in-process one, on the same
+ * Redis and prefix, so every replica sees the same tasks and `tessera worker` processes run them.
+ * Subagent jobs stay in the server process unless `background.agents` is set (they then need a
+ * worker started with `--kinds agent`). Loaded only here, like the session store.
+ */
+export async function redisBackgroundPlugin(settings: ServeRedisSettings): Promise<Plugin | undefined> {
+  if (!settings.background) return undefined;
+  const { redisOptions } = await import('./subcommands/worker.js');
+  const { bullmqBackgroundRuntime } = await import('@tessera/plugin-background-bullmq');
+  const options = settings.background === true ? {} : settings.background;
+  let connection;
+  try {
+    connection = redisOptions(settings.url);
+  } catch (error) {
+    throw new Error(`redis.url (or --redis): ${(error as Error).message.replace(/^--redis:? ?/, '')}`);
+  }
+  return bullmqBackgroundRuntime({
+    connection,
+    ...(settings.prefix === undefined ? {} : { prefix: settings.prefix }),
+    ...(options.queue === undefined ? {} : { queue: options.queue }),
+    subagents: options.agents === true,
   });
 }
 

@@ -9,6 +9,13 @@ import { hasRedisServer, startRedis, type TestRedis } from '../../../plugins/bac
 import { runSubcommand } from './subcommands/subcommand.test-helper.js';
 import { runDoctorCommand } from './subcommands/doctor.js';
 import { redisOptions, runWorkerCommand } from './subcommands/worker.js';
+import { redisBackgroundPlugin } from './serve-replicas.js';
+import { BackgroundTasks } from '@tessera/contracts';
+import { createKernel } from '@tessera/kernel';
+import { AgentTaskManagerToken } from '@tessera/plugin-background';
+import { Redis } from 'ioredis';
+import { BullmqBackgroundTaskManagerToken } from '@tessera/plugin-background-bullmq';
+import { testPreset } from '@tessera/preset-test';
 
 // `tessera worker` through the built bin: a task spawned by a client in this process runs in the
 // worker process, against a real redis-server; SIGTERM stops the worker cleanly.
@@ -45,6 +52,7 @@ describe('tessera worker: arguments', () => {
   it('reads redis:// URLs and refuses anything else with the reason', () => {
     expect(redisOptions('redis://:s3cret@cache.internal:6380/2')).toEqual({ host: 'cache.internal', port: 6380, password: 's3cret', db: 2 });
     expect(redisOptions('redis://127.0.0.1')).toEqual({ host: '127.0.0.1', port: 6379 });
+    expect(redisOptions('rediss://cache.internal')).toEqual({ host: 'cache.internal', port: 6379, tls: {} });
     expect(() => redisOptions('http://x')).toThrow(/redis:\/\//);
     expect(() => redisOptions('not a url')).toThrow(/not a URL/);
   });
@@ -81,6 +89,39 @@ describe('tessera worker: arguments', () => {
 });
 
 describe.runIf(hasRedisServer)('tessera worker (real redis-server)', () => {
+  it("serve's redis.background: the server's background tasks go through Redis to a worker, on the same prefix and queue", async () => {
+    redis = await startRedis();
+    dir = mkdtempSync(join(tmpdir(), 'tessera-serve-bg-'));
+    const url = `redis://127.0.0.1:${redis.port}`;
+    expect(await redisBackgroundPlugin({ url })).toBeUndefined();
+    const plugin = (await redisBackgroundPlugin({ url, prefix: 'acme:bg', background: { queue: 'jobs' } }))!;
+    const kernel = await createKernel({ plugins: testPreset({ turns: [], replace: [plugin] }) });
+    const running = await startBackgroundWorker({ connection: redisOptions(url), prefix: 'acme:bg', queue: 'jobs', kinds: ['process'], shell: { killGraceMs: 200 } });
+    try {
+      const tasks = kernel.get(BackgroundTasks);
+      // Subagent jobs stay in the server unless background.agents is set.
+      expect(kernel.getOptional(AgentTaskManagerToken)).toBeUndefined();
+      const ticket = await tasks.spawn({ kind: 'process', command: 'echo from-the-worker', cwd: dir, sessionId: 's1' });
+      const manager = kernel.get(BullmqBackgroundTaskManagerToken);
+      expect(await manager.wait(ticket.id)).toMatchObject({ status: 'completed', exitCode: 0 });
+      expect((await tasks.readOutput!(ticket.id, 0, 's1')).lines).toContain('[stdout] from-the-worker');
+      const peek = new Redis({ host: '127.0.0.1', port: redis.port });
+      try {
+        const keys = await peek.keys('*');
+        expect(keys.length).toBeGreaterThan(0);
+        expect(keys.filter((key) => !key.startsWith('acme:bg:'))).toEqual([]);
+      } finally {
+        peek.disconnect();
+      }
+    } finally {
+      await running.shutdown({ graceMs: 0 });
+      await kernel.shutdown();
+    }
+    const withAgents = (await redisBackgroundPlugin({ url, background: { agents: true } }))!;
+    expect(withAgents.provides).toContain(AgentTaskManagerToken);
+    await expect(redisBackgroundPlugin({ url: 'http://x', background: true })).rejects.toThrow(/redis\.url \(or --redis\)/);
+  });
+
   it('runs a task another process spawned, and stops on SIGTERM', async () => {
     redis = await startRedis();
     dir = mkdtempSync(join(tmpdir(), 'tessera-worker-'));

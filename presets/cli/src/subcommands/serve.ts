@@ -9,7 +9,7 @@ import { defaultFlags } from '../args.js';
 import { composeHost } from '../host-sessions.js';
 import type { Subcommand } from '../io.js';
 import { parseCommandFlags, untilStopped } from './shared.js';
-import { redisLocation, redisReplicaPlugin } from '../serve-replicas.js';
+import { redisBackgroundPlugin, redisLocation, redisReplicaPlugin } from '../serve-replicas.js';
 
 const USAGE = `Usage: tessera serve [--port <n>] [--host <addr>] [--root <dir>]... [--config <file>] [--provider <profile>] [--redis <url>]
        tessera serve --hash-token <token>
@@ -29,6 +29,8 @@ TESSERA_SERVER_TOKEN=<token> adds one token (owner "default") without a file.
 Replicas: with "redis" (or --redis <url>, which wins) sessions are stored in Redis and any
 number of servers sharing it (and the allowed roots) serve the same sessions: one turn at a
 time per session across them, and a turn is streamed from whichever server a client asks.
+With "redis": { …, "background": true } (or { "queue": "q", "agents": true }) background tasks
+go through the same Redis too and run on tessera worker processes; every replica sees them.
 `;
 
 const serverConfig = z.strictObject({
@@ -49,6 +51,15 @@ const serverConfig = z.strictObject({
       url: z.string().regex(/^rediss?:\/\//, 'url must start with redis:// or rediss://'),
       prefix: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, 'prefix must be 1–64 letters, digits, ".", "_", "-" or ":"').optional(),
       lockTtlMs: z.number().int().min(100).optional(),
+      background: z
+        .union([
+          z.boolean(),
+          z.strictObject({
+            queue: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'queue must be 1–64 letters, digits, ".", "_" or "-"').optional(),
+            agents: z.boolean().optional(),
+          }),
+        ])
+        .optional(),
     })
     .optional(),
 });
@@ -125,7 +136,8 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   let host;
   let cluster: SessionCluster | undefined;
   try {
-    const replace = redis ? [await redisReplicaPlugin(redis, (message) => io.stderr(`${message}\n`))] : [];
+    const background = redis ? await redisBackgroundPlugin(redis) : undefined;
+    const replace = redis ? [await redisReplicaPlugin(redis, (message) => io.stderr(`${message}\n`)), ...(background ? [background] : [])] : [];
     host = await composeHost({ flags, io: { ...io, cwd: roots[0]! }, approvals, allowBypassPermissions: config.allowBypassPermissions === true, replace });
     cluster = redis ? host.kernel.get(SessionCluster) : undefined;
   } catch (error) {
@@ -187,6 +199,11 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   if (!server) return 1;
   io.stdout(`Tessera is serving on ${server.url} (sessions under ${roots.join(', ')}; OpenAPI at ${server.url}/openapi.json)\n`);
   if (redis) io.stdout(`Replica mode: sessions shared through Redis at ${redisLocation(redis.url)} (prefix ${redis.prefix ?? 'tessera'}).\n`);
+  if (redis?.background) {
+    const queue = (redis.background === true ? undefined : redis.background.queue) ?? 'tessera-background';
+    const agents = redis.background !== true && redis.background.agents === true;
+    io.stdout(`Background tasks run on tessera worker processes (queue ${queue}${agents ? ', subagents too: start a worker with --kinds agent' : ''}): tessera worker --redis <url>${redis.prefix ? ` --prefix ${redis.prefix}` : ''}${queue === 'tessera-background' ? '' : ` --queue ${queue}`}\n`);
+  }
   await untilStopped();
   await server.close();
   await mcp.close();

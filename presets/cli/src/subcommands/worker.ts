@@ -37,14 +37,14 @@ queue for another worker instead).
 const KIND_ALIASES: Readonly<Record<string, string>> = { shell: 'process', cron: 'scheduled' };
 
 /** `redis://[:password@]host:port[/db]` as ioredis options; a located error for anything else. */
-export function redisOptions(url: string): { host: string; port: number; password?: string; username?: string; db?: number } {
+export function redisOptions(url: string): { host: string; port: number; password?: string; username?: string; db?: number; tls?: Record<string, never> } {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw new Error(`--redis ${JSON.stringify(url)} is not a URL; use redis://host:port`);
   }
-  if (parsed.protocol !== 'redis:') throw new Error(`--redis must be a redis:// URL (got ${parsed.protocol}//…)`);
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error(`--redis must be a redis:// (or rediss:// for TLS) URL (got ${parsed.protocol}//…)`);
   const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined;
   if (db !== undefined && (!Number.isInteger(db) || db < 0)) throw new Error(`--redis: the database ${parsed.pathname.slice(1)} is not a number`);
   return {
@@ -53,6 +53,7 @@ export function redisOptions(url: string): { host: string; port: number; passwor
     ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
     ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
     ...(db === undefined ? {} : { db }),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
   };
 }
 
