@@ -84,25 +84,25 @@ interface SseSink {
 function nodeSink(outgoing: ServerResponse): SseSink {
   // The client may have gone while the turn was being started.
   let closed = outgoing.destroyed;
-  let waiting: (() => void) | undefined;
+  // Every write that found the buffer full waits for the same drain (a keep-alive may be written
+  // while the turn's own write waits: each must be resumed, or the turn's stream stalls for good).
+  const waiting: Array<() => void> = [];
+  const resume = (): void => {
+    for (const wake of waiting.splice(0)) wake();
+  };
   const aborts: Array<() => void> = [];
   outgoing.on('close', () => {
     closed = true;
-    waiting?.();
+    resume();
     if (!outgoing.writableFinished) for (const listener of aborts) listener();
   });
-  outgoing.on('drain', () => waiting?.());
+  outgoing.on('drain', resume);
   // A write racing a reset socket is reported by `close`; an `error` event must not crash the server.
   outgoing.on('error', () => undefined);
   return {
     write(text) {
       if (closed || outgoing.destroyed || outgoing.write(text)) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        waiting = () => {
-          waiting = undefined;
-          resolve();
-        };
-      });
+      return new Promise<void>((resolve) => waiting.push(resolve));
     },
     onAbort(listener) {
       if (closed) queueMicrotask(listener);

@@ -428,6 +428,20 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     expect(text.length).toBeLessThan(2_000_000);
   });
 
+  it('keep-alives sent while the socket is backed up never strand the stream: the reader that catches up gets every part and [DONE]', async () => {
+    const big = 'y'.repeat(16_000);
+    const h = await start({ server: { keepAliveMs: 5, maxBufferedBytes: 256 * 1024 * 1024 }, turns: [{ text: Array.from({ length: 600 }, () => big) }] });
+    const { id } = await createSession(h);
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'flood' } });
+    // Unread until the turn is over, and a while longer: keep-alives fire while writes wait for the socket.
+    const deadline = Date.now() + 10_000;
+    while (h.hub.get('alice', id).summary().running && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const text = await Promise.race([response.text(), new Promise<string>((resolve) => setTimeout(() => resolve('(the stream never ended)'), 10_000))]);
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(text.split(big).length - 1).toBe(600);
+  });
+
   it('resumes a stored session after a restart, for its owner only', async () => {
     const first = await start({ turns: [{ text: 'remembered answer' }] });
     const { id } = await createSession(first);
