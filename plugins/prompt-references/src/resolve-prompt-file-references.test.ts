@@ -129,6 +129,33 @@ describe('resolvePromptFileReferences', () => {
     ]);
   });
 
+  it('leaves package names alone (no extension, first folder absent) but still fails a missing file under a folder that exists', async () => {
+    await mkdir(join(cwd, 'docs'));
+    const prose = await resolvePromptFileReferences('upgrade @types/node and @tessera/kernel, then ask @babel/core', { cwd });
+    expect(prose).toMatchObject({ records: [], failures: [], blocks: [] });
+    const typo = await resolvePromptFileReferences('see @docs/gone and @./gone and @gone.md', { cwd });
+    expect(typo.failures.map(({ reference, kind }) => [reference, kind])).toEqual([
+      ['@docs/gone', 'missing'],
+      ['@./gone', 'missing'],
+      ['@gone.md', 'missing'],
+    ]);
+  });
+
+  it('follows references inside Markdown and text files only: an @ in source code is code', async () => {
+    await file(join(cwd, 'notes.md'), 'Read @details.md too.');
+    await file(join(cwd, 'details.md'), 'details');
+    await file(join(cwd, 'index.ts'), "import { x } from '@tessera/contracts';\n// see @details.md\n@decorator() class A {}\n");
+    await file(join(cwd, 'package.json'), '{ "dependencies": { "@types/node": "1" }, "files": ["@missing.md"] }');
+    const result = await resolvePromptFileReferences('@index.ts @package.json @notes.md', { cwd });
+    expect(result.failures).toEqual([]);
+    expect(result.records.map(({ relativePath, reason }) => [relativePath, reason])).toEqual([
+      ['index.ts', 'prompt'],
+      ['package.json', 'prompt'],
+      ['notes.md', 'prompt'],
+      ['details.md', 'nested'],
+    ]);
+  });
+
   it('leaves a bare @word alone unless a file by that name exists', async () => {
     await file(join(cwd, 'Makefile'), 'all:');
     await mkdir(join(cwd, 'docs'));

@@ -131,6 +131,10 @@ class ReferenceWalk {
     // A bare `@word` is a reference only when there is a file by that name; no name outside
     // the roots is looked up to find out.
     if (token.form === 'word' && !(lexicallyInside && (await isFile(path)))) return;
+    // A package name (`@types/node`, `@tessera/kernel` in "upgrade @types/node") has the shape of
+    // a path but is not one: an unquoted path with no file extension, not written as a path
+    // (`./`, `../`, `/`, `~/`), whose first folder does not exist here, is left alone as text.
+    if (token.form === 'path' && !(await looksLikeFile(token.path, origin.directory))) return;
     if (!lexicallyInside) return fail('outside_root', `${this.show(path)} is outside the workspace (${this.rootList()}). Only files inside it can be referenced: copy the file in, or add its directory to the roots option.`);
 
     let real: string;
@@ -185,7 +189,9 @@ class ReferenceWalk {
     const text = content.toString('utf8');
     this.result.records.push(record);
     this.result.blocks.push(contextBlock(record, text, root.path === this.cwd ? undefined : root.path, origin.from));
-    await this.visit(text, { directory: dirname(real), depth: origin.depth + 1, ancestors: [...origin.ancestors, real], from: record });
+    // Nested references are read from prose only: an `@` in code (`import … from '@scope/pkg'`,
+    // a decorator, an npm script) is not a reference, so source files are included as they are.
+    if (NESTING_FILES.test(real)) await this.visit(text, { directory: dirname(real), depth: origin.depth + 1, ancestors: [...origin.ancestors, real], from: record });
   }
 
   /** A path as a person reads it: relative to the working directory when inside it. */
@@ -216,6 +222,26 @@ function contextBlock(record: IPromptFileReferenceRecord, text: string, root: st
   const rootAttribute = root === undefined ? '' : ` root="${root}"`;
   const body = text.endsWith('\n') ? text : `${text}\n`;
   return `${who} ${record.originalReference}. Contents of ${record.relativePath}:\n<file path="${record.relativePath}"${rootAttribute}>\n${body}</file>`;
+}
+
+/** Files whose own `@` references are followed: Markdown and plain text. */
+const NESTING_FILES = /\.(md|markdown|mdx|txt)$/i;
+const EXPLICIT_PATH = /^(\.{1,2}\/|\/|~\/)/;
+const FILE_EXTENSION = /\.[A-Za-z0-9]{1,10}$/;
+
+/**
+ * An unquoted `@path` token is a file reference when it is written as a path, ends with a file
+ * extension, or starts with a folder (or file) that exists in `directory`.
+ */
+async function looksLikeFile(path: string, directory: string): Promise<boolean> {
+  if (EXPLICIT_PATH.test(path) || FILE_EXTENSION.test(path.replace(/\/+$/, ''))) return true;
+  const first = path.split('/')[0]!;
+  try {
+    await stat(resolve(directory, first));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function isFile(path: string): Promise<boolean> {
