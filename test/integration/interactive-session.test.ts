@@ -9,6 +9,7 @@ import { promptFileReferences } from '@tessera/plugin-prompt-references';
 import { systemPrompt } from '@tessera/plugin-system-prompt';
 import { editCheckpoints } from '@tessera/plugin-checkpoints';
 import { builtinTools } from '@tessera/plugin-tools';
+import { backgroundRuntime, BackgroundTaskManagerToken } from '@tessera/plugin-background';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -564,6 +565,39 @@ describe('InteractiveSession: edit checkpoints', () => {
     expect((await session.listEditCheckpoints()).map((checkpoint) => checkpoint.prompt)).toEqual(['turn one']);
     expect(session.getFullHistory().at(-1)).toMatchObject({ category: 'event', type: 'checkpoint-restored' });
     await session.shutdown();
+  });
+});
+
+describe('shutdown and background tasks', () => {
+  it("stops the session's background shell commands when it shuts down, unless told to leave them", async () => {
+    const logDir = join(dir, 'logs');
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [
+          { toolCalls: [{ name: 'Bash', input: { command: 'sleep 30', run_in_background: true } }] },
+          { text: 'started' },
+          { toolCalls: [{ name: 'Bash', input: { command: 'sleep 31', run_in_background: true } }] },
+          { text: 'started too' },
+        ],
+        plugins: [...builtinTools(), backgroundRuntime({ shell: { logDir, killGraceMs: 200 } })],
+      }),
+    });
+    const manager = kernel.get(BackgroundTaskManagerToken);
+    const first = new InteractiveSession({ kernel, cwd: dir, permissionMode: 'bypassPermissions' });
+    await first.submit('start it');
+    const [task] = manager.list({ parentSessionId: first.getSessionId() });
+    expect(task).toMatchObject({ status: 'running', kind: 'process' });
+    await first.shutdown();
+    expect(manager.get(task!.id)?.status).toBe('cancelled');
+
+    const second = new InteractiveSession({ kernel, cwd: dir, permissionMode: 'bypassPermissions' });
+    await second.submit('start another');
+    const [kept] = manager.list({ parentSessionId: second.getSessionId() });
+    await second.shutdown({ cancelBackgroundTasks: false });
+    expect(manager.get(kept!.id)?.status).toBe('running');
+    await kernel.shutdown();
+    expect(manager.get(kept!.id)?.status).toBe('cancelled');
+    kernel = undefined;
   });
 });
 

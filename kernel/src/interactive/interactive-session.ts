@@ -140,6 +140,9 @@ function resultHistory(this: { [HISTORY_SOURCE]: HistorySource }): IHistoryEntry
 }
 
 /** `submit` was called after `shutdown()`. */
+/** Background task statuses after which there is nothing to stop. */
+const ENDED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
 export class InteractiveSessionClosedError extends TesseraError {
   constructor(sessionId: string) {
     super(`The interactive session ${sessionId} has been shut down; create a new one.`, { code: 'session_closed', category: 'state', recoverable: false, details: { sessionId } });
@@ -768,12 +771,19 @@ export class InteractiveSession {
    * Ends the session: refuses new prompts, drops the queue, aborts the running prompt, takes a
    * sandbox snapshot when the client can, persists, and fires `sessionEnd` once. Idempotent.
    */
-  shutdown(options: { reason?: SessionEndReason; message?: string } = {}): Promise<void> {
+  /**
+   * Ends the session (spec: graceful shutdown): new prompts are refused, the running turn is
+   * aborted, the background tasks this session started and that still run are stopped (unless
+   * `cancelBackgroundTasks` is false: a host closing a stale copy of a session that lives on
+   * elsewhere), the session is saved and `sessionEnd` fires. Idempotent.
+   */
+  shutdown(options: { reason?: SessionEndReason; message?: string; cancelBackgroundTasks?: boolean } = {}): Promise<void> {
     this.closed ??= (async () => {
       this.abort();
       await this.current?.catch(() => undefined);
       const session = await this.ready.catch(() => undefined);
       if (!session) return;
+      if (options.cancelBackgroundTasks !== false) await this.stopBackgroundTasks(session);
       const snapshot = this.options.sandboxClient?.snapshot;
       if (snapshot) {
         try {
@@ -787,6 +797,25 @@ export class InteractiveSession {
       await session.shutdown({ reason: options.reason ?? 'other' });
     })();
     return this.closed;
+  }
+
+  /** Stops this session's background shell commands that have not ended. */
+  private async stopBackgroundTasks(session: Session): Promise<void> {
+    const tasks = session.services.getOptional(BackgroundTasks);
+    if (!tasks?.list || !tasks.stop) return;
+    let open;
+    try {
+      // Shell commands: what `stop` reaches (subagents end with the turn that awaits them).
+      open = tasks.list(session.sessionId).filter((task) => task.kind === 'process' && !ENDED_TASK_STATUSES.has(task.status));
+    } catch (error) {
+      session.log('error', { phase: 'background_shutdown', error: describeError(error) });
+      return;
+    }
+    await Promise.all(
+      open.map((task) =>
+        tasks.stop!(task.id, session.sessionId).catch((error: unknown) => session.log('error', { phase: 'background_shutdown', taskId: task.id, error: describeError(error) })),
+      ),
+    );
   }
 
   // ------------------------------------------------------------------ set-up

@@ -90,7 +90,7 @@ export class SessionHub {
       // Stored at once, so any replica can serve the session's next request.
       if (request.name === undefined) await session.save();
       if (!(await this.clustered(() => cluster.isCurrent(interactive.getSessionId())))) {
-        await interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+        await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
         throw new HubError('store_unavailable', 503, 'The session could not be stored (the shared session store did not take it); retry in a moment.');
       }
     }
@@ -345,7 +345,7 @@ export class SessionHub {
     await Promise.all(
       sessions.map(async (session) => {
         session.stop();
-        await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+        await session.interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
       }),
     );
   }
@@ -457,7 +457,7 @@ export class SessionHub {
       const mode = old.getSession().getPermissionMode();
       session.cancelAsks();
       // The stale copy ends first: its final save is skipped (nothing new) or refused (it would overwrite newer entries).
-      await old.shutdown({ reason: 'other' }).catch(() => undefined);
+      await old.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
       if (!head) {
         this.forget(session);
         throw new HubError('session_not_found', 404, `No session ${session.id}.`);
@@ -488,7 +488,7 @@ export class SessionHub {
       throw unavailable(error);
     }
     if (interactive.getSession().getRecordField(this.ownerField) !== owner) {
-      await interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+      await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
       throw new HubError('session_not_found', 404, `No session ${id}.`);
     }
     return this.adopt(owner, head.cwd, interactive, head.createdAt);
@@ -543,7 +543,7 @@ export class SessionHub {
     const interactive = await this.options.sessions.open({ cwd: stored.cwd, resumeSessionId: storedId });
     const recorded = interactive.getSession().getRecordField(this.ownerField);
     if (recorded !== owner) {
-      await interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+      await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
       throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
     }
     if (mode !== undefined) interactive.getSession().setPermissionMode(mode);
