@@ -10,6 +10,7 @@ import { systemPrompt } from '@tessera/plugin-system-prompt';
 import { editCheckpoints } from '@tessera/plugin-checkpoints';
 import { builtinTools } from '@tessera/plugin-tools';
 import { backgroundRuntime, BackgroundTaskManagerToken } from '@tessera/plugin-background';
+import { compaction } from '@tessera/plugin-compaction';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -565,6 +566,36 @@ describe('InteractiveSession: edit checkpoints', () => {
     expect((await session.listEditCheckpoints()).map((checkpoint) => checkpoint.prompt)).toEqual(['turn one']);
     expect(session.getFullHistory().at(-1)).toMatchObject({ category: 'event', type: 'checkpoint-restored' });
     await session.shutdown();
+  });
+});
+
+describe('compact instructions across resume and fork', () => {
+  it("keeps the context files' Compact Instructions in the record: a resumed or forked session compacts by them", async () => {
+    await writeFile(join(dir, 'CLAUDE.md'), '# Rules\n\n## Compact Instructions\n\nKeep every file path.\n');
+    const agentDir = join(dir, 'agent');
+    const seen: Array<string | undefined> = [];
+    const watch = definePlugin({ name: 'watch-compact', register: ({ hooks }) => void hooks.preCompact.tap('watch-compact', (context) => void seen.push(context.instructions)) });
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [{ text: 'one' }, { text: 'summary 1' }, { text: 'summary 2' }, { text: 'summary 3' }],
+        replace: [jsonlSessionStore({ agentDir, terminalId: null })],
+        plugins: [systemPrompt({ git: false, now: () => Date.UTC(2026, 10, 27) }), compaction(), watch],
+      }),
+    });
+    const first = new InteractiveSession({ kernel, cwd: dir });
+    await first.submit('hello');
+    const id = first.getSessionId();
+    await first.getSession().compact();
+    await first.shutdown();
+    const resumed = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: id });
+    await resumed.whenReady();
+    await resumed.getSession().compact();
+    await resumed.shutdown();
+    const forked = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: id, forkSession: true });
+    await forked.whenReady();
+    await forked.getSession().compact();
+    await forked.shutdown();
+    expect(seen).toEqual(['Keep every file path.', 'Keep every file path.', 'Keep every file path.']);
   });
 });
 

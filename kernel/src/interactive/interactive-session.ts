@@ -140,6 +140,9 @@ function resultHistory(this: { [HISTORY_SOURCE]: HistorySource }): IHistoryEntry
 }
 
 /** `submit` was called after `shutdown()`. */
+/** Record field holding the context files' "Compact Instructions" (for a resumed or forked session). */
+const COMPACT_FIELD = 'compactInstructions';
+
 /** Background task statuses after which there is nothing to stop. */
 const ENDED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
@@ -876,18 +879,23 @@ export class InteractiveSession {
       ...(options.model === undefined ? {} : { model: options.model }),
       ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
     });
+    // The context files' "Compact Instructions" are kept in the record, so a resumed or forked
+    // session compacts by them without building its prompt again.
+    const storedCompact = typeof record?.[COMPACT_FIELD] === 'string' ? (record[COMPACT_FIELD] as string) : undefined;
     if (record && !fork) {
       const given = options.systemPrompt ?? record.systemPrompt;
       const systemMessage = given === undefined ? options.appendSystemPrompt : this.withAppended(given);
-      return kernel.resumeSession(record, systemMessage === undefined ? base : copyWith(base, { systemMessage }));
+      const resumed = copyWith(base, { ...(systemMessage === undefined ? {} : { systemMessage }), ...(storedCompact === undefined ? {} : { compactInstructions: storedCompact }) });
+      return kernel.resumeSession(record, resumed);
     }
     const system = await this.systemPrompt(kernel, record?.cwd ?? cwd, record);
-    const recordFields = { ...(options.name === undefined ? {} : { name: options.name }) };
+    const compactInstructions = system.compactInstructions ?? storedCompact;
+    const recordFields = { ...(options.name === undefined ? {} : { name: options.name }), ...(compactInstructions === undefined ? {} : { [COMPACT_FIELD]: compactInstructions }) };
     return kernel.createSession(copyWith(base, {
       cwd: record?.cwd ?? cwd,
       ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
       ...(system.prompt === undefined ? {} : { systemMessage: system.prompt }),
-      ...(system.compactInstructions === undefined ? {} : { compactInstructions: system.compactInstructions }),
+      ...(compactInstructions === undefined ? {} : { compactInstructions }),
       ...(fork ? { history: record!.history, startSource: 'resume' as const } : {}),
       recordFields,
     }));
