@@ -44,11 +44,17 @@ export type IToolSummary = IToolState;
 
 /** Usage of one turn (spec: IUsageSnapshot). */
 export interface IUsageSnapshot {
+  /** `exact` when every model call of the turn reported its usage; `estimated` when some did not (the sums are then partial). */
   kind: 'exact' | 'estimated';
   scope: 'turn';
   totalTokens: number;
+  /** Every prompt token the model calls processed: uncached input plus cache reads and writes. */
   promptTokens?: number;
   completionTokens?: number;
+  /** The part of `promptTokens` read from the provider's prompt cache. */
+  cacheReadTokens?: number;
+  /** The part of `promptTokens` written to the provider's prompt cache. */
+  cacheWriteTokens?: number;
   contextUsedTokens: number;
   contextMaxTokens: number;
   contextUsedPercentage: number;

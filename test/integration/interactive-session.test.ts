@@ -569,6 +569,33 @@ describe('InteractiveSession: edit checkpoints', () => {
   });
 });
 
+describe('turn usage', () => {
+  it('counts cache reads and writes in the prompt tokens, and says estimated when a model call reported nothing', async () => {
+    const echo = defineTool({ name: 'Echo', description: 'echo', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) });
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [
+          { toolCalls: [{ id: 'e1', name: 'Echo', input: { text: 'x' } }], usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2000, cacheWriteTokens: 300 } },
+          { text: 'cached', usage: { inputTokens: 20, outputTokens: 7, cacheReadTokens: 2300 } },
+          { toolCalls: [{ id: 'e2', name: 'Echo', input: { text: 'y' } }] },
+          { text: 'partly', usage: { inputTokens: 40, outputTokens: 2 } },
+          { text: 'silent' },
+        ],
+        plugins: [toolsPlugin(echo)],
+      }),
+    });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const cached = await session.submit('one');
+    expect(cached?.usage).toMatchObject({ kind: 'exact', promptTokens: 10 + 2000 + 300 + 20 + 2300, completionTokens: 12, cacheReadTokens: 4300, cacheWriteTokens: 300, totalTokens: 4630 + 12 });
+    const partial = await session.submit('two');
+    expect(partial?.usage).toMatchObject({ kind: 'estimated', promptTokens: 40, completionTokens: 2 });
+    expect(partial?.usage).not.toHaveProperty('cacheReadTokens');
+    // No model call reported usage: no usage at all.
+    expect((await session.submit('three'))?.usage).toBeUndefined();
+    await session.shutdown();
+  });
+});
+
 describe('compact instructions across resume and fork', () => {
   it("keeps the context files' Compact Instructions in the record: a resumed or forked session compacts by them", async () => {
     await writeFile(join(dir, 'CLAUDE.md'), '# Rules\n\n## Compact Instructions\n\nKeep every file path.\n');

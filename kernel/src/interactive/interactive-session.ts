@@ -196,7 +196,7 @@ export class InteractiveSession {
   private current: Promise<IExecutionResult | undefined> | undefined;
   private streamingText = '';
   private turnTools: IToolState[] = [];
-  private turnUsage: { input: number; output: number } | undefined;
+  private turnUsage: { input: number; output: number; cacheRead: number; cacheWrite: number; rounds: number; unreported: number } | undefined;
   /** The turn's result, made when the session reported its end (before it saved). */
   private turnResult: IExecutionResult | undefined;
   private closed: Promise<void> | undefined;
@@ -389,13 +389,18 @@ export class InteractiveSession {
     }
     const contextState = this.getContextState();
     let usage: IUsageSnapshot | undefined;
-    if (this.turnUsage) {
+    const sum = this.turnUsage;
+    // Only when a model call reported usage: a provider that reports none gets no usage entry.
+    if (sum && sum.unreported < sum.rounds) {
+      const prompt = sum.input + sum.cacheRead + sum.cacheWrite;
       usage = {
-        kind: 'exact',
+        kind: sum.unreported === 0 ? 'exact' : 'estimated',
         scope: 'turn',
-        promptTokens: this.turnUsage.input,
-        completionTokens: this.turnUsage.output,
-        totalTokens: this.turnUsage.input + this.turnUsage.output,
+        promptTokens: prompt,
+        completionTokens: sum.output,
+        ...(sum.cacheRead > 0 ? { cacheReadTokens: sum.cacheRead } : {}),
+        ...(sum.cacheWrite > 0 ? { cacheWriteTokens: sum.cacheWrite } : {}),
+        totalTokens: prompt + sum.output,
         contextUsedTokens: contextState.usedTokens,
         contextMaxTokens: contextState.maxTokens,
         contextUsedPercentage: contextState.usedPercentage,
@@ -444,7 +449,14 @@ export class InteractiveSession {
         break;
       case 'assistant_message': {
         const usage = event.message.usage;
-        if (usage) this.turnUsage = { input: (this.turnUsage?.input ?? 0) + usage.inputTokens, output: (this.turnUsage?.output ?? 0) + usage.outputTokens };
+        const sum = (this.turnUsage ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, rounds: 0, unreported: 0 });
+        sum.rounds += 1;
+        if (usage) {
+          sum.input += usage.inputTokens;
+          sum.output += usage.outputTokens;
+          sum.cacheRead += usage.cacheReadTokens ?? 0;
+          sum.cacheWrite += usage.cacheWriteTokens ?? 0;
+        } else sum.unreported += 1;
         // The next round streams new text; what was streamed is in the message now.
         this.streamingText = '';
         break;

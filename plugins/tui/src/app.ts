@@ -68,7 +68,8 @@ export interface TesseraTuiOptions {
   /** The current git branch, shown in the status line. */
   gitBranch?: string;
   /** USD for a turn's tokens on the current model (0 when its price is unknown). */
-  costOf?: (usage: { input: number; output: number }) => number;
+  /** USD for one turn's usage: uncached input, output, cache reads and cache writes (priced apart). */
+  costOf?: (usage: { input: number; output: number; cacheRead: number; cacheWrite: number }) => number;
   /** "Allow always": write `rule` to the local settings file; returns the file's display path. */
   saveAllowRule?: (rule: string) => Promise<string>;
   /** Stored sessions for the picker (`/resume`, `-r` with no id). */
@@ -492,7 +493,8 @@ export class TesseraTui {
     }
     (this.thinking as ThinkingRow | undefined)?.end();
     if (result?.usage) {
-      this.costUsd += this.options.costOf?.({ input: result.usage.promptTokens ?? 0, output: result.usage.completionTokens ?? 0 }) ?? 0;
+      const { promptTokens = 0, completionTokens = 0, cacheReadTokens = 0, cacheWriteTokens = 0 } = result.usage;
+      this.costUsd += this.options.costOf?.({ input: promptTokens - cacheReadTokens - cacheWriteTokens, output: completionTokens, cacheRead: cacheReadTokens, cacheWrite: cacheWriteTokens }) ?? 0;
     }
     this.transcript.addChild(new Gap());
     this.currentText = undefined;

@@ -78,7 +78,7 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
     allowBypass: flags.dangerouslySkipPermissions === true || flags.allowDangerouslySkipPermissions === true,
     ...(statusLine && typeof statusLine.command === 'string' ? { statusLine: { command: statusLine.command, ...(statusLine.padding === undefined ? {} : { padding: statusLine.padding }) } satisfies StatusLineCommand } : {}),
     ...(gitBranch(cwd) === undefined ? {} : { gitBranch: gitBranch(cwd)! }),
-    costOf: (usage) => costUsd(modelLabel(), { input_tokens: usage.input, output_tokens: usage.output, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }),
+    costOf: (usage) => costUsd(modelLabel(), { input_tokens: usage.input, output_tokens: usage.output, cache_read_input_tokens: usage.cacheRead, cache_creation_input_tokens: usage.cacheWrite }),
     saveAllowRule: async (rule) => {
       const file = join(cwd, '.tessera', 'settings.local.json');
       const current = readSettingsForEdit(file);
