@@ -1,5 +1,5 @@
 import { InteractiveSession, type InteractiveSessionOptions, type IResumableSession, type Kernel } from '@tessera/kernel';
-import { copyWith } from '@tessera/contracts';
+import { copyWith, SessionStore } from '@tessera/contracts';
 
 /** How a transport opens sessions without knowing the preset behind them. */
 export interface SessionOpenOptions {
@@ -21,6 +21,8 @@ export interface SessionOpenOptions {
 export interface SessionFactory {
   open(options: SessionOpenOptions): Promise<InteractiveSession>;
   list(cwd?: string): Promise<IResumableSession[]>;
+  /** Removes a stored session (its transcript) for good. Optional: without it a host can only end sessions. */
+  delete?(id: string): Promise<void>;
 }
 
 /** What every session a factory opens shares (a model, a permission mode, command host adapters…). */
@@ -48,5 +50,8 @@ export function kernelSessionFactory(kernel: Kernel, defaults: SessionDefaults =
       return session;
     },
     list: (cwd) => InteractiveSession.listResumableSessions(kernel, cwd),
+    async delete(id) {
+      await kernel.getOptional(SessionStore)?.delete(id);
+    },
   };
 }

@@ -194,8 +194,10 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
     return c.json((await hub.rename(c.get('owner'), c.req.param('id'), body.name)).summary());
   });
   app.delete('/v1/sessions/:id', async (c) => {
+    const keep = c.req.query('keep');
+    if (keep !== undefined && keep !== 'true' && keep !== 'false') throw new HubError('invalid_request', 400, 'keep must be true or false.', 'keep');
     await hub.open(c.get('owner'), c.req.param('id'));
-    await hub.delete(c.get('owner'), c.req.param('id'));
+    await hub.delete(c.get('owner'), c.req.param('id'), { keep: keep === 'true' });
     return c.body(null, 204);
   });
   app.get('/v1/sessions/:id/history', async (c) => {

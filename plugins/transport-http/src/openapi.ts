@@ -25,7 +25,11 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: id,
         get: { summary: 'A session', responses: { '200': { description: 'Session', content: json(sessionSummary) }, ...errors(400, 401, 404) } },
         patch: { summary: 'Rename', requestBody: { content: json(renameSessionBody) }, responses: { '200': { description: 'Renamed', content: json(sessionSummary) }, ...errors(400, 401, 404) } },
-        delete: { summary: 'End and forget the live session (the stored record stays)', responses: { '204': { description: 'Deleted' }, ...errors(400, 401, 404) } },
+        delete: {
+          summary: 'End the session and delete its stored transcript; with ?keep=true only end it here (it stays stored and can be resumed)',
+          parameters: [{ name: 'keep', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] } }],
+          responses: { '204': { description: 'Deleted' }, ...errors(400, 401, 404) },
+        },
       },
       '/v1/sessions/{id}/messages': { parameters: id, post: { summary: 'Run a turn', requestBody: { content: json(promptBody) }, responses: { '200': stream, ...errors(400, 401, 404, 409, 429) } } },
       '/v1/sessions/{id}/chat': { parameters: id, post: { summary: "Run a turn from the AI SDK's chat request (useChat / DefaultChatTransport)", requestBody: { content: json(chatBody) }, responses: { '200': stream, ...errors(400, 401, 404, 409, 429) } } },

@@ -2,14 +2,14 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalHandler } from '@tessera/contracts';
-import { createKernel, definePlugin, InteractiveSession, type Kernel } from '@tessera/kernel';
+import { createKernel, definePlugin, type Kernel } from '@tessera/kernel';
 import { builtinCommands } from '@tessera/plugin-commands';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
 import type { ScriptedProviderOptions } from '@tessera/plugin-provider-scripted';
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { builtinTools } from '@tessera/plugin-tools';
 import { testPreset } from '@tessera/preset-test';
-import { ApprovalRouter, type SessionFactory } from '@tessera/session-hub';
+import { ApprovalRouter, kernelSessionFactory, type SessionFactory } from '@tessera/session-hub';
 import { hashToken } from './auth.js';
 import { startServer, type RunningServer, type StartServerOptions } from './serve.js';
 import { SessionHub, type SessionHubOptions } from './session-hub.js';
@@ -50,14 +50,8 @@ export async function startServerHarness(options: {
       plugins: [definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }), ...builtinTools(), ...builtinCommands()],
     }),
   });
-  const sessions: SessionFactory = {
-    async open(request) {
-      const interactive = new InteractiveSession({ kernel, cwd: request.cwd, ...(request.resumeSessionId ? { resumeSessionId: request.resumeSessionId } : {}) });
-      await interactive.whenReady();
-      return interactive;
-    },
-    list: (cwd) => InteractiveSession.listResumableSessions(kernel, cwd),
-  };
+  // The factory the servers use (`tessera serve`, `createTesseraServer`).
+  const sessions: SessionFactory = kernelSessionFactory(kernel);
   const hub = new SessionHub({ sessions, approvals, allowedRoots: [root], defaultCwd: workspace, permissionTimeoutMs: options.permissionTimeoutMs ?? 10_000, ...options.hub });
   const { TokenAuth } = await import('./auth.js');
   const server = await startServer({ hub, auth: new TokenAuth([{ id: 'alice', sha256: hashToken(TOKEN_A) }, { id: 'bob', sha256: hashToken(TOKEN_B) }]), ...options.server });

@@ -442,6 +442,21 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     expect(text.split(big).length - 1).toBe(600);
   });
 
+  it('DELETE removes the stored transcript (no resume afterwards); ?keep=true only ends the session here', async () => {
+    const h = await start({ turns: [{ text: 'kept answer' }, { text: 'gone answer' }] });
+    const { id } = await createSession(h);
+    await readSse(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'keep me' } }));
+    expect(await errorOf(await h.request(`/v1/sessions/${id}?keep=maybe`, { method: 'DELETE' }))).toMatchObject({ status: 400, code: 'invalid_request', field: 'keep' });
+    expect((await h.request(`/v1/sessions/${id}?keep=true`, { method: 'DELETE' })).status).toBe(204);
+    expect(await errorOf(await h.request(`/v1/sessions/${id}`))).toMatchObject({ status: 404 });
+    const resumed = await h.request('/v1/sessions', { method: 'POST', json: { resume: id } });
+    expect(resumed.status).toBe(201);
+    expect(await resumed.json()).toMatchObject({ id, messageCount: 2 });
+    expect((await h.request(`/v1/sessions/${id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { resume: id } }))).toMatchObject({ status: 404, code: 'session_not_found' });
+    expect((await (await h.request('/v1/sessions')).json()) as { sessions: Array<{ id: string }> }).toMatchObject({ sessions: [] });
+  });
+
   it('resumes a stored session after a restart, for its owner only', async () => {
     const first = await start({ turns: [{ text: 'remembered answer' }] });
     const { id } = await createSession(first);

@@ -212,11 +212,18 @@ export class SessionHub {
     });
   }
 
-  /** Ends the session here (saved; a stored session can be resumed, and in replica mode is reopened on its next request). */
-  async delete(owner: string, id: string): Promise<void> {
+  /**
+   * Ends the session and removes its stored transcript, so it cannot be resumed and no replica
+   * serves it again. With `keep`, it is only ended here (saved: it can be resumed, and in replica
+   * mode another replica reopens it on its next request).
+   */
+  async delete(owner: string, id: string, options: { keep?: boolean } = {}): Promise<void> {
     const session = this.get(owner, id);
     // Not while the same id is being loaded or reopened: its store state belongs to the new copy.
-    await this.gates.run(id, () => this.unload(session));
+    await this.gates.run(id, async () => {
+      await this.unload(session);
+      if (!options.keep) await this.options.sessions.delete?.(id);
+    });
   }
 
   /**
