@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { describeError } from '@tessera/contracts';
 import { RateLimiter, type TokenAuth } from './auth.js';
 import { openApiDocument } from './openapi.js';
-import { chatBody, commandBody, createSessionBody, permissionAnswerBody, promptBody, renameSessionBody, wsMessage } from './schemas.js';
+import { abortBody, chatBody, commandBody, createSessionBody, permissionAnswerBody, promptBody, renameSessionBody, wsMessage } from './schemas.js';
 import { HubError, type SessionHub, type Turn } from './session-hub.js';
 
 export interface ServerAppOptions {
@@ -205,6 +205,8 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
     return c.json({ history: hub.history(c.get('owner'), session.id) });
   });
   app.post('/v1/sessions/:id/abort', async (c) => {
+    // No fields: an empty body or `{}`; anything else is refused by name like any other body.
+    await parseBody(c, abortBody);
     const session = await hub.open(c.get('owner'), c.req.param('id'));
     return c.json({ aborted: await hub.abort(c.get('owner'), session.id) });
   });
@@ -251,7 +253,7 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
     app.all('/mcp', (c) => handler(c.req.raw, c.get('owner')));
   }
 
-  if (options.upgradeWebSocket) mountWebSocket(app, hub, options.upgradeWebSocket, options.maxBufferedBytes ?? 4 * 1024 * 1024);
+  if (options.upgradeWebSocket) mountWebSocket(app, hub, options.upgradeWebSocket, options.maxBufferedBytes ?? 4 * 1024 * 1024, limiter);
 
   /** The turn's parts as SSE, replayed from its start; bounded per client; keep-alive comments. */
   function streamTurn(c: Context, turn: Turn, owner: string, sessionId: string): Response {
@@ -362,7 +364,7 @@ function isWebSocketUpgrade(c: Context): boolean {
  * `/v1/ws`: the same parts as SSE, for every session the client subscribes to, plus requests
  * (prompt, abort, permission answers, commands) answered by `{ type: 'result', … }` frames.
  */
-function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, upgrade: UpgradeWebSocket<unknown>, maxBuffered: number): void {
+function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, upgrade: UpgradeWebSocket<unknown>, maxBuffered: number, limiter: RateLimiter): void {
   app.get(
     '/v1/ws',
     upgrade((c) => {
@@ -394,6 +396,11 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
             return;
           }
           const reply = (ok: boolean, payload: Record<string, unknown>): void => send({ type: 'result', request: message.type, sessionId: message.sessionId, ok, ...payload });
+          // Each message is a request, counted against the token's budget as an HTTP request is.
+          if (!limiter.take(owner)) {
+            reply(false, { error: { code: 'rate_limited', message: 'Too many requests for this token; slow down.' } });
+            return;
+          }
           // One subscription per session and socket; in replica mode it also brings turns started on other replicas.
           const subscribe = async (sessionId: string): Promise<void> => {
             if (subscriptions.has(sessionId)) return;

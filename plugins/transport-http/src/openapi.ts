@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { chatBody, commandBody, createSessionBody, errorBody, permissionAnswerBody, promptBody, renameSessionBody, sessionSummary } from './schemas.js';
+import { abortBody, chatBody, commandBody, createSessionBody, errorBody, permissionAnswerBody, promptBody, renameSessionBody, sessionSummary } from './schemas.js';
 
 const schema = (type: z.ZodType): Record<string, unknown> => z.toJSONSchema(type, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
 const json = (type: z.ZodType) => ({ 'application/json': { schema: schema(type) } });
@@ -38,7 +38,7 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: [...id, { name: 'chatId', in: 'path', required: true, schema: { type: 'string' }, description: 'The session id again: where DefaultChatTransport reconnects (useChat resume)' }],
         get: { summary: 'Re-attach to the running turn (the AI SDK chat transport’s reconnect URL)', responses: { '200': stream, '204': { description: 'No turn is running' }, ...errors(400, 401, 404) } },
       },
-      '/v1/sessions/{id}/abort': { parameters: id, post: { summary: 'Abort the running turn', responses: { '200': { description: 'Whether a turn was running', content: json(z.object({ aborted: z.boolean() })) }, ...errors(401, 404, 503) } } },
+      '/v1/sessions/{id}/abort': { parameters: id, post: { summary: 'Abort the running turn', requestBody: { required: false, content: json(abortBody) }, responses: { '200': { description: 'Whether a turn was running', content: json(z.object({ aborted: z.boolean() })) }, ...errors(400, 401, 404, 503) } } },
       '/v1/sessions/{id}/permissions/{requestId}': {
         parameters: [...id, { name: 'requestId', in: 'path', required: true, schema: { type: 'string' } }],
         post: { summary: 'Answer a permission request', requestBody: { content: json(permissionAnswerBody) }, responses: { '200': { description: 'Answered' }, ...errors(400, 401, 404, 503) } },

@@ -11,6 +11,8 @@ export const createSessionBody = z.strictObject({
 });
 
 export const renameSessionBody = z.strictObject({ name: z.string().min(1).max(200) });
+/** `POST /v1/sessions/:id/abort` takes no fields (an empty body or `{}`). */
+export const abortBody = z.strictObject({});
 
 export const promptBody = z.strictObject({ prompt: z.string().min(1).max(200_000) });
 

@@ -155,6 +155,12 @@ describe('HTTP transport: sessions', () => {
     for (let request = 0; request < 3; request += 1) expect((await h.request('/v1/sessions')).status).toBe(200);
     expect(await errorOf(await h.request('/v1/sessions'))).toMatchObject({ status: 429, code: 'rate_limited' });
     expect((await h.request('/v1/sessions', { token: TOKEN_B })).status).toBe(200);
+    // A WebSocket message counts as a request too: B's list, create and upgrade use its three.
+    const { id } = await createSession(h, {}, TOKEN_B);
+    const bob = await connectWs(h, TOKEN_B);
+    bob.socket.send(JSON.stringify({ type: 'abort', sessionId: id }));
+    expect(await bob.result('abort')).toMatchObject({ ok: false, error: { code: 'rate_limited' } });
+    bob.socket.close();
     const preflight = await h.request('/v1/sessions', { method: 'OPTIONS', token: null, headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
     const cross = await h.request('/v1/sessions', { token: TOKEN_B, headers: { origin: 'https://app.example' } });
@@ -321,6 +327,7 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
       if (done) throw new Error(`stream ended before the ask: ${text}`);
       text += value;
     }
+    expect(await errorOf(await h.request(`/v1/sessions/${id}/abort`, { method: 'POST', json: { force: true } }))).toMatchObject({ status: 400, code: 'invalid_request', field: 'force' });
     expect(await (await h.request(`/v1/sessions/${id}/abort`, { method: 'POST' })).json()).toEqual({ aborted: true });
     for (;;) {
       const { value, done } = await reader.read();

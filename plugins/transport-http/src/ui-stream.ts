@@ -30,7 +30,6 @@ export type UIChunk =
 export const DATA_PERMISSION = 'data-tessera-permission';
 export const DATA_CONTEXT = 'data-tessera-context';
 export const DATA_BACKGROUND = 'data-tessera-background';
-export const DATA_TURN = 'data-tessera-turn';
 
 /** A permission ask as a client sees it (and answers with `POST …/permissions/:requestId`). */
 export interface PermissionAskData {
