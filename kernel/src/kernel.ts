@@ -26,6 +26,7 @@ import {
   ToolSourceContribution,
   type Token,
   copyWith,
+  createToken,
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import { Container, type BindToFluentSyntax } from 'inversify';
@@ -75,6 +76,12 @@ export type KernelSessionOptions = Omit<SessionOptions, 'provider' | 'hooks' | '
 };
 
 const toNames = (tokens: readonly Token<unknown>[] | undefined): string[] => (tokens ?? []).map(tokenName);
+
+/**
+ * The kernel a container belongs to, bound by `createKernel`: for services that open sessions
+ * (a transport's session factory). Resolve it when used, never while plugins register.
+ */
+export const KernelRef = createToken<Kernel>('Kernel');
 
 /**
  * A composed application: one DI container, one frozen hooks object, and the plugins that
@@ -428,6 +435,8 @@ export async function createKernel(options: CreateKernelOptions): Promise<Kernel
 
   const kernel = new Kernel(graph.plugins, graph.replaced, container, hooks, decorated, tapsByPlugin, activations);
   if (!container.isBound(KernelInfo)) container.bind(KernelInfo).toConstantValue({ describe: () => kernel.describe() });
+  // The kernel itself, for services that open sessions of their own (a transport started by the host).
+  if (!container.isBound(KernelRef)) container.bind(KernelRef).toConstantValue(kernel);
   await kernel.boot();
   return kernel;
 }

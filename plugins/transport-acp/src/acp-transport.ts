@@ -1,5 +1,6 @@
 import type { ITransportAdapter } from '@tessera/contracts';
-import type { InteractiveSession } from '@tessera/kernel';
+import type { InteractiveSession, Plugin } from '@tessera/kernel';
+import { transportPlugin, type ApprovalRouter } from '@tessera/session-hub';
 import { serveAcp, type AcpServer, type ServeAcpOptions } from './serve-acp.js';
 
 /**
@@ -38,4 +39,12 @@ export class AcpTransport implements ITransportAdapter<InteractiveSession> {
 
 export function acpTransport(options: ServeAcpOptions): AcpTransport {
   return new AcpTransport(options);
+}
+
+/** ACP's options without what the host supplies (its sessions and approval router); the streams default to stdin and stdout. */
+export type AcpTransportOptions = Omit<ServeAcpOptions, 'sessions' | 'approvals' | 'input' | 'output'> & Partial<Pick<ServeAcpOptions, 'input' | 'output'>>;
+
+/** ACP (an editor's agent over stdio) as a plugin on `TransportContribution`. */
+export function acpTransportPlugin(options: AcpTransportOptions = {}, approvals?: ApprovalRouter): Plugin {
+  return transportPlugin('acp', (host) => new AcpTransport({ input: process.stdin, output: process.stdout, ...options, sessions: host.sessions, approvals: host.approvals }), approvals);
 }

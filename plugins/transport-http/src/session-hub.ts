@@ -557,6 +557,18 @@ export class SessionHub {
     return this.adopt(owner, stored.cwd, interactive);
   }
 
+  /**
+   * Offers a session the host opened itself to `owner`'s clients (`ITransportAdapter.attach`):
+   * it must work inside the allowed roots. A session already here is returned as it is.
+   */
+  offer(owner: string, interactive: InteractiveSession): HubSession {
+    const existing = this.live.get(interactive.getSessionId());
+    if (existing) return existing;
+    const cwd = interactive.getSession().cwd;
+    if (!this.roots.contains(cwd)) throw new HubError('cwd_not_allowed', 403, `The session works in ${cwd}, outside the allowed roots.`, 'cwd');
+    return this.adopt(owner, cwd, interactive);
+  }
+
   private adopt(owner: string, cwd: string, interactive: InteractiveSession, createdAt = new Date().toISOString()): HubSession {
     // The refusal holds for every later switch too (`/permissions`, a WebSocket command), not only at creation.
     if (this.options.allowBypassPermissions !== true) interactive.getSession().limitPermissionModes(CLIENT_MODES);

@@ -6,3 +6,4 @@ export { checkHostAndOrigin, LOCALHOST_NAMES, type HostValidationOptions } from 
 export { McpApprovals, type McpApprovalsOptions } from './mcp-approvals.js';
 export { PROGRESS_EVENT_META } from './prompt-turn.js';
 export { promptInput, promptOutput, abortInput, commandInput, type PromptOutput, type ToolCallSummary } from './mcp-tool-schemas.js';
+export { mcpHttpMount, mcpTransport, type McpTransportOptions } from './mcp-transport-plugins.js';

@@ -3,6 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashToken } from '@tessera/plugin-transport-http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TransportContribution } from '@tessera/contracts';
+import { createKernel, InteractiveSession } from '@tessera/kernel';
+import type { HttpTransport } from '@tessera/plugin-transport-http';
+import { ApprovalRouter, type HostedTransport } from '@tessera/session-hub';
 import { createTesseraServer, serverPreset } from './index.js';
 
 let dir: string | undefined;
@@ -16,6 +20,42 @@ describe('serverPreset / createTesseraServer', () => {
     const { plugins, approvals } = serverPreset({ cwd: '/tmp', provider: { kind: 'demo' } });
     expect(plugins.length).toBeGreaterThan(10);
     expect(await approvals.requestApproval({ toolName: 'Bash', input: {}, sessionId: 'nobody', toolCallId: 't', signal: new AbortController().signal })).toMatchObject({ behavior: 'deny' });
+  });
+
+  it('lists each transport as a plugin on TransportContribution; the host starts them, and an attached session is served to its owner', async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'tessera-preset-transports-')));
+    const tokens = [{ id: 'me', sha256: hashToken('secret-token') }];
+    const { plugins, approvals } = serverPreset({ cwd: dir, home: dir, provider: { kind: 'demo' }, sessionLog: false, transports: { http: { tokens, allowedRoots: [dir] }, mcp: { cwd: dir }, acp: {} } });
+    const kernel = await createKernel({ plugins });
+    try {
+      const described = kernel.describe().plugins.filter((plugin) => plugin.contributes.includes('TransportContribution'));
+      expect(described.map((plugin) => plugin.name)).toEqual(['transport-http', 'transport-mcp', 'transport-acp']);
+      const transports = kernel.getAll(TransportContribution);
+      expect(transports.map((transport) => transport.name)).toEqual(['http', 'mcp', 'acp']);
+      // Nothing listens until the host starts a transport; then the adapter is built over this kernel.
+      const http = transports[0] as HostedTransport<HttpTransport>;
+      expect(http.adapter).toBeUndefined();
+      const mine = new InteractiveSession({ kernel, cwd: dir });
+      await mine.whenReady();
+      http.attach(mine);
+      await http.start();
+      try {
+        const url = http.adapter!.server!.url;
+        const response = await fetch(`${url}/v1/sessions/${mine.getSessionId()}`, { headers: { authorization: 'Bearer secret-token' } });
+        expect(response.status).toBe(200);
+        expect(await response.json()).toMatchObject({ id: mine.getSessionId(), cwd: dir });
+        // Asks of attached sessions go through the preset's router to the hub.
+        expect(approvals).toBeInstanceOf(ApprovalRouter);
+        const outside = new InteractiveSession({ kernel, cwd: tmpdir() });
+        await outside.whenReady();
+        expect(() => http.attach(outside)).toThrow(expect.objectContaining({ code: 'cwd_not_allowed' }));
+        await outside.shutdown();
+      } finally {
+        await http.stop();
+      }
+    } finally {
+      await kernel.shutdown();
+    }
   });
 
   it('one call serves HTTP with the demo model; a run streams and /mcp answers', async () => {

@@ -1,0 +1,80 @@
+import { ApprovalHandler, TransportContribution, type ITransportAdapter } from '@tessera/contracts';
+import { definePlugin, KernelRef, type InteractiveSession, type Kernel, type Plugin } from '@tessera/kernel';
+import { ApprovalRouter } from './approval-router.js';
+import { kernelSessionFactory, type SessionFactory } from './session-factory.js';
+
+/** What a transport gets from its kernel when the host starts it. */
+export interface TransportHost {
+  kernel: Kernel;
+  /** Sessions of that kernel (`kernelSessionFactory`). */
+  sessions: SessionFactory;
+  /** The kernel's `ApprovalHandler`, which must be an `ApprovalRouter` (as `serverPreset` binds it). */
+  approvals: ApprovalRouter;
+}
+
+/**
+ * A transport as the contribution point holds it: its name at once, the real adapter made from
+ * the kernel when the host starts it (a plugin registers before the kernel exists). Sessions
+ * attached before `start()` are handed over then.
+ */
+export class HostedTransport<TAdapter extends ITransportAdapter<InteractiveSession>> implements ITransportAdapter<InteractiveSession> {
+  #adapter: TAdapter | undefined;
+  readonly #pending: InteractiveSession[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly host: () => TransportHost,
+    private readonly make: (host: TransportHost) => TAdapter,
+  ) {}
+
+  /** The running adapter (after `start()`), for what only it offers (an HTTP server's URL). */
+  get adapter(): TAdapter | undefined {
+    return this.#adapter;
+  }
+
+  attach(session: InteractiveSession): void {
+    if (this.#adapter) this.#adapter.attach(session);
+    else this.#pending.push(session);
+  }
+
+  async start(): Promise<void> {
+    if (!this.#adapter) {
+      this.#adapter = this.make(this.host());
+      for (const session of this.#pending.splice(0)) this.#adapter.attach(session);
+    }
+    await this.#adapter.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.#adapter?.stop();
+  }
+}
+
+/**
+ * A plugin that contributes one transport to `TransportContribution`: `make` builds its adapter
+ * from the kernel (sessions, the approval router) when the host starts it. The host starts what
+ * it wants (`kernel.getAll(TransportContribution)`); nothing listens before that. `approvals` is
+ * the router the preset composed into the kernel's approval handler (`serverPreset` passes its
+ * own; the handler bound may wrap it); without one, the bound `ApprovalHandler` must be a router.
+ */
+export function transportPlugin<TAdapter extends ITransportAdapter<InteractiveSession>>(name: string, make: (host: TransportHost) => TAdapter, approvals?: ApprovalRouter): Plugin {
+  return definePlugin({
+    name: `transport-${name}`,
+    contributes: [TransportContribution],
+    register({ bind }) {
+      bind(TransportContribution)
+        .toDynamicValue((container) => {
+          const host = (): TransportHost => {
+            const kernel = container.get(KernelRef) as Kernel;
+            const router = approvals ?? kernel.getOptional(ApprovalHandler);
+            if (!(router instanceof ApprovalRouter)) {
+              throw new Error(`The ${name} transport routes permission asks to its clients: pass the ApprovalRouter the kernel's approval handler routes through (serverPreset does), or bind one as the ApprovalHandler.`);
+            }
+            return { kernel, sessions: kernelSessionFactory(kernel), approvals: router };
+          };
+          return new HostedTransport(name, host, make) as ITransportAdapter;
+        })
+        .inSingletonScope();
+    },
+  });
+}

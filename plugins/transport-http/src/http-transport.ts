@@ -1,0 +1,94 @@
+import type { ITransportAdapter } from '@tessera/contracts';
+import type { InteractiveSession, Plugin } from '@tessera/kernel';
+import { transportPlugin, type ApprovalRouter, type TransportHost } from '@tessera/session-hub';
+import { TokenAuth, type TokenEntry } from './auth.js';
+import { startServer, type RunningServer, type StartServerOptions } from './serve.js';
+import { SessionHub, type SessionHubOptions } from './session-hub.js';
+
+/** Something mounted at `/mcp` beside the HTTP API (`createMcpHttpHandler` over an MCP server transport). */
+export interface HttpTransportMount {
+  handle(request: Request, owner: string): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface HttpTransportOptions extends Omit<StartServerOptions, 'hub' | 'auth' | 'mcpHandler'>, Omit<SessionHubOptions, 'sessions' | 'approvals'> {
+  /** The bearer tokens (hashed) and the owners they name. */
+  tokens: readonly TokenEntry[];
+  /** Built from the same host when the transport starts, and served at `/mcp` behind the same tokens. */
+  mcp?: (host: TransportHost) => HttpTransportMount;
+  /** Owner of sessions the host offers with `attach()` (default: the first token's id). */
+  attachOwner?: string;
+}
+
+/**
+ * The HTTP API (REST, the AI SDK UI message stream over SSE, WebSocket, OpenAPI, optionally MCP at
+ * `/mcp`) as an `ITransportAdapter` named `http`: a `SessionHub` over the host's sessions,
+ * listening from `start()` until `stop()`. `attach(session)` offers a session the host opened
+ * to the `attachOwner`'s clients.
+ */
+export class HttpTransport implements ITransportAdapter<InteractiveSession> {
+  readonly name = 'http';
+  readonly hub: SessionHub;
+  #server: RunningServer | undefined;
+  #mount: HttpTransportMount | undefined;
+
+  constructor(
+    private readonly options: HttpTransportOptions,
+    private readonly host: TransportHost,
+  ) {
+    const { tokens: _tokens, mcp: _mcp, attachOwner: _owner, port: _port, hostname: _hostname, websocket: _websocket, rateLimitPerMinute: _rate, corsOrigins: _cors, maxBodyBytes: _body, keepAliveMs: _keep, abortOnDisconnect: _abort, maxBufferedBytes: _buffered, ...hubOptions } = options;
+    this.hub = new SessionHub({ ...hubOptions, sessions: host.sessions, approvals: host.approvals });
+  }
+
+  /** Where it listens (after `start()`). */
+  get server(): RunningServer | undefined {
+    return this.#server;
+  }
+
+  attach(session: InteractiveSession): void {
+    const owner = this.options.attachOwner ?? this.options.tokens[0]?.id;
+    if (owner === undefined) throw new Error('The http transport has no token, so no client could see an attached session; give tokens or attachOwner.');
+    this.hub.offer(owner, session);
+  }
+
+  async start(): Promise<void> {
+    if (this.#server) return;
+    const { tokens, mcp, port, hostname, websocket, rateLimitPerMinute, corsOrigins, maxBodyBytes, keepAliveMs, abortOnDisconnect, maxBufferedBytes } = this.options;
+    this.#mount = mcp?.(this.host);
+    const mount = this.#mount;
+    try {
+      this.#server = await startServer({
+        hub: this.hub,
+        auth: new TokenAuth(tokens),
+        ...(port === undefined ? {} : { port }),
+        ...(hostname === undefined ? {} : { hostname }),
+        ...(websocket === undefined ? {} : { websocket }),
+        ...(rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute }),
+        ...(corsOrigins === undefined ? {} : { corsOrigins }),
+        ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+        ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
+        ...(abortOnDisconnect === undefined ? {} : { abortOnDisconnect }),
+        ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
+        ...(mount ? { mcpHandler: (request: Request, owner: string) => mount.handle(request, owner) } : {}),
+      });
+    } catch (error) {
+      await mount?.close();
+      this.#mount = undefined;
+      throw error;
+    }
+  }
+
+  /** Stops listening, ends the hub's sessions (saved) and whatever is mounted at `/mcp`. */
+  async stop(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    await server?.close();
+    await this.#mount?.close();
+    this.#mount = undefined;
+  }
+}
+
+/** The HTTP transport as a plugin on `TransportContribution` (see `HttpTransport`); `approvals` as in `transportPlugin`. */
+export function httpTransport(options: HttpTransportOptions, approvals?: ApprovalRouter): Plugin {
+  return transportPlugin('http', (host) => new HttpTransport(options, host), approvals);
+}
