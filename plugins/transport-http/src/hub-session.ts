@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalAnswer, ApprovalRequest, PermissionMode } from '@tessera/contracts';
 import { copyWith } from '@tessera/contracts';
 import type { InteractiveSession } from '@tessera/kernel';
-import type { PermissionAskData, UIChunk, UiStreamMapper } from './ui-stream.js';
+import { DATA_BACKGROUND, type PermissionAskData, type UIChunk, type UiStreamMapper } from './ui-stream.js';
 
 /** What a client sees of a session. */
 export interface SessionSummary {
@@ -86,6 +86,24 @@ export class HubSession {
   ) {
     this.current = interactive;
     this.name = interactive.getName();
+    this.offBackground = this.listen(interactive);
+  }
+
+  private offBackground: () => void;
+
+  /**
+   * Background tasks report between turns too (a command started with `run_in_background` ends
+   * later): then their parts go to the session's watchers. During a turn the turn's mapper sends them.
+   */
+  private listen(interactive: InteractiveSession): () => void {
+    return interactive.on('background_task_event', (event) => {
+      if (!this.runsHere) this.notify({ type: DATA_BACKGROUND, id: event.taskId, data: event });
+    });
+  }
+
+  /** Stops listening to the session (it left the hub). */
+  dispose(): void {
+    this.offBackground();
   }
 
   /** The session's facade; replaced when a replica reopens a copy another replica saved over. */
@@ -95,8 +113,10 @@ export class HubSession {
 
   /** Swaps in a newer copy of the same session (same id, owner and clients). */
   reopened(interactive: InteractiveSession): void {
+    this.offBackground();
     this.current = interactive;
     this.name = interactive.getName();
+    this.offBackground = this.listen(interactive);
   }
 
   /** True while a turn of this session runs here or is followed from another replica. */
@@ -142,6 +162,11 @@ export class HubSession {
 
   broadcast(chunk: UIChunk): void {
     this.turn?.push(chunk);
+    for (const watcher of this.watchers) watcher(chunk);
+  }
+
+  /** A part for the session's watchers only, outside any turn (a background task that ends between turns). */
+  notify(chunk: UIChunk): void {
     for (const watcher of this.watchers) watcher(chunk);
   }
 

@@ -10,6 +10,7 @@ import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { builtinTools } from '@tessera/plugin-tools';
 import { testPreset } from '@tessera/preset-test';
 import { ApprovalRouter, kernelSessionFactory, type SessionFactory } from '@tessera/session-hub';
+import { backgroundRuntime } from '@tessera/plugin-background';
 import { hashToken } from './auth.js';
 import { startServer, type RunningServer, type StartServerOptions } from './serve.js';
 import { SessionHub, type SessionHubOptions } from './session-hub.js';
@@ -37,6 +38,8 @@ export async function startServerHarness(options: {
   server?: Partial<StartServerOptions>;
   permissionTimeoutMs?: number;
   hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner' | 'allowBypassPermissions'>;
+  /** Compose the in-process background runtime (Bash run_in_background). */
+  background?: boolean;
 } = {}): Promise<ServerHarness> {
   const root = options.root ?? realpathSync(mkdtempSync(join(tmpdir(), 'tessera-server-')));
   const workspace = join(root, 'project');
@@ -47,7 +50,12 @@ export async function startServerHarness(options: {
     plugins: testPreset({
       turns: options.turns ?? [],
       replace: [permissionsPlugin({ rules: { allow: options.allow ?? [], ask: [], deny: [] }, settingsRoot: workspace }), jsonlSessionStore({ agentDir: storeDir, terminalId: null })],
-      plugins: [definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }), ...builtinTools(), ...builtinCommands()],
+      plugins: [
+        definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }),
+        ...builtinTools(),
+        ...builtinCommands(),
+        ...(options.background ? [backgroundRuntime({ shell: { logDir: join(root, 'logs'), killGraceMs: 200 } })] : []),
+      ],
     }),
   });
   // The factory the servers use (`tessera serve`, `createTesseraServer`).

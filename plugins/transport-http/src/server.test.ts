@@ -150,6 +150,21 @@ describe('HTTP transport: sessions', () => {
     alice.socket.close();
   });
 
+  it('a background task that ends between turns reaches the session\'s WebSocket watchers as a data-tessera-background part', async () => {
+    const h = await start({ background: true, allow: ['Bash'], turns: [{ toolCalls: [{ id: 'bg', name: 'Bash', input: { command: 'sleep 0.3; echo later', run_in_background: true } }] }, { text: 'started it' }] });
+    const { id } = await createSession(h);
+    const alice = await connectWs(h, TOKEN_A);
+    alice.socket.send(JSON.stringify({ type: 'subscribe', sessionId: id }));
+    await alice.result('subscribe');
+    await readSse(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'start it in the background' } }));
+    expect(h.hub.get('alice', id).summary().running).toBe(false);
+    const seenDuringTurn = alice.frames.length;
+    const done = await alice.until((frame) => frame.type === 'chunk' && (frame.chunk as { type?: string; data?: { type?: string } }).type === 'data-tessera-background' && (frame.chunk as { data: { type: string } }).data.type === 'background_task_completed');
+    expect(alice.frames.indexOf(done)).toBeGreaterThanOrEqual(seenDuringTurn);
+    expect(done).toMatchObject({ sessionId: id, chunk: { type: 'data-tessera-background' } });
+    alice.socket.close();
+  });
+
   it('limits: a token past its requests per minute gets 429 rate_limited (another token does not); CORS is off unless origins are listed', async () => {
     const h = await start({ server: { rateLimitPerMinute: 3 } });
     for (let request = 0; request < 3; request += 1) expect((await h.request('/v1/sessions')).status).toBe(200);

@@ -577,7 +577,11 @@ export class SessionHub {
     const mine = this.liveByOwner.get(owner);
     if (mine) mine.add(session);
     else this.liveByOwner.set(owner, new Set([session]));
-    this.unroute.set(session.id, this.options.approvals.route(session.id, { requestApproval: (request) => session.ask(request, this.options.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS) }));
+    const unrouteAsks = this.options.approvals.route(session.id, { requestApproval: (request) => session.ask(request, this.options.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS) });
+    this.unroute.set(session.id, () => {
+      unrouteAsks();
+      session.dispose();
+    });
     return session;
   }
 }
