@@ -139,13 +139,13 @@ function resultHistory(this: { [HISTORY_SOURCE]: HistorySource }): IHistoryEntry
   return (source.copy ??= source.entries.slice(0, source.length).map(displayEntry));
 }
 
-/** `submit` was called after `shutdown()`. */
 /** Record field holding the context files' "Compact Instructions" (for a resumed or forked session). */
 const COMPACT_FIELD = 'compactInstructions';
 
 /** Background task statuses after which there is nothing to stop. */
 const ENDED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
+/** `submit` was called after `shutdown()`. */
 export class InteractiveSessionClosedError extends TesseraError {
   constructor(sessionId: string) {
     super(`The interactive session ${sessionId} has been shut down; create a new one.`, { code: 'session_closed', category: 'state', recoverable: false, details: { sessionId } });
