@@ -46,6 +46,28 @@ function gate() {
 }
 
 describe('InteractiveSession: prompt queue', () => {
+  it('cancelQueue drops the queued prompt only; getActiveTools lists the calls still running; the context state carries the auto-compact threshold', async () => {
+    const { tool, open, started } = gate();
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ toolCalls: [{ id: 'w1', name: 'Wait', input: { label: 'one' } }] }, { text: 'finished' }], plugins: [toolsPlugin(tool)] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const running = session.submit('run it');
+    while (started.length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(session.getActiveTools()).toEqual([expect.objectContaining({ toolCallId: 'w1', toolName: 'Wait', firstArg: 'one', isRunning: true })]);
+    const queued = session.submit('later');
+    expect(session.getPendingPrompt()).toBe('later');
+    expect(session.cancelQueue()).toBe('later');
+    expect(session.cancelQueue()).toBeNull();
+    expect(await queued).toBeUndefined();
+    open();
+    expect((await running)?.response).toBe('finished');
+    expect(session.getActiveTools()).toEqual([]);
+    session.getSession().setAutoCompactThreshold(0.5);
+    expect(session.getContextState().autoCompactThreshold).toBe(0.5);
+    session.getSession().setAutoCompactThreshold(false);
+    expect(session.getContextState().autoCompactThreshold).toBe(false);
+    await session.shutdown();
+  });
+
   it('runs one prompt, queues the next, refuses a third with prompt_queue_full', async () => {
     kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'first', delayMs: 20 }, { text: 'second' }] }) });
     const session = new InteractiveSession({ kernel, cwd: dir });
@@ -567,6 +589,18 @@ describe('InteractiveSession: edit checkpoints', () => {
     expect(session.getFullHistory().at(-1)).toMatchObject({ category: 'event', type: 'checkpoint-restored' });
     await session.shutdown();
   });
+
+  it('an injected session (options.session) without a cwd opens no project checkpoints; with one it does', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], plugins: [editCheckpoints()] }) });
+    const bare = new InteractiveSession({ session: kernel.createSession({ cwd: dir }) });
+    await bare.submit('no checkpoint');
+    expect(await bare.listEditCheckpoints()).toEqual([]);
+    await bare.shutdown();
+    const placed = new InteractiveSession({ session: kernel.createSession({ cwd: dir }), cwd: dir });
+    await placed.submit('checkpoint');
+    expect((await placed.listEditCheckpoints()).map((checkpoint) => checkpoint.prompt)).toEqual(['checkpoint']);
+    await placed.shutdown();
+  });
 });
 
 describe('turn usage', () => {
@@ -692,6 +726,13 @@ describe('createQuery', () => {
     const partial = turns();
     delete (partial[1] as { usage?: unknown }).usage;
     expect(await run(new ScriptedProvider({ model: 'claude-sonnet-4-5', turns: partial }))).not.toHaveProperty('costUsd');
+  });
+
+  it('ends with an error result, not a throw, when the session cannot be set up (an unknown sessionId to continue)', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [] }) });
+    const messages: QueryMessage[] = [];
+    for await (const message of createQuery({ prompt: 'go on', kernel, cwd: dir, sessionId: 'no-such-session' })) messages.push(message);
+    expect(messages).toEqual([{ type: 'result', subtype: 'error', text: '', turns: 0, durationMs: expect.any(Number), sessionId: 'no-such-session', error: { message: expect.stringContaining('no-such-session'), code: 'session_not_found' } }]);
   });
 
   it('runs in the default permission mode unless told otherwise — never bypass', async () => {

@@ -90,7 +90,23 @@ export async function* createQuery(options: CreateQueryOptions): AsyncGenerator<
   let cost: number | undefined = 0;
   let done = false;
   try {
-    await session.whenReady();
+    try {
+      await session.whenReady();
+    } catch (error) {
+      // A session that could not be set up (an unknown sessionId, a system prompt or sandbox
+      // that failed) ends the query like any failure: with an error result, not a throw.
+      const code = (error as { code?: unknown }).code;
+      yield {
+        type: 'result',
+        subtype: 'error',
+        text: '',
+        turns: 0,
+        durationMs: Date.now() - started,
+        sessionId: session.getSessionId() || (sessionId ?? ''),
+        error: { message: describeError(error), ...(typeof code === 'string' ? { code } : {}) },
+      };
+      return;
+    }
     const kernelSession = session.getSession();
     const unsubscribeTurns = kernelSession.subscribe((event) => {
       if (event.type !== 'assistant_message') return;

@@ -318,7 +318,9 @@ export class InteractiveSession {
     this.events.emit('thinking', true);
     // Recorded when the turn ends, naming the user entry it shows (none when the prompt was blocked).
     this.turnDisplay = displayInput !== undefined && displayInput !== input ? { displayInput, rawInput, promptHead: input.slice(0, PROMPT_HEAD_CHARS), from: session.getFullHistory().length } : undefined;
-    const checkpoints = session.services.getOptional(EditCheckpoints);
+    // Spec: an injected session without a cwd of its own creates no project checkpoints (its cwd
+    // would be the process's); give `cwd`, or use the checkpoint APIs explicitly.
+    const checkpoints = this.options.session && this.options.cwd === undefined ? undefined : session.services.getOptional(EditCheckpoints);
     let checkpointOpen = false;
     try {
       if (checkpoints) {

@@ -277,6 +277,14 @@ describe('systemPrompt plugin', () => {
     }
   });
 
+  it("shows the settings' response language in the environment section, and nothing without one", async () => {
+    const services = await servicesWith({ plugins: [], unlisted: true } as never);
+    const korean = await new DefaultSystemPromptBuilder({ git: false, now: () => Date.UTC(2026, 0, 2), language: 'Korean' }).build({ cwd, services });
+    expect(korean.prompt).toContain('- Response language: Korean');
+    const none = await new DefaultSystemPromptBuilder({ git: false, now: () => Date.UTC(2026, 0, 2) }).build({ cwd, services });
+    expect(none.prompt).not.toContain('Response language');
+  });
+
   it('lists skills only when a skills command is model-invocable, agents only when a module asks for the agent executor', async () => {
     const builder = new DefaultSystemPromptBuilder({ git: false, now: () => Date.UTC(2026, 0, 2) });
     const services = await servicesWith({ plugins: [skills('folder', () => [skillEntry('lint', 'Runs the linter.')]), agents], unlisted: true } as never);

@@ -28,6 +28,8 @@ import {
 import { DEFAULT_MEMORY_CAPS, readProjectMemory, type ProjectMemoryCaps } from './read-project-memory.js';
 
 export interface SystemPromptOptions {
+  /** The language the model answers in (settings.json `language`): shown in the environment section. */
+  language?: string;
   /** Replaces the built-in base prompt (a request's own `basePrompt` wins over this). `''` leaves it out. */
   basePrompt?: string;
   /** Time source for the date line. Default: the session's `Clock`, else the system time. */
@@ -106,7 +108,7 @@ export class DefaultSystemPromptBuilder implements SystemPromptBuilder {
 
     const sections: Array<[SectionName, string]> = [
       ['base', request.basePrompt ?? options.basePrompt ?? DEFAULT_BASE_PROMPT],
-      ['environment', renderEnvironment({ cwd, platform: options.platform ?? process.platform, date: this.today(request.services), model: request.model, git })],
+      ['environment', renderEnvironment({ cwd, platform: options.platform ?? process.platform, date: this.today(request.services), model: request.model, git, ...(options.language === undefined ? {} : { language: options.language }) })],
       ['context-files', renderContextFiles(context?.files ?? [])],
       ['project-memory', renderProjectMemory(memory)],
       ['task-context', tasks],

@@ -24,11 +24,14 @@ export interface EnvironmentFacts {
   date: string;
   model?: string;
   git?: GitSummary;
+  /** The language the model answers in (settings.json `language`). */
+  language?: string;
 }
 
 export function renderEnvironment(facts: EnvironmentFacts): string {
   const lines = ['## Environment', '', `- Working directory: ${facts.cwd}`, `- Platform: ${facts.platform}`, `- Date: ${facts.date}`];
   if (facts.model) lines.push(`- Model: ${facts.model}`);
+  if (facts.language) lines.push(`- Response language: ${facts.language}`);
   // Outside a repository (or with git off) the git lines are simply absent.
   if (facts.git) lines.push(`- Git branch: ${facts.git.branch}`, `- Git status: ${describeGitState(facts.git)}`);
   return lines.join('\n');

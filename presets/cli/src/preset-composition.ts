@@ -52,6 +52,8 @@ export interface CliPresetOptions {
   /** Who answers permission asks (print mode: a refusal naming the rule; stream-json: the host). */
   approvalHandler?: ApprovalHandler;
   /** `--tools`: only these tools are offered (MCP tools stay); undefined: all. */
+  /** The language the model answers in (settings.json `language`): a line of the system prompt's environment section. */
+  language?: string;
   tools?: readonly string[];
   /** `--fallback-model`: models to switch to, in order, when the model is overloaded. */
   fallbackModels?: readonly string[];
@@ -121,7 +123,7 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
     compaction(),
     promptHistory(agentDir === undefined ? {} : { path: join(agentDir, 'history.db') }),
     promptFileReferences(),
-    systemPrompt(home === undefined ? {} : { home }),
+    systemPrompt({ ...(home === undefined ? {} : { home }), ...(options.language === undefined ? {} : { language: options.language }) }),
     editCheckpoints(),
     ...builtinCommands(),
     skills(home === undefined ? {} : { home }),

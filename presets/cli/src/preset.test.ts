@@ -1,10 +1,12 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKernel } from '@tessera/kernel';
+import { SystemPromptBuilder } from '@tessera/contracts';
+import { ContainerSessionServices, createKernel } from '@tessera/kernel';
 import { describe, expect, it } from 'vitest';
 import { parseArgs, splitToolList } from './args.js';
 import { cliPreset } from './preset.js';
+import { loadCliSettings } from './settings.js';
 
 describe('cliPreset', () => {
   it('boots, and every token a member provides resolves', async () => {
@@ -31,6 +33,19 @@ describe('cliPreset', () => {
 });
 
 describe('parseArgs', () => {
+  it("reads settings.json's language into the system prompt", async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tessera-preset-home-'));
+    const cwd = mkdtempSync(join(tmpdir(), 'tessera-preset-cwd-'));
+    mkdirSync(join(cwd, '.tessera'));
+    writeFileSync(join(cwd, '.tessera', 'settings.json'), JSON.stringify({ language: 'Japanese' }));
+    const settings = loadCliSettings({ cwd, home, env: {}, flags: parseArgs([]) });
+    expect(settings.language).toBe('Japanese');
+    const kernel = await createKernel({ plugins: cliPreset({ cwd, home, provider: { kind: 'demo' }, sessionLog: false, ...(settings.language ? { language: settings.language } : {}) }) });
+    const built = await kernel.get(SystemPromptBuilder).build({ cwd, services: new ContainerSessionServices(kernel.container) });
+    expect(built.prompt).toContain('- Response language: Japanese');
+    await kernel.shutdown();
+  });
+
   it('takes every Claude Code print flag, in both --flag value and --flag=value forms', () => {
     const flags = parseArgs([
       '-p', '--output-format=stream-json', '--verbose', '--input-format', 'stream-json', '--include-partial-messages', '--replay-user-messages',

@@ -30,6 +30,7 @@ export function runPresetOptions(options: {
     hookFiles: settings.hookFiles,
     approvalHandler: options.approvalHandler,
     ...(settings.tools === undefined ? {} : { tools: settings.tools }),
+    ...(settings.language === undefined ? {} : { language: settings.language }),
     sessionPersistence: flags.sessionPersistence,
     sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
     pluginDirs: flags.pluginDir,

@@ -17,6 +17,8 @@ export interface CliSettings {
   permissionMode?: PermissionMode;
   hookFiles: string[];
   tools?: string[];
+  /** `language` from the settings: the language the model answers in. */
+  language?: string;
   providerSettings: ProviderSettings;
   /** Located problems that did not stop the run, one line each. */
   warnings: string[];
@@ -84,6 +86,7 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
     ...(mode === undefined ? {} : { permissionMode: mode as PermissionMode }),
     hookFiles: loaded.layers.filter((layer) => layer.exists && !layer.failed && layer.settings?.hooks !== undefined).map((layer) => layer.file),
     ...(tools === undefined ? {} : { tools }),
+    ...(typeof (loaded.config as { language?: unknown }).language === 'string' && (loaded.config as { language: string }).language.trim() !== '' ? { language: (loaded.config as { language: string }).language.trim() } : {}),
     providerSettings: {
       ...(typeof trustedSettings.currentProvider === 'string' ? { currentProvider: trustedSettings.currentProvider } : {}),
       ...(trustedSettings.providers ? { providers: trustedSettings.providers as ProviderSettings['providers'] } : {}),
