@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandContribution, Diagnostics, type IExecutionResult, type IToolState } from '@tessera/contracts';
+import { CommandContribution, Diagnostics, SandboxPaths, type IExecutionResult, type IToolState } from '@tessera/contracts';
 import { createKernel, createQuery, definePlugin, InteractiveSession, toolsPlugin, defineTool, type Kernel, type QueryMessage } from '@tessera/kernel';
 import { inMemorySessionStore, InMemorySessionStore } from '@tessera/kernel/testing';
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
@@ -544,6 +544,25 @@ describe('InteractiveSession: system prompt and sandbox', () => {
     await resumed.submit('two');
     await resumed.shutdown();
     expect(calls).toEqual(['restore snap-1', 'snapshot']);
+  });
+
+  it('warns when a sandboxClient is given but the tools are not sandboxed (no SandboxPaths), and not when they are', async () => {
+    const reports: string[] = [];
+    const collect = definePlugin({ name: 'collect', provides: [Diagnostics], register: ({ bind }) => void bind(Diagnostics).toConstantValue({ report: (report) => void reports.push(String(report.code)) }) });
+    const client = { snapshot: async () => 'snap', restore: async () => undefined };
+    kernel = await createKernel({ plugins: testPreset({ turns: [], plugins: [collect] }) });
+    const unsandboxed = new InteractiveSession({ kernel, cwd: dir, sandboxClient: client });
+    await unsandboxed.whenReady();
+    expect(reports).toEqual(['TESSERA_SANDBOX_TOOLS_UNSANDBOXED']);
+    await unsandboxed.shutdown();
+    await kernel.shutdown();
+    reports.length = 0;
+    const paths = definePlugin({ name: 'sandbox-paths', provides: [SandboxPaths], register: ({ bind }) => void bind(SandboxPaths).toConstantValue({ root: '/workspace' }) });
+    kernel = await createKernel({ plugins: testPreset({ turns: [], plugins: [collect, paths] }) });
+    const sandboxed = new InteractiveSession({ kernel, cwd: dir, sandboxClient: client });
+    await sandboxed.whenReady();
+    expect(reports).toEqual([]);
+    await sandboxed.shutdown();
   });
 });
 

@@ -3,6 +3,7 @@ import {
   CheckpointRestoreBusyError,
   CommandContribution,
   Diagnostics,
+  SandboxPaths,
   EditCheckpoints,
   processWarningDiagnostics,
   isAbortError,
@@ -843,6 +844,19 @@ export class InteractiveSession {
     this.unsubscribers.push(session.observe(this.onSessionEvent));
     // A session made elsewhere has no command tools yet: the model reaches commands through this facade.
     if (this.options.session) this.unsubscribers.push(session.addToolSource(this.commandToolSource));
+    // The sandbox client hydrates, snapshots and restores the workspace; the tools reach it only
+    // when they were composed sandboxed (`builtinTools({ sandbox })` binds `SandboxPaths`). Said
+    // once, loudly: otherwise Bash, Write and Edit run on the host while the sandbox looks in use.
+    if (this.options.sandboxClient && !session.services.getOptional(SandboxPaths)) {
+      (session.services.getOptional(Diagnostics) ?? processWarningDiagnostics).report({
+        severity: 'warning',
+        code: 'TESSERA_SANDBOX_TOOLS_UNSANDBOXED',
+        source: 'interactive-session',
+        message:
+          'InteractiveSession got a sandboxClient, but its tools are not sandboxed: Bash, Read, Write and Edit run on this host. ' +
+          'Compose the tools with the same client (builtinTools({ sandbox: { client } })) so they run in the sandbox.',
+      });
+    }
     const background = session.services.getOptional(BackgroundTasks);
     if (background?.subscribe) {
       this.unsubscribers.push(
