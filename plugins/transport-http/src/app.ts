@@ -253,7 +253,7 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
     app.all('/mcp', (c) => handler(c.req.raw, c.get('owner')));
   }
 
-  if (options.upgradeWebSocket) mountWebSocket(app, hub, options.upgradeWebSocket, options.maxBufferedBytes ?? 4 * 1024 * 1024, limiter);
+  if (options.upgradeWebSocket) mountWebSocket(app, hub, options.upgradeWebSocket, options.maxBufferedBytes ?? 4 * 1024 * 1024, limiter, options.abortOnDisconnect !== false);
 
   /** The turn's parts as SSE, replayed from its start; bounded per client; keep-alive comments. */
   function streamTurn(c: Context, turn: Turn, owner: string, sessionId: string): Response {
@@ -364,12 +364,14 @@ function isWebSocketUpgrade(c: Context): boolean {
  * `/v1/ws`: the same parts as SSE, for every session the client subscribes to, plus requests
  * (prompt, abort, permission answers, commands) answered by `{ type: 'result', … }` frames.
  */
-function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, upgrade: UpgradeWebSocket<unknown>, maxBuffered: number, limiter: RateLimiter): void {
+function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, upgrade: UpgradeWebSocket<unknown>, maxBuffered: number, limiter: RateLimiter, abortOnDisconnect: boolean): void {
   app.get(
     '/v1/ws',
     upgrade((c) => {
       const owner = (c as Context<{ Variables: Variables }>).get('owner');
       const subscriptions = new Map<string, () => void>();
+      /** Sessions whose turns this socket started (aborted when it goes and nobody else follows). */
+      const started = new Set<string>();
       let closed = false;
       return {
         onMessage(event, ws) {
@@ -387,7 +389,10 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
             const parsed = wsMessage.safeParse(JSON.parse(text));
             if (!parsed.success) {
               const issue = parsed.error.issues[0]!;
-              send({ type: 'error', error: { code: 'invalid_request', message: `${issue.path.join('.') || 'message'}: ${issue.message}` } });
+              // The field named as a REST body error names it: an unknown key, else the path.
+              const unknown = issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined;
+              const field = unknown ?? (issue.path.map(String).join('.') || undefined);
+              send({ type: 'error', error: { code: 'invalid_request', message: `${issue.path.join('.') || 'message'}: ${issue.message}`, ...(field === undefined ? {} : { field }) } });
               return;
             }
             message = parsed.data;
@@ -424,6 +429,7 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
                 case 'prompt': {
                   await subscribe(message.sessionId);
                   const turn = await hub.startTurn(owner, message.sessionId, message.prompt);
+                  started.add(message.sessionId);
                   reply(true, { turnId: turn.id });
                   return;
                 }
@@ -437,12 +443,13 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
                   return;
                 case 'command': {
                   const result = await hub.command(owner, message.sessionId, message.name, message.args ?? '');
-                  reply(result.success, { message: result.message });
+                  // As `POST …/commands` answers: the message, and the command's data and effects when it has them.
+                  reply(result.success, { message: result.message, ...(result.data === undefined ? {} : { data: result.data }), ...(result.effects === undefined ? {} : { effects: result.effects }) });
                   return;
                 }
               }
             } catch (error) {
-              reply(false, { error: error instanceof HubError ? { code: error.code, message: error.message } : { code: 'internal_error', message: describeError(error) } });
+              reply(false, { error: error instanceof HubError ? { code: error.code, message: error.message, ...(error.field === undefined ? {} : { field: error.field }) } : { code: 'internal_error', message: describeError(error) } });
             }
           })();
         },
@@ -450,6 +457,8 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
           closed = true;
           for (const stop of subscriptions.values()) stop();
           subscriptions.clear();
+          // A turn this socket started and nobody else follows any more is aborted, as for SSE.
+          if (abortOnDisconnect) for (const sessionId of started) hub.abortIfUnwatched(owner, sessionId);
         },
       };
     }),

@@ -154,6 +154,11 @@ export class HubSession {
     return [...this.pending.values()].map((ask) => ask.data);
   }
 
+  /** How many WebSocket clients watch this session. */
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
   /** Every part of every turn of this session (a WebSocket client). */
   watch(listener: (chunk: UIChunk) => void): () => void {
     this.watchers.add(listener);

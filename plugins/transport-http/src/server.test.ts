@@ -165,6 +165,35 @@ describe('HTTP transport: sessions', () => {
     alice.socket.close();
   });
 
+  it('WebSocket: a subscriber that joins mid-turn gets the turn so far first; a socket that started a turn and left aborts it when nobody else watches', async () => {
+    const slow = { text: ['one ', 'two ', 'three ', 'four ', 'five'], delayMs: 60 };
+    const h = await start({ turns: [slow, slow] });
+    const { id } = await createSession(h);
+    const starter = await connectWs(h, TOKEN_A);
+    starter.socket.send(JSON.stringify({ type: 'prompt', sessionId: id, prompt: 'count' }));
+    await starter.until((frame) => frame.type === 'chunk' && JSON.stringify(frame.chunk).includes('two '));
+    const late = await connectWs(h, TOKEN_A);
+    late.socket.send(JSON.stringify({ type: 'subscribe', sessionId: id }));
+    await late.result('subscribe');
+    const lateChunks = () => late.frames.filter((frame) => frame.type === 'chunk').map((frame) => frame.chunk as { type: string; delta?: string });
+    expect(lateChunks()[0]).toMatchObject({ type: 'start' });
+    expect(lateChunks().some((chunk) => chunk.delta?.includes('one '))).toBe(true);
+    // The starter leaves; the late subscriber still watches, so the turn goes on to its end.
+    starter.socket.close();
+    await late.until((frame) => frame.type === 'chunk' && (frame.chunk as { type: string }).type === 'finish');
+    late.socket.close();
+
+    const leaving = await connectWs(h, TOKEN_A);
+    leaving.socket.send(JSON.stringify({ type: 'prompt', sessionId: id, prompt: 'count again' }));
+    await leaving.until((frame) => frame.type === 'chunk' && JSON.stringify(frame.chunk).includes('one '));
+    leaving.socket.close();
+    const deadline = Date.now() + 5_000;
+    while (h.hub.get('alice', id).summary().running && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.hub.get('alice', id).summary().running).toBe(false);
+    const history = (await (await h.request(`/v1/sessions/${id}/history`)).json()) as { history: Array<{ type: string; data?: { state?: string } }> };
+    expect(history.history.filter((entry) => entry.type === 'assistant').at(-1)?.data?.state).toBe('interrupted');
+  });
+
   it('limits: a token past its requests per minute gets 429 rate_limited (another token does not); CORS is off unless origins are listed', async () => {
     const h = await start({ server: { rateLimitPerMinute: 3 } });
     for (let request = 0; request < 3; request += 1) expect((await h.request('/v1/sessions')).status).toBe(200);
@@ -510,6 +539,8 @@ describe('HTTP transport: WebSocket', () => {
     const { socket, frames, until } = await connectWs(h, TOKEN_A);
     socket.send('not json');
     expect(await until((frame) => frame.type === 'error')).toMatchObject({ error: { code: 'invalid_json' } });
+    socket.send(JSON.stringify({ type: 'prompt', sessionId: id }));
+    expect(await until((frame) => frame.type === 'error' && (frame.error as { code: string }).code === 'invalid_request')).toMatchObject({ error: { field: 'prompt' } });
     socket.send(JSON.stringify({ type: 'prompt', sessionId: 'not-mine-000' , prompt: 'x' }));
     expect(await until((frame) => frame.type === 'result' && frame.ok === false)).toMatchObject({ error: { code: 'session_not_found' } });
     socket.send(JSON.stringify({ type: 'prompt', sessionId: id, prompt: 'write it' }));

@@ -97,6 +97,18 @@ export class SessionHub {
     return this.adopt(owner, cwd, interactive);
   }
 
+  /**
+   * Aborts the turn running here in `owner`'s session `id` when nobody follows it any more: no
+   * stream is reading it and no WebSocket watches the session (a client that started it went
+   * away). True when a turn was aborted.
+   */
+  abortIfUnwatched(owner: string, id: string): boolean {
+    const session = this.live.get(id);
+    if (!session || session.owner !== owner || !session.runsHere) return false;
+    if ((session.turn?.viewers ?? 0) > 0 || session.watcherCount > 0) return false;
+    return session.stop();
+  }
+
   /** The owner's sessions live in this process. */
   list(owner: string): SessionSummary[] {
     return [...(this.liveByOwner.get(owner) ?? [])].map((session) => session.summary());
@@ -163,6 +175,8 @@ export class SessionHub {
    */
   async watch(owner: string, id: string, listener: (chunk: UIChunk) => void): Promise<() => void> {
     const session = await this.open(owner, id);
+    // A watcher that joins mid-turn gets the turn so far first (its `start`, the text until now).
+    if (session.turn && !session.turn.done) for (const chunk of session.turn.chunks) listener(chunk);
     const stopWatching = session.watch(listener);
     const cluster = this.options.cluster;
     if (!cluster?.watchTurns) return stopWatching;
