@@ -78,7 +78,7 @@ export async function createTesseraServer(options: TesseraServerOptions): Promis
     ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
     ...(abortOnDisconnect === undefined ? {} : { abortOnDisconnect }),
     ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
-    ...(mcpOption === false ? {} : { mcp: mcpHttpMount({ cwd: roots[0]! }, { ...(loopback ? {} : { allowedHosts: ['*'] }), ...(corsOrigins ? { allowedOrigins: corsOrigins } : {}) }) }),
+    ...(mcpOption === false ? {} : { mcp: mcpHttpMount({ cwd: roots[0]!, ...(permissionTimeoutMs === undefined ? {} : { approvalTimeoutMs: permissionTimeoutMs }) }, { ...(loopback ? {} : { allowedHosts: ['*'] }), ...(corsOrigins ? { allowedOrigins: corsOrigins } : {}) }) }),
   };
   const { plugins } = serverPreset({ ...presetOptions, transports: { http } });
   const kernel = await createKernel({ plugins });

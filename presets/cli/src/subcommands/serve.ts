@@ -176,7 +176,8 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   }
   const hostname = typeof args.host === 'string' ? args.host : (config.hostname ?? '127.0.0.1');
   // MCP over Streamable HTTP at /mcp, behind the same bearer tokens: another agent can use this one as a tool.
-  const mcp = createMcpHttpHandler(mcpServerTransport({ sessions: host.sessions, approvals, cwd: roots[0]! }), {
+  // MCP clients' permission asks time out like the HTTP clients' (the server's permissionTimeoutMs).
+  const mcp = createMcpHttpHandler(mcpServerTransport({ sessions: host.sessions, approvals, cwd: roots[0]!, ...(config.permissionTimeoutMs === undefined ? {} : { approvalTimeoutMs: config.permissionTimeoutMs }) }), {
     ...(['127.0.0.1', 'localhost', '::1'].includes(hostname) ? {} : { allowedHosts: ['*'] }),
     ...(config.corsOrigins ? { allowedOrigins: config.corsOrigins } : {}),
   });
