@@ -102,6 +102,39 @@ describe('HTTP transport: sessions', () => {
     expect(await errorOf(await h.request(`/v1/sessions/${created.id}`))).toMatchObject({ status: 404 });
   });
 
+  it("answers each route's bad bodies with its error code and field; /health and the ?token= upgrade work without a header; idle abort is false; a closing hub refuses", async () => {
+    const h = await start({ turns: [] });
+    const { id } = await createSession(h);
+    const post = (path: string, json: unknown) => h.request(path, { method: 'POST', json });
+    const cases: Array<[Promise<Response>, number, string, string | undefined]> = [
+      [h.request(`/v1/sessions/${id}`, { method: 'PATCH', json: {} }), 400, 'invalid_request', 'name'],
+      [h.request(`/v1/sessions/${id}`, { method: 'PATCH', json: { name: '' } }), 400, 'invalid_request', 'name'],
+      [h.request(`/v1/sessions/${id}`, { method: 'PATCH', json: { name: 'x', colour: 'red' } }), 400, 'invalid_request', 'colour'],
+      [post(`/v1/sessions/${id}/commands`, {}), 400, 'invalid_request', 'name'],
+      [post(`/v1/sessions/${id}/messages`, { prompt: '' }), 400, 'invalid_request', 'prompt'],
+      [post(`/v1/sessions/${id}/messages`, { prompt: 'x', stream: true }), 400, 'invalid_request', 'stream'],
+      [post(`/v1/sessions/${id}/chat`, { messages: [] }), 400, 'invalid_request', 'messages'],
+      [post(`/v1/sessions/${id}/chat`, { messages: [{ role: 'user', parts: [{ type: 'file' }] }] }), 400, 'invalid_request', 'messages'],
+      [post('/v1/sessions', { resume: '../x' }), 400, 'invalid_session_id', 'resume'],
+    ];
+    for (const [response, status, code, field] of cases) {
+      const error = await errorOf(await response);
+      expect({ status: error.status, code: error.code, field: error.field }).toEqual({ status, code, field });
+    }
+    expect(await (await post(`/v1/sessions/${id}/abort`, {})).json()).toEqual({ aborted: false });
+    expect(await (await h.request('/health', { token: null })).json()).toMatchObject({ ok: true, sessions: 1 });
+    // A browser cannot set headers on a WebSocket: the token may come as ?token=.
+    const viaQuery = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws?token=${TOKEN_A}`);
+    await new Promise((resolve, reject) => {
+      viaQuery.once('open', resolve);
+      viaQuery.once('error', reject);
+    });
+    viaQuery.close();
+    const closing = h.hub.shutdown();
+    expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: {} }))).toMatchObject({ status: 503, code: 'shutting_down' });
+    await closing;
+  });
+
   it('bypassPermissions stays refused after creation: /permissions over REST and WebSocket cannot switch to it', async () => {
     const h = await start();
     const { id } = await createSession(h);
