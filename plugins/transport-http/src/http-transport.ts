@@ -9,13 +9,15 @@ import { SessionHub, type SessionHubOptions } from './session-hub.js';
 export interface HttpTransportMount {
   handle(request: Request, owner: string): Promise<Response>;
   close(): Promise<void>;
+  /** Turns `owner` runs through the mount now: they count against the hub's per-token turn limit. */
+  runningTurns?(owner: string): number;
 }
 
 export interface HttpTransportOptions extends Omit<StartServerOptions, 'hub' | 'auth' | 'mcpHandler'>, Omit<SessionHubOptions, 'sessions' | 'approvals'> {
   /** The bearer tokens (hashed) and the owners they name. */
   tokens: readonly TokenEntry[];
-  /** Built from the same host when the transport starts, and served at `/mcp` behind the same tokens. */
-  mcp?: (host: TransportHost) => HttpTransportMount;
+  /** Built from the same host (and this transport's hub, for the shared turn limit) when the transport starts, and served at `/mcp` behind the same tokens. */
+  mcp?: (host: TransportHost, hub: SessionHub) => HttpTransportMount;
   /** Owner of sessions the host offers with `attach()` (default: the first token's id). */
   attachOwner?: string;
 }
@@ -37,7 +39,7 @@ export class HttpTransport implements ITransportAdapter<InteractiveSession> {
     private readonly host: TransportHost,
   ) {
     const { tokens: _tokens, mcp: _mcp, attachOwner: _owner, port: _port, hostname: _hostname, websocket: _websocket, rateLimitPerMinute: _rate, corsOrigins: _cors, maxBodyBytes: _body, keepAliveMs: _keep, abortOnDisconnect: _abort, maxBufferedBytes: _buffered, ...hubOptions } = options;
-    this.hub = new SessionHub({ ...hubOptions, sessions: host.sessions, approvals: host.approvals });
+    this.hub = new SessionHub({ ...hubOptions, sessions: host.sessions, approvals: host.approvals, externalTurns: (owner) => this.#mount?.runningTurns?.(owner) ?? 0 });
   }
 
   /** Where it listens (after `start()`). */
@@ -54,7 +56,7 @@ export class HttpTransport implements ITransportAdapter<InteractiveSession> {
   async start(): Promise<void> {
     if (this.#server) return;
     const { tokens, mcp, port, hostname, websocket, rateLimitPerMinute, corsOrigins, maxBodyBytes, keepAliveMs, abortOnDisconnect, maxBufferedBytes } = this.options;
-    this.#mount = mcp?.(this.host);
+    this.#mount = mcp?.(this.host, this.hub);
     const mount = this.#mount;
     try {
       this.#server = await startServer({

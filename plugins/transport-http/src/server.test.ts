@@ -227,6 +227,17 @@ describe('HTTP transport: sessions', () => {
     expect(history.history.filter((entry) => entry.type === 'assistant').at(-1)?.data?.state).toBe('interrupted');
   });
 
+  it("counts the owner's turns on another transport (MCP) against the same per-token turn limit", async () => {
+    let mcpTurns = 2;
+    const h = await start({ turns: [{ text: 'ran' }], hub: { maxConcurrentTurnsPerOwner: 2, externalTurns: (owner) => (owner === 'alice' ? mcpTurns : 0) } });
+    const { id } = await createSession(h);
+    expect(await errorOf(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'go' } }))).toMatchObject({ status: 429, code: 'too_many_turns' });
+    expect(h.hub.turnRefusal('alice', 0)).toBeUndefined();
+    expect(h.hub.turnRefusal('alice', 2)).toContain('At most 2 turns');
+    mcpTurns = 1;
+    expect((await readSse(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'go' } }))).join('\n')).toContain('ran');
+  });
+
   it('limits: a token past its requests per minute gets 429 rate_limited (another token does not); CORS is off unless origins are listed', async () => {
     const h = await start({ server: { rateLimitPerMinute: 3 } });
     for (let request = 0; request < 3; request += 1) expect((await h.request('/v1/sessions')).status).toBe(200);

@@ -31,6 +31,8 @@ export interface SessionHubOptions {
   maxSessionsPerOwner?: number;
   /** Turns running at once per owner. Default 4. */
   maxConcurrentTurnsPerOwner?: number;
+  /** Turns `owner` runs through another transport of this host (MCP at `/mcp`): they count against the same limit. */
+  externalTurns?: (owner: string) => number;
   /** Record field holding the owning token's id in stored sessions. */
   ownerField?: string;
   /**
@@ -375,12 +377,24 @@ export class SessionHub {
     return this.live.size;
   }
 
-  /** True when `owner` already runs as many turns here as it may (fewer sessions than the limit never can). */
+  /**
+   * Why `owner` may not start one more turn through another transport (`/mcp`) that already runs
+   * `otherTurns` of its turns, or `undefined` when it may: the per-token limit covers them all.
+   */
+  turnRefusal(owner: string, otherTurns: number): string | undefined {
+    const limit = this.options.maxConcurrentTurnsPerOwner ?? 4;
+    let running = otherTurns;
+    for (const session of this.liveByOwner.get(owner) ?? []) if (session.running) running += 1;
+    return running >= limit ? `At most ${limit} turns may run at once per token (over HTTP, WebSocket and MCP together); wait for one to end.` : undefined;
+  }
+
+  /** True when `owner` already runs as many turns here (and through other transports) as it may. */
   private atTurnLimit(owner: string): boolean {
     const mine = this.liveByOwner.get(owner);
     const limit = this.options.maxConcurrentTurnsPerOwner ?? 4;
-    if (!mine || mine.size < limit) return false;
-    let running = 0;
+    let running = this.options.externalTurns?.(owner) ?? 0;
+    if (running >= limit) return true;
+    if (!mine || mine.size + running < limit) return false;
     for (const session of mine) if (session.running && ++running >= limit) return true;
     return false;
   }

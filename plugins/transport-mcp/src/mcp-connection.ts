@@ -27,6 +27,11 @@ export interface McpConnectionOptions {
    * a turn, the new one is refused.
    */
   maxSessions?: number;
+  /**
+   * Asked before each turn (`prompt`) this connection starts: a message refuses it (a per-token
+   * limit the host keeps across its transports). Turns then running here count in `runningTurns`.
+   */
+  turnGate?: () => string | undefined;
   /** The commands to offer before a session exists. */
   commands?: () => readonly ICommandInfo[];
   /** Told once when the connection starts closing. */
@@ -118,11 +123,25 @@ export class McpConnection {
 
   // ------------------------------------------------------------------ tools
 
+  /** Turns (`prompt` calls) running in this connection now. */
+  get runningTurns(): number {
+    return this.turns;
+  }
+
+  private turns = 0;
+
   private async prompt(prompt: string, sessionId: string | undefined, extra: ToolCallExtra): Promise<CallToolResult> {
+    const refused = this.options.turnGate?.();
+    if (refused !== undefined) return toolError(refused);
     const found = await this.resolve(sessionId);
     if (typeof found === 'string') return toolError(found);
     if (found.session.isExecuting() || found.call) return toolError(`Session ${found.session.getSessionId()} is already running a turn; wait for its result, or stop it with the abort tool.`);
-    return this.during(found, extra, () => runPromptTurn(found.session, prompt, extra));
+    this.turns += 1;
+    try {
+      return await this.during(found, extra, () => runPromptTurn(found.session, prompt, extra));
+    } finally {
+      this.turns -= 1;
+    }
   }
 
   private abort(sessionId: string): CallToolResult {

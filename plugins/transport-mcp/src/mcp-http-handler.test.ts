@@ -101,6 +101,26 @@ describe('createMcpHttpHandler', () => {
     expect((await host.kernel.get(SessionStore).load(b))?.messages.length).toBe(2);
   });
 
+  it("asks the host's turn gate before each prompt, with the owner's MCP turns running now; a refusal is the tool's error", async () => {
+    const asked: Array<[string, number]> = [];
+    host = await startMcpHost({
+      owner: 'alice',
+      turns: [{ text: 'slow', delayMs: 300 }, { text: 'after' }],
+      handler: { turnGate: (owner, turns) => (asked.push([owner, turns]), turns >= 1 ? 'At most 1 turn at once for this token.' : undefined) },
+    });
+    const first = await host.client();
+    const second = await host.client();
+    const running = first.callTool({ name: 'prompt', arguments: { prompt: 'take your time' } });
+    await expect.poll(() => host!.handler.runningTurns('alice')).toBe(1);
+    const refused = (await second.callTool({ name: 'prompt', arguments: { prompt: 'me too' } })) as { isError?: boolean; content: Array<{ text?: string }> };
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]!.text).toContain('At most 1 turn at once');
+    expect(((await running) as { structuredContent: PromptOutput }).structuredContent.response).toBe('slow');
+    expect(host.handler.runningTurns('alice')).toBe(0);
+    expect((await second.callTool({ name: 'prompt', arguments: { prompt: 'now' } }) as { structuredContent: PromptOutput }).structuredContent.response).toBe('after');
+    expect(asked).toEqual([['alice', 0], ['alice', 1], ['alice', 0]]);
+  });
+
   it('keeps one MCP session per mcp-session-id and ends it (saving its sessions) on DELETE', async () => {
     host = await startMcpHost({ turns: [{ text: 'Saved.' }] });
     const client = await host.client();

@@ -12,6 +12,12 @@ export interface McpHttpHandlerOptions extends HostValidationOptions {
    * take every slot; an `initialize` beyond it is answered 429. Not applied when the host names no owner.
    */
   maxSessionsPerOwner?: number;
+  /**
+   * Asked before an owner's MCP session starts a turn, with the turns that owner runs over MCP now:
+   * a message refuses it. The host passes its per-token turn limit here, so MCP turns and HTTP
+   * turns share it (`tessera serve` and `createTesseraServer` do).
+   */
+  turnGate?: (owner: string, mcpTurns: number) => string | undefined;
   /** Answer with one JSON body instead of an SSE stream (no progress notifications then). */
   enableJsonResponse?: boolean;
 }
@@ -28,6 +34,8 @@ export interface McpHttpHandler {
   close(): Promise<void>;
   /** MCP sessions open now. */
   readonly sessionCount: number;
+  /** Turns `owner`'s MCP sessions run now. */
+  runningTurns(owner: string): number;
 }
 
 interface HttpSession {
@@ -86,7 +94,8 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
       transport.onclose = () => {
         if (transport.sessionId !== undefined && sessions.get(transport.sessionId)?.transport === transport) sessions.delete(transport.sessionId);
       };
-      connection = await mcp.connect(transport);
+      const gate = options.turnGate;
+      connection = await mcp.connect(transport, gate && owner !== undefined ? { turnGate: () => gate(owner, runningTurns(owner)) } : {});
       const response = await transport.handleRequest(request);
       // Not an initialize request (the transport refused it): nothing to keep.
       if (transport.sessionId === undefined) await connection.close();
@@ -103,6 +112,12 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
       }
     }
   };
+
+  function runningTurns(owner: string): number {
+    let turns = 0;
+    for (const session of sessions.values()) if (session.owner === owner) turns += session.connection.runningTurns;
+    return turns;
+  }
 
   const handler = async (request: Request, ownerArgument?: string | object): Promise<Response> => {
     // Only a string names an owner: a Node adapter may pass its own second argument (@hono/node-server's env).
@@ -132,5 +147,6 @@ export function createMcpHttpHandler(mcp: McpServerTransport, options: McpHttpHa
       },
     },
     sessionCount: { get: () => sessions.size },
+    runningTurns: { value: runningTurns },
   }) as McpHttpHandler;
 }

@@ -60,9 +60,10 @@ export class McpServerTransport implements ITransportAdapter<InteractiveSession>
   constructor(private readonly options: McpServerTransportOptions) {}
 
   /** A new connection (its own server and sessions); closing it ends its sessions. */
-  createConnection(): McpConnection {
+  createConnection(extra: { turnGate?: () => string | undefined } = {}): McpConnection {
     const options = this.options;
     const connection = new McpConnection({
+      ...(extra.turnGate ? { turnGate: extra.turnGate } : {}),
       sessions: options.sessions,
       approvals: options.approvals,
       owners: this.owners,
@@ -82,8 +83,8 @@ export class McpServerTransport implements ITransportAdapter<InteractiveSession>
   }
 
   /** A new connection served over `transport`. */
-  async connect(transport: Transport): Promise<McpConnection> {
-    const connection = this.createConnection();
+  async connect(transport: Transport, extra: { turnGate?: () => string | undefined } = {}): Promise<McpConnection> {
+    const connection = this.createConnection(extra);
     try {
       await connection.connect(transport);
     } catch (error) {

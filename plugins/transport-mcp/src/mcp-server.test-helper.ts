@@ -43,7 +43,7 @@ export interface McpHost {
  * composed as the approval handler, and a `SessionFactory` over it.
  */
 export async function startMcpHost(
-  options: { turns?: ScriptedProviderOptions['turns']; rules?: { allow?: string[]; ask?: string[] }; transport?: Partial<McpServerTransportOptions>; handler?: McpHttpHandlerOptions } = {},
+  options: { turns?: ScriptedProviderOptions['turns']; rules?: { allow?: string[]; ask?: string[] }; transport?: Partial<McpServerTransportOptions>; handler?: McpHttpHandlerOptions; owner?: string } = {},
 ): Promise<McpHost> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'tessera-mcp-')));
   const approvals = new ApprovalRouter();
@@ -82,7 +82,9 @@ export async function startMcpHost(
     ...options.transport,
   });
   const handler = createMcpHttpHandler(mcp, options.handler);
-  const server = createServer(getRequestListener(handler));
+  // With `owner`, every request is that owner's, as a host that authenticated it would pass.
+  const owner = options.owner;
+  const server = createServer(getRequestListener(owner === undefined ? handler : (request: Request) => handler(request, owner)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
   const clients: Client[] = [];

@@ -15,9 +15,14 @@ export function mcpTransport(options: McpTransportOptions, approvals?: ApprovalR
  * MCP over Streamable HTTP for the HTTP transport's `/mcp` (`httpTransport({ mcp: mcpHttpMount(…) })`):
  * an MCP server transport over the same host, behind the HTTP transport's tokens.
  */
-export function mcpHttpMount(options: McpTransportOptions, http: McpHttpHandlerOptions = {}): (host: TransportHost) => { handle(request: Request, owner: string): Promise<Response>; close(): Promise<void> } {
-  return (host) => {
-    const handler = createMcpHttpHandler(new McpServerTransport({ ...options, sessions: host.sessions, approvals: host.approvals }), http);
-    return { handle: (request, owner) => handler(request, owner), close: () => handler.close() };
+export function mcpHttpMount(
+  options: McpTransportOptions,
+  http: McpHttpHandlerOptions = {},
+): (host: TransportHost, hub?: { turnRefusal(owner: string, otherTurns: number): string | undefined }) => { handle(request: Request, owner: string): Promise<Response>; close(): Promise<void>; runningTurns(owner: string): number } {
+  return (host, hub) => {
+    // With the HTTP transport's hub, MCP turns share its per-token turn limit.
+    const gate = http.turnGate ?? (hub ? (owner: string, turns: number) => hub.turnRefusal(owner, turns) : undefined);
+    const handler = createMcpHttpHandler(new McpServerTransport({ ...options, sessions: host.sessions, approvals: host.approvals }), { ...http, ...(gate ? { turnGate: gate } : {}) });
+    return { handle: (request, owner) => handler(request, owner), close: () => handler.close(), runningTurns: (owner) => handler.runningTurns(owner) };
   };
 }

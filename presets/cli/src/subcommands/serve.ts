@@ -157,8 +157,11 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   }
   let hub: SessionHub;
   let auth: TokenAuth;
+  // MCP turns at /mcp count against the same per-token turn limit as the HTTP API's (the handler is made below).
+  let mcpTurns: (owner: string) => number = () => 0;
   try {
     hub = new SessionHub({
+      externalTurns: (owner) => mcpTurns(owner),
       sessions: host.sessions,
       approvals,
       allowedRoots: roots,
@@ -178,9 +181,11 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   // MCP over Streamable HTTP at /mcp, behind the same bearer tokens: another agent can use this one as a tool.
   // MCP clients' permission asks time out like the HTTP clients' (the server's permissionTimeoutMs).
   const mcp = createMcpHttpHandler(mcpServerTransport({ sessions: host.sessions, approvals, cwd: roots[0]!, ...(config.permissionTimeoutMs === undefined ? {} : { approvalTimeoutMs: config.permissionTimeoutMs }) }), {
+    turnGate: (owner, turns) => hub.turnRefusal(owner, turns),
     ...(['127.0.0.1', 'localhost', '::1'].includes(hostname) ? {} : { allowedHosts: ['*'] }),
     ...(config.corsOrigins ? { allowedOrigins: config.corsOrigins } : {}),
   });
+  mcpTurns = (owner) => mcp.runningTurns(owner);
   const server = await startServer({
     hub,
     auth,
