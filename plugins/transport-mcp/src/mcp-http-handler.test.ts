@@ -115,9 +115,9 @@ describe('createMcpHttpHandler', () => {
     const refused = (await second.callTool({ name: 'prompt', arguments: { prompt: 'me too' } })) as { isError?: boolean; content: Array<{ text?: string }> };
     expect(refused.isError).toBe(true);
     expect(refused.content[0]!.text).toContain('At most 1 turn at once');
-    expect(((await running) as { structuredContent: PromptOutput }).structuredContent.response).toBe('slow');
+    expect(((await running) as unknown as { structuredContent: PromptOutput }).structuredContent.response).toBe('slow');
     expect(host.handler.runningTurns('alice')).toBe(0);
-    expect((await second.callTool({ name: 'prompt', arguments: { prompt: 'now' } }) as { structuredContent: PromptOutput }).structuredContent.response).toBe('after');
+    expect((await second.callTool({ name: 'prompt', arguments: { prompt: 'now' } }) as unknown as { structuredContent: PromptOutput }).structuredContent.response).toBe('after');
     expect(asked).toEqual([['alice', 0], ['alice', 1], ['alice', 0]]);
   });
 
