@@ -13,11 +13,11 @@ function tree(files: Record<string, string>) {
 }
 
 describe('loadContext', () => {
-  it('walks from the repository root down to cwd after the user-level files', () => {
+  it('walks from the top (below the filesystem root) down to cwd after the user-level files, through the repository root', () => {
     const root = tree({
       'home/.claude/CLAUDE.md': 'user',
       'home/.tessera/AGENTS.md': 'user agents',
-      'outside/CLAUDE.md': 'above the repo: not loaded',
+      'outside/CLAUDE.md': 'above the repo: loaded too, as Claude Code does',
       'outside/repo/.git/HEAD': 'ref',
       'outside/repo/AGENTS.md': 'root agents',
       'outside/repo/CLAUDE.md': 'root claude',
@@ -30,6 +30,7 @@ describe('loadContext', () => {
     expect(files.map((f) => [f.path.slice(root.length + 1), f.scope, f.content])).toEqual([
       ['home/.tessera/AGENTS.md', 'user', 'user agents'],
       ['home/.claude/CLAUDE.md', 'user', 'user'],
+      ['outside/CLAUDE.md', 'project', 'above the repo: loaded too, as Claude Code does'],
       ['outside/repo/AGENTS.md', 'project', 'root agents'],
       ['outside/repo/CLAUDE.md', 'project', 'root claude'],
       ['outside/repo/pkg/.claude/CLAUDE.md', 'project', 'dot claude'],
@@ -37,10 +38,10 @@ describe('loadContext', () => {
     ]);
   });
 
-  it('reads only cwd outside a repository', () => {
+  it('reads the parent directories outside a repository too, nearest last', () => {
     const root = tree({ 'a/CLAUDE.md': 'parent', 'a/b/CLAUDE.md': 'here' });
     const { files } = loadContext({ cwd: join(root, 'a/b'), home: join(root, 'nohome') });
-    expect(files.map((f) => f.content)).toEqual(['here']);
+    expect(files.map((f) => f.content)).toEqual(['parent', 'here']);
   });
 
   it('follows @imports relative to the importer and from ~, skipping code and mentions', () => {

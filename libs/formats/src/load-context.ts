@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Diagnostic } from '@tessera/contracts';
@@ -30,7 +30,7 @@ export interface LoadContextOptions {
 }
 
 export interface LoadedContext {
-  /** Lowest precedence first: user files, then repository root down to cwd; imports follow their importer. */
+  /** Lowest precedence first: user files, then the directories from the top (below the filesystem root) down to cwd; imports follow their importer. */
   files: ContextFile[];
   /** Every "Compact Instructions" section, in file order, joined; undefined if none. */
   compactInstructions?: string;
@@ -48,8 +48,8 @@ const IMPORT = /(^|\s)@((?:~\/|\.{0,2}\/)?[\w.-]+(?:\/[\w.-]+)*)/g;
 
 /**
  * Finds the instruction files for a session: user-level files, then AGENTS.md / CLAUDE.md /
- * .claude/CLAUDE.md / CLAUDE.local.md in every directory from the repository root (nearest
- * `.git`) down to cwd — only cwd when there is no repository — plus their `@path` imports.
+ * .claude/CLAUDE.md / CLAUDE.local.md in every directory from the topmost one below the
+ * filesystem root down to cwd (as Claude Code reads them), plus their `@path` imports.
  */
 export function loadContext(options: LoadContextOptions): LoadedContext {
   const cwd = resolve(options.cwd);
@@ -143,15 +143,19 @@ function followImports(state: LoadState, path: string, content: string, chain: s
   });
 }
 
-/** Repository root (nearest ancestor with `.git`) down to cwd; just cwd outside a repository. */
+/**
+ * Every directory from the topmost one below the filesystem root down to cwd, as Claude Code
+ * reads memory files ("up to, but not including, the root directory"): a CLAUDE.md in a parent
+ * of the repository (a monorepo's parent, a workspace folder) applies too.
+ */
 function directoriesFromRoot(cwd: string): string[] {
   const chain: string[] = [];
   let dir = cwd;
   for (;;) {
-    chain.push(dir);
-    if (existsSync(join(dir, '.git'))) return chain.reverse();
     const parent = dirname(dir);
-    if (parent === dir) return [cwd];
+    // `dir` is the filesystem root (`/`, `C:\`): not read, unless cwd itself is the root.
+    if (parent === dir) return chain.length === 0 ? [dir] : chain.reverse();
+    chain.push(dir);
     dir = parent;
   }
 }
