@@ -38,8 +38,8 @@ export class HttpTransport implements ITransportAdapter<InteractiveSession> {
     private readonly options: HttpTransportOptions,
     private readonly host: TransportHost,
   ) {
-    const { tokens: _tokens, mcp: _mcp, attachOwner: _owner, port: _port, hostname: _hostname, websocket: _websocket, rateLimitPerMinute: _rate, corsOrigins: _cors, maxBodyBytes: _body, keepAliveMs: _keep, abortOnDisconnect: _abort, maxBufferedBytes: _buffered, ...hubOptions } = options;
-    this.hub = new SessionHub({ ...hubOptions, sessions: host.sessions, approvals: host.approvals, externalTurns: (owner) => this.#mount?.runningTurns?.(owner) ?? 0 });
+    // The options are the hub's and the server's together; each reads its own fields.
+    this.hub = new SessionHub({ ...options, sessions: host.sessions, approvals: host.approvals, externalTurns: (owner) => this.#mount?.runningTurns?.(owner) ?? 0 });
   }
 
   /** Where it listens (after `start()`). */
@@ -55,22 +55,14 @@ export class HttpTransport implements ITransportAdapter<InteractiveSession> {
 
   async start(): Promise<void> {
     if (this.#server) return;
-    const { tokens, mcp, port, hostname, websocket, rateLimitPerMinute, corsOrigins, maxBodyBytes, keepAliveMs, abortOnDisconnect, maxBufferedBytes } = this.options;
+    const { tokens, mcp, attachOwner: _owner, ...serverOptions } = this.options;
     this.#mount = mcp?.(this.host, this.hub);
     const mount = this.#mount;
     try {
       this.#server = await startServer({
+        ...serverOptions,
         hub: this.hub,
         auth: new TokenAuth(tokens),
-        ...(port === undefined ? {} : { port }),
-        ...(hostname === undefined ? {} : { hostname }),
-        ...(websocket === undefined ? {} : { websocket }),
-        ...(rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute }),
-        ...(corsOrigins === undefined ? {} : { corsOrigins }),
-        ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
-        ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
-        ...(abortOnDisconnect === undefined ? {} : { abortOnDisconnect }),
-        ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
         ...(mount ? { mcpHandler: (request: Request, owner: string) => mount.handle(request, owner) } : {}),
       });
     } catch (error) {
