@@ -100,6 +100,25 @@ export interface IPromptFileReferenceRecord {
 
 // ---------------------------------------------------------------- system prompt
 
+/** The system prompt's line naming the language replies are written in (settings.json `language`, `/language`). */
+export function responseLanguageLine(language: string): string {
+  return `- Response language: ${language}`;
+}
+
+const RESPONSE_LANGUAGE_LINE = /^- Response language: .*$/m;
+
+/**
+ * `prompt` with its response-language line set to `language`: the line is replaced where the
+ * prompt has one (the built prompt's environment section), else added at the end. Everything
+ * else in the prompt is kept as it is.
+ */
+export function withResponseLanguage(prompt: string, language: string): string {
+  const line = responseLanguageLine(language.replace(/\s+/g, ' ').trim());
+  if (RESPONSE_LANGUAGE_LINE.test(prompt)) return prompt.replace(RESPONSE_LANGUAGE_LINE, () => line);
+  return prompt.trim() === '' ? line : `${prompt.trimEnd()}\n\n${line}`;
+}
+
+
 /** What the system prompt is built for. */
 export interface SystemPromptRequest {
   cwd: string;

@@ -34,6 +34,7 @@ export {
   InteractiveSessionClosedError,
   PromptQueueFullError,
   ResumeSessionNotFoundError,
+  SESSION_APPLIED_EFFECTS,
 } from './interactive/interactive-session.js';
 export type { IResumableSession, InteractiveSandboxClient, InteractiveSessionOptions } from './interactive/interactive-session.js';
 export type { InteractiveSessionEvents } from './interactive/events.js';

@@ -121,7 +121,7 @@ export class ProviderRound {
     this.streamed = '';
     let request: BeforeProviderRequestContext['request'] = {
       messages: session.getHistory(),
-      system: options.systemMessage,
+      system: session.getSystemMessage(),
       tools: session.toolSchemas,
       model: session.requestedModel(),
       nativeTools: options.nativeTools ?? DEFAULT_NATIVE_TOOLS,

@@ -69,6 +69,7 @@ export class Session implements ISession {
   private readonly createdAt: string;
   /** Extra record fields (`name`, `sandboxSnapshotId`…), saved with the record. */
   private readonly recordFields: Record<string, unknown>;
+  private systemMessage: string | undefined;
   private permissionMode: PermissionMode;
   private autoCompactThreshold: TAutoCompactThreshold;
   private completedRuns = 0;
@@ -94,6 +95,7 @@ export class Session implements ISession {
     this.autoCompactThreshold = options.autoCompactThreshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD;
     this.createdAt = options.createdAt ?? new Date(this.clock.now()).toISOString();
     this.recordFields = { ...options.recordFields };
+    this.systemMessage = options.systemMessage;
     this.provider = options.provider;
     this.model = options.model;
     this.contextWindow = options.contextWindow;
@@ -539,7 +541,7 @@ export class Session implements ISession {
       await this.hooks.preCompact.promise({ session: this, trigger, instructions: resolvedInstructions });
       const { summary } = await compaction.compact({
         messages: conversation,
-        systemMessage: this.options.systemMessage,
+        systemMessage: this.systemMessage,
         instructions: resolvedInstructions,
         trigger,
         signal: signal ?? ownController!.signal,
@@ -629,6 +631,21 @@ export class Session implements ISession {
     }
   }
 
+  /** The system prompt the model is sent (`systemMessage`, or what `setSystemMessage` set since). */
+  getSystemMessage(): string | undefined {
+    return this.systemMessage;
+  }
+
+  /**
+   * Replaces the system prompt for the calls that follow (`/language` patches it). History is
+   * kept; the new prompt is saved with the record. Not while a run is active (`SessionBusyError`).
+   */
+  setSystemMessage(message: string | undefined): void {
+    if (this.controller) throw new SessionBusyError(this.sessionId);
+    this.systemMessage = message;
+    this.log('system_prompt_change', { length: message?.length ?? 0 });
+  }
+
   /** The user-facing name, if one was given (`setName`, or the resumed record's). */
   getName(): string | undefined {
     const name = this.recordFields.name;
@@ -667,7 +684,7 @@ export class Session implements ISession {
       updatedAt: new Date(this.clock.now()).toISOString(),
       messages: [...this.messages],
       history: [...this.entries],
-      systemPrompt: this.options.systemMessage,
+      systemPrompt: this.systemMessage,
       toolSchemas: [...this.toolSchemas],
     });
   }

@@ -9,6 +9,7 @@ import { promptFileReferences } from '@tessera/plugin-prompt-references';
 import { systemPrompt } from '@tessera/plugin-system-prompt';
 import { editCheckpoints } from '@tessera/plugin-checkpoints';
 import { builtinTools } from '@tessera/plugin-tools';
+import { builtinCommands } from '@tessera/plugin-commands';
 import { backgroundRuntime, BackgroundTaskManagerToken } from '@tessera/plugin-background';
 import { compaction } from '@tessera/plugin-compaction';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
@@ -379,6 +380,56 @@ describe('InteractiveSession: commands', () => {
     expect(await session.executeCommand('missing')).toBeNull();
     expect(session.listCommands().map((command) => command.name)).toEqual(['hello']);
     await session.shutdown();
+  });
+
+  it('applies /rename, /language and /model to the session itself (saved, sent to the model, kept on resume); refuses them during a turn', async () => {
+    const agentDir = join(dir, 'agent');
+    const { tool, open, started } = gate();
+    const provider = new ScriptedProvider({ turns: [{ text: 'one' }, { toolCalls: [{ id: 'w1', name: 'Wait', input: { label: 'held' } }] }, { text: 'released' }] });
+    const compose = () => createKernel({ plugins: testPreset({ provider, replace: [jsonlSessionStore({ agentDir })], plugins: [systemPrompt({ git: false, now: () => Date.UTC(2026, 10, 27) }), ...builtinCommands(), toolsPlugin(tool)] }) });
+    kernel = await compose();
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.whenReady();
+
+    const renamed = await session.executeCommand('rename', 'release prep');
+    expect(renamed).toMatchObject({ success: true, effects: [{ type: 'session-renamed', name: 'release prep' }] });
+    expect(session.getName()).toBe('release prep');
+
+    const language = await session.executeCommand('language', 'Korean');
+    expect(language).toMatchObject({ success: true, effects: [{ type: 'language-change-requested', language: 'Korean' }] });
+    // Set twice: the line is replaced, not added again.
+    await session.executeCommand('language', '日本語');
+    const model = await session.executeCommand('model', 'other-model');
+    expect(model).toMatchObject({ success: true });
+    expect(session.getSession().getModel()).toBe('other-model');
+
+    await session.submit('hi');
+    const system = provider.requests[0]!.system!;
+    expect(system.match(/Response language/g)).toHaveLength(1);
+    expect(system).toContain('- Response language: 日本語');
+    expect(system).toContain('## Environment');
+    expect(provider.requests[0]!.model).toBe('other-model');
+
+    // Refused while a turn runs (a tool call is held open), and the session is left as it was.
+    const running = session.submit('again');
+    while (started.length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+    const busy = await session.executeCommand('language', 'French');
+    expect(busy).toMatchObject({ success: false, effects: [] });
+    expect(busy!.message).toMatch(/Not applied: a turn is running/);
+    expect(session.getSession().getSystemMessage()).toContain('- Response language: 日本語');
+    open();
+    expect((await running)?.response).toBe('released');
+    const id = session.getSessionId();
+    await session.shutdown();
+    await kernel.shutdown();
+
+    // A new process resumes the same file: name and language come back with it.
+    kernel = await compose();
+    const resumed = new InteractiveSession({ kernel, cwd: dir, resumeSessionId: id });
+    await resumed.whenReady();
+    expect(resumed.getName()).toBe('release prep');
+    expect(resumed.getSession().getSystemMessage()).toContain('- Response language: 日本語');
+    await resumed.shutdown();
   });
 });
 

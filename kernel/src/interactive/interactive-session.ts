@@ -14,6 +14,7 @@ import {
   SystemPromptBuilder,
   TesseraError,
   describeError,
+  withResponseLanguage,
   type BackgroundTaskNotice,
   type IContextWindowState,
   type ICommandHostAdapters,
@@ -38,12 +39,14 @@ import {
   type SessionEndReason,
   type SessionEvent,
   type SessionServices,
+  type TCommandEffect,
   compareText,
   copyWith,
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import type { Kernel, KernelSessionOptions } from '../kernel.js';
 import type { Session } from '../session.js';
+import { SessionBusyError } from '../errors.js';
 import { ContainerSessionServices } from '../session-services.js';
 import { canonicalName, SystemCommandExecutor, type ICommandListing } from './command-executor.js';
 import { BuiltinCommandSource, CommandRegistry, SkillCommandSource } from './command-registry.js';
@@ -147,6 +150,12 @@ const COMPACT_FIELD = 'compactInstructions';
 const ENDED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 /** `submit` was called after `shutdown()`. */
+/**
+ * Command effects `InteractiveSession.executeCommand` applies to its own session before it
+ * returns the result (the result still lists them, for the host to show).
+ */
+export const SESSION_APPLIED_EFFECTS: ReadonlySet<TCommandEffect['type']> = new Set(['session-renamed', 'language-change-requested', 'model-change-requested']);
+
 export class InteractiveSessionClosedError extends TesseraError {
   constructor(sessionId: string) {
     super(`The interactive session ${sessionId} has been shut down; create a new one.`, { code: 'session_closed', category: 'state', recoverable: false, details: { sessionId } });
@@ -591,6 +600,19 @@ export class InteractiveSession {
     await session.save();
   }
 
+  /**
+   * Sets the language replies are written in (`/language`): the system prompt's
+   * "Response language" line is set (added when the prompt has none), the rest of the prompt
+   * is kept, and the session is saved, so a resumed session keeps it. Not during a turn.
+   */
+  async setLanguage(language: string): Promise<void> {
+    const session = await this.ready;
+    const wanted = language.replace(/\s+/g, ' ').trim();
+    if (wanted === '') throw new TypeError('A language is required (e.g. English, ko, 日本語).');
+    session.setSystemMessage(withResponseLanguage(session.getSystemMessage() ?? '', wanted));
+    await session.save();
+  }
+
   // ------------------------------------------------------------------ commands
 
   /**
@@ -609,7 +631,31 @@ export class InteractiveSession {
       const skill = (await this.skillEntries(session)).find((entry) => entry.id === canonical || entry.qualifiedName === canonical);
       if (skill) return executor.execute('skills', args === '' ? canonical : `${canonical} ${args}`, this.hostContext(session, invocation));
     }
-    return executor.execute(canonical, args, this.hostContext(session, invocation));
+    const result = await executor.execute(canonical, args, this.hostContext(session, invocation));
+    return result && this.applySessionEffects(session, result);
+  }
+
+  /**
+   * Applies the effects that change only this session (`SESSION_APPLIED_EFFECTS`), so every host (terminal, server, ACP,
+   * MCP, `createQuery`) gets them alike: `session-renamed` (name, saved),
+   * `language-change-requested` (the system prompt's language line, saved) and
+   * `model-change-requested` (the model for the calls that follow). The effects stay in the
+   * result for the host to show; the rest (exit, picker, reset, plugin manager, status line…)
+   * are the host's to apply. One that cannot be applied now (a turn is running) turns the
+   * result into a failure that says so.
+   */
+  private async applySessionEffects(session: Session, result: ICommandResult): Promise<ICommandResult> {
+    for (const effect of result.effects ?? []) {
+      try {
+        if (effect.type === 'session-renamed') await this.setName(effect.name);
+        else if (effect.type === 'language-change-requested') await this.setLanguage(effect.language);
+        else if (effect.type === 'model-change-requested') session.setModel(effect.modelId);
+      } catch (error) {
+        const reason = error instanceof SessionBusyError ? 'a turn is running; try again when it ends' : describeError(error);
+        return { ...result, success: false, message: `${result.message} Not applied: ${reason}.`, effects: (result.effects ?? []).filter((item) => item !== effect) };
+      }
+    }
+    return result;
   }
 
   /** Every executable command, sorted by name; `[]` before the session is ready. */

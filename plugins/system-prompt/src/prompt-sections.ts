@@ -1,4 +1,4 @@
-import type { AgentDefinition, SkillEntry } from '@tessera/contracts';
+import { responseLanguageLine, type AgentDefinition, type SkillEntry } from '@tessera/contracts';
 import type { ContextFile } from '@tessera/formats';
 import { describeGitState, type GitSummary } from './git-summary.js';
 import type { ProjectMemory } from './read-project-memory.js';
@@ -31,7 +31,7 @@ export interface EnvironmentFacts {
 export function renderEnvironment(facts: EnvironmentFacts): string {
   const lines = ['## Environment', '', `- Working directory: ${facts.cwd}`, `- Platform: ${facts.platform}`, `- Date: ${facts.date}`];
   if (facts.model) lines.push(`- Model: ${facts.model}`);
-  if (facts.language) lines.push(`- Response language: ${facts.language}`);
+  if (facts.language) lines.push(responseLanguageLine(facts.language));
   // Outside a repository (or with git off) the git lines are simply absent.
   if (facts.git) lines.push(`- Git branch: ${facts.git.branch}`, `- Git status: ${describeGitState(facts.git)}`);
   return lines.join('\n');

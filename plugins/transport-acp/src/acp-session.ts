@@ -1,7 +1,7 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { RequestError } from '@agentclientprotocol/sdk';
 import { describeError, isApproved, isChatEntry, parsePermissionMode, type ApprovalAnswer, type ApprovalHandler, type ApprovalRequest, type Message, type PermissionMode, type SessionEvent } from '@tessera/contracts';
-import type { InteractiveSession } from '@tessera/kernel';
+import { SESSION_APPLIED_EFFECTS, type InteractiveSession } from '@tessera/kernel';
 import { approvalAnswer, permissionRequest } from './acp-permissions.js';
 import { editDiffs, planFromTodos, resultContent, toolCallStart, toolLocations } from './acp-updates.js';
 import { historyUpdates } from './history-replay.js';
@@ -172,12 +172,10 @@ export class AcpSession implements ApprovalHandler {
     if (message !== '') void this.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: message } });
     let reason: acp.StopReason = this.cancelled || this.interrupted ? 'cancelled' : 'end_turn';
     for (const effect of result.effects ?? []) {
-      if (effect.type === 'session-renamed') {
-        await this.interactive.setName(effect.name);
-        void this.send({ sessionUpdate: 'session_info_update', title: effect.name });
-      }
+      // The session applied the rename (and any model or language change) itself; the client is told the new title.
+      if (effect.type === 'session-renamed') void this.send({ sessionUpdate: 'session_info_update', title: effect.name });
       else if (effect.type === 'prompt-submit-requested') reason = await this.runTurn(effect.text);
-      else if (effect.type !== 'conversation-history-cleared') this.options.log(`acp: /${name} asked for "${effect.type}", which the ACP transport does not apply.`);
+      else if (!SESSION_APPLIED_EFFECTS.has(effect.type) && effect.type !== 'conversation-history-cleared') this.options.log(`acp: /${name} asked for "${effect.type}", which the ACP transport does not apply.`);
     }
     return reason;
   }

@@ -22,6 +22,15 @@ const lastUserText = (request: ScriptedRequest): string => {
   return JSON.stringify(tool?.content ?? '');
 };
 
+/** Types a slash command and sends it (a second Enter when the first one took a completion). */
+async function submit(text: string): Promise<void> {
+  await harness!.type(text);
+  await harness!.press(KEY.enter);
+  await harness!.settle(60);
+  const editor = harness!.screen.lines().find((line) => line.startsWith(' ') && line.includes(text.split(' ')[0]!) && !line.includes('⎿'));
+  if (editor !== undefined && editor.trim().startsWith(text.split(' ')[0]!)) await harness!.press(KEY.enter);
+}
+
 describe('TesseraTui', () => {
   it('streams Markdown, shows a tool row with its output, and keeps the transcript above the prompt', async () => {
     harness = await startHarness({
@@ -261,6 +270,47 @@ describe('TesseraTui', () => {
     lines = harness.screen.lines();
     expect(lines.join('\n')).toContain('npm run watch [completed]');
     expect(lines.findLast((line) => line.includes('scripted-model'))).not.toContain('task');
+  });
+
+  it('applies command effects: /statusline hides and shows the row and the branch, /rename and /language reach the session, /plugin shows the manager', async () => {
+    harness = await startHarness({ app: { gitBranch: 'feature-x', pluginManager: async () => 'demo@local 1.0.0 — enabled (user)' } });
+    const statusRow = () => harness!.screen.lines().find((line) => line.includes('manual mode on'));
+    expect(statusRow()).toContain('⎇ feature-x');
+    await submit('/statusline branch off');
+    await harness.waitFor(() => statusRow() !== undefined && !statusRow()!.includes('feature-x'), 'the status line without the branch');
+    await submit('/statusline off');
+    await harness.waitFor(() => statusRow() === undefined, 'the status line hidden');
+    await submit('/statusline on');
+    await harness.waitFor(() => statusRow() !== undefined, 'the status line back');
+    expect(statusRow()).not.toContain('feature-x');
+
+    await submit('/rename tidy up');
+    await harness.waitFor((text) => text.includes('Session renamed to "tidy up"'), 'the rename message');
+    expect(harness.session.getName()).toBe('tidy up');
+    await submit('/language Deutsch');
+    await harness.waitFor((text) => text.includes('Replies will be in Deutsch.'), 'the language message');
+    expect(harness.session.getSession().getSystemMessage()).toContain('- Response language: Deutsch');
+
+    await submit('/plugin');
+    await harness.waitFor((text) => text.includes('demo@local 1.0.0 — enabled (user)'), 'the plugin list');
+  });
+
+  it('/reset (where it is not /clear) asks first, then has the host put the settings aside and exits', async () => {
+    const resets: string[] = [];
+    harness = await startHarness({ app: { switchSession: undefined, resetSettings: async () => (resets.push('reset'), 'Moved the settings aside.') } });
+    await submit('/reset');
+    await harness.waitFor((text) => text.includes('Reset your user settings to the defaults?'), 'the confirmation');
+    await harness.press(KEY.enter);
+    await harness.waitFor((text) => text.includes('Settings kept.'), 'the default answer keeps them');
+    expect(resets).toEqual([]);
+    expect(harness.exits).toEqual([]);
+    await submit('/reset');
+    await harness.waitFor((text) => text.includes('Reset your user settings'), 'the confirmation again');
+    await harness.press(KEY.down);
+    await harness.press(KEY.enter);
+    await harness.waitFor((text) => text.includes('Moved the settings aside.'), 'the host line');
+    expect(resets).toEqual(['reset']);
+    expect(harness.exits).toEqual([0]);
   });
 
   it('marks a compaction in the transcript', async () => {

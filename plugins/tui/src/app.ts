@@ -80,6 +80,13 @@ export interface TesseraTuiOptions {
   recentPrompts?: () => readonly string[];
   /** `/reload-plugins` (and a successful `/plugin …`): re-read bundle plugins; returns a line to show. */
   reloadPlugins?: () => Promise<string>;
+  /** `/plugin` with no arguments: the installed plugins and how to manage them, as text to show. */
+  pluginManager?: () => Promise<string>;
+  /**
+   * `/reset`, once the user confirmed: put the user settings aside (the host decides how; the
+   * CLI moves the file to a backup); returns a line to show. The app exits afterwards.
+   */
+  resetSettings?: () => Promise<string>;
   /** Open the session picker as soon as the app starts (`tessera -r` with no id). */
   openPicker?: boolean;
   /** Told once the user asked to leave (Ctrl-C twice, Ctrl-D, `/exit`). */
@@ -124,6 +131,9 @@ export class TesseraTui {
   private readonly started = Date.now();
   private contextPercent = 0;
   private statusRunner: StatusLineRunner | undefined;
+  /** `/statusline on|off` and `/statusline branch on|off`, for this run of the app. */
+  private statusEnabled = true;
+  private showGitBranch = true;
   private detachApprovals: (() => void) | undefined;
   private exited = false;
   private historySearch: { query: string; matches: string[]; index: number } | undefined;
@@ -550,8 +560,31 @@ export class TesseraTui {
         case 'session-picker-requested':
           await this.openSessionPicker();
           break;
-        case 'model-change-requested':
-          this.s.getSession().setModel(effect.modelId);
+        // The session itself applied `model-change-requested`, `language-change-requested` and
+        // `session-renamed` (InteractiveSession.executeCommand); the status line shows the result.
+        case 'statusline-settings-patch':
+          if (typeof effect.patch.enabled === 'boolean') this.statusEnabled = effect.patch.enabled;
+          if (typeof effect.patch.showGitBranch === 'boolean') this.showGitBranch = effect.patch.showGitBranch;
+          break;
+        case 'plugin-tui-requested':
+          if (this.options.pluginManager) {
+            try {
+              this.note(await this.options.pluginManager());
+            } catch (error) {
+              this.note(`Listing plugins failed: ${describeError(error)}`, style.red);
+            }
+          } else this.note('Bundle plugins are not part of this composition.', style.yellow);
+          break;
+        case 'settings-reset-requested':
+          this.confirmReset();
+          break;
+        case 'session-restart-requested':
+          if (this.options.switchSession) await this.startFreshSession(effect.message);
+          else {
+            this.note(effect.message);
+            this.exit(0);
+            return;
+          }
           break;
         case 'conversation-history-cleared':
           this.note('Conversation cleared.');
@@ -575,6 +608,41 @@ export class TesseraTui {
     if (result.interaction) this.showInteraction(result.interaction);
     this.renderStatus();
     await this.refreshCompletions();
+  }
+
+  /** `/reset`: asks first; on yes the host puts the user settings aside, then the app exits. */
+  private confirmReset(): void {
+    if (!this.options.resetSettings) {
+      this.note('This host cannot reset settings.', style.yellow);
+      return;
+    }
+    const reset = this.options.resetSettings;
+    this.choose('Reset your user settings to the defaults? Tessera exits afterwards.', [
+      { value: 'no', label: 'No, keep them' },
+      { value: 'yes', label: 'Yes, reset and exit' },
+    ], (value) => {
+      if (value !== 'yes') {
+        this.note('Settings kept.');
+        return;
+      }
+      void reset().then(
+        (line) => {
+          this.note(line);
+          this.exit(0);
+        },
+        (error: unknown) => this.note(`Resetting settings failed: ${describeError(error)}`, style.red),
+      );
+    });
+  }
+
+  /** `session-restart-requested`: a fresh session replaces this one (the old one stays stored). */
+  private async startFreshSession(message: string): Promise<void> {
+    try {
+      await this.replaceSession(undefined);
+      this.note(message);
+    } catch (error) {
+      this.note(`Starting a new session failed: ${describeError(error)}`, style.red);
+    }
   }
 
   private async runShell(command: string): Promise<void> {
@@ -888,12 +956,13 @@ export class TesseraTui {
       MODE_LABELS[mode] ?? mode,
       `${Math.round(this.contextPercent)}% context`,
       `$${this.costUsd.toFixed(this.costUsd < 1 ? 4 : 2)}`,
-      ...(this.options.gitBranch ? [`⎇ ${this.options.gitBranch}`] : []),
+      ...(this.options.gitBranch && this.showGitBranch ? [`⎇ ${this.options.gitBranch}`] : []),
       ...(tasks > 0 ? [`${tasks} task${tasks === 1 ? '' : 's'}`] : []),
       ...(this.busy ? ['Esc to interrupt'] : []),
     ];
     const custom = this.statusRunner?.text;
-    this.statusRow.setText(custom ? `${custom}\n${parts.join(' · ')}` : parts.join(' · '));
+    // `/statusline off` hides the row (the prompt stays); `/statusline on` brings it back.
+    this.statusRow.setText(!this.statusEnabled ? '' : custom ? `${custom}\n${parts.join(' · ')}` : parts.join(' · '));
     if (!session) {
       this.tui.requestRender();
       return;

@@ -1,3 +1,5 @@
+import { existsSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { createToken, SkillActivator, type AgentDefinition, type ICommandHostAdapters } from '@tessera/contracts';
 import type { InteractiveSession, Kernel } from '@tessera/kernel';
 import { BundlePlugins } from '@tessera/plugin-bundle-plugins';
@@ -21,6 +23,27 @@ export async function reloadBundlePlugins(kernel: Kernel): Promise<string> {
   const loaded = result.loaded.length;
   const failed = result.failed.map((failure) => `${failure.id}: ${failure.error}`);
   return `Reloaded plugins: ${loaded} loaded${failed.length > 0 ? `; failed: ${failed.join('; ')}` : ''}.`;
+}
+
+/** `/plugin` with no arguments in the terminal: the installed plugins and the commands that manage them. */
+export async function listBundlePlugins(kernel: Kernel): Promise<string> {
+  const manager = kernel.getOptional(BundlePlugins);
+  if (!manager) return 'Bundle plugins are not part of this composition.';
+  const listed = await manager.run('list');
+  return [listed.message, '', 'Manage them with /plugin install name@marketplace, /plugin uninstall|enable|disable name@marketplace, /plugin marketplace add <source>.'].join('\n');
+}
+
+/**
+ * `/reset` in the terminal, once confirmed: the user settings file (`~/.tessera/settings.json`)
+ * is moved aside to a dated backup, never deleted, so nothing is lost; Claude Code's
+ * `~/.claude/settings.json` is not Tessera's to reset and is left alone. A line for the user.
+ */
+export function resetUserSettings(home: string, now: Date = new Date()): string {
+  const file = join(home, '.tessera', 'settings.json');
+  if (!existsSync(file)) return `There are no user settings to reset (${file} does not exist).`;
+  const backup = `${file}.${now.toISOString().replace(/[:.]/g, '-')}.bak`;
+  renameSync(file, backup);
+  return `Moved ${file} to ${backup}; Tessera starts with the default settings next time.`;
 }
 
 /** The loaded bundle plugins as `system/init` lists them (Claude Code's `plugins: [{ name, path }]`). */

@@ -9,7 +9,7 @@ import { resolveResume } from '../print/headless.js';
 import { runPresetOptions } from '../run-preset-options.js';
 import { resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
 import type { CliSettings } from '../settings.js';
-import { cliCommandHostAdapters, reloadBundlePlugins } from '../host-adapters.js';
+import { cliCommandHostAdapters, listBundlePlugins, reloadBundlePlugins } from '../host-adapters.js';
 import { cliMcpOptions } from '../mcp-setup.js';
 import { McpClients } from '@tessera/plugin-mcp/plugin';
 import { readSettingsForEdit, writeSettings } from '../subcommands/shared.js';
@@ -25,6 +25,8 @@ export interface ComposedSession {
   recentPrompts(): string[];
   /** `/reload-plugins`: re-reads the bundle plugins; a line for the user. */
   reloadPlugins(): Promise<string>;
+  /** `/plugin` with no arguments: the installed plugins, as text. */
+  listPlugins(): Promise<string>;
   /** Project `.mcp.json` servers waiting for approval (after the servers were declared). */
   mcpNeedingApproval(): Promise<string[]>;
   /** Approves them for this session and records it in `.tessera/settings.local.json` (`all`: every future one too). */
@@ -83,6 +85,7 @@ export async function composeSession(options: {
       },
       listSessions: async (dir) => (await InteractiveSession.listResumableSessions(kernel, dir)).filter((stored) => stored.cwd === dir),
       reloadPlugins: () => reloadBundlePlugins(kernel),
+      listPlugins: () => listBundlePlugins(kernel),
       async mcpNeedingApproval() {
         await declared;
         return (pool?.servers() ?? []).filter((server) => server.status === 'needs approval' && server.scope === 'project').map((server) => server.name);

@@ -96,6 +96,9 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
     },
     recentPrompts: history,
     reloadPlugins: async () => (composed ? composed.reloadPlugins() : 'The session is still starting.'),
+    pluginManager: async () => (composed ? composed.listPlugins() : 'The session is still starting.'),
+    // Loaded only when used: the start-up path does not pay for it.
+    resetSettings: async () => (await import('../host-adapters.js')).resetUserSettings(io.home),
     openPicker: flags.resume === true,
     onExit: (code) => {
       exitCode = code;
