@@ -216,6 +216,12 @@ export interface EditCheckpoints {
   beginTurn(session: { sessionId: string; cwd: string }, prompt: string): Promise<IEditCheckpointSummary>;
   /** Closes the session's open turn, if any; later changes are no longer captured. */
   finalizeTurn(sessionId: string): Promise<void>;
+  /**
+   * Closes the session's open turn and removes its checkpoint when the turn changed no file (a
+   * prompt blocked before the model saw it); resolves true when it was removed. A turn that
+   * captured a file is finalised instead. Optional: without it the host finalises.
+   */
+  discardTurn?(sessionId: string): Promise<boolean>;
   /** The session's checkpoints, oldest first. */
   list(sessionId: string): Promise<IEditCheckpointSummary[]>;
   /** Describes one checkpoint; rejects for an id the session does not have. */

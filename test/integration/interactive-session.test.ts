@@ -671,6 +671,17 @@ describe('InteractiveSession: edit checkpoints', () => {
     expect((await placed.listEditCheckpoints()).map((checkpoint) => checkpoint.prompt)).toEqual(['checkpoint']);
     await placed.shutdown();
   });
+
+  it('a prompt blocked before the model saw it leaves no checkpoint; the next prompt gets the next one', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }], plugins: [editCheckpoints(), promptFileReferences()] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    session.on('error', () => undefined);
+    await expect(session.submit('read @missing/file.md')).rejects.toMatchObject({ code: 'prompt_blocked' });
+    expect(await session.listEditCheckpoints()).toEqual([]);
+    await session.submit('a real prompt');
+    expect((await session.listEditCheckpoints()).map((checkpoint) => [checkpoint.prompt, checkpoint.sequence])).toEqual([['a real prompt', 1]]);
+    await session.shutdown();
+  });
 });
 
 describe('turn usage', () => {

@@ -46,7 +46,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { Kernel, KernelSessionOptions } from '../kernel.js';
 import type { Session } from '../session.js';
-import { SessionBusyError } from '../errors.js';
+import { PromptBlockedError, SessionBusyError } from '../errors.js';
 import { ContainerSessionServices } from '../session-services.js';
 import { canonicalName, SystemCommandExecutor, type ICommandListing } from './command-executor.js';
 import { BuiltinCommandSource, CommandRegistry, SkillCommandSource } from './command-registry.js';
@@ -332,6 +332,7 @@ export class InteractiveSession {
     // would be the process's); give `cwd`, or use the checkpoint APIs explicitly.
     const checkpoints = this.options.session && this.options.cwd === undefined ? undefined : session.services.getOptional(EditCheckpoints);
     let checkpointOpen = false;
+    let blocked = false;
     try {
       if (checkpoints) {
         await checkpoints.beginTurn({ sessionId: session.sessionId, cwd: session.cwd }, displayInput ?? input);
@@ -348,6 +349,7 @@ export class InteractiveSession {
       this.events.emit('complete', result);
       return result;
     } catch (error) {
+      blocked = error instanceof PromptBlockedError;
       const finished = this.turnResult;
       const result = finished ?? this.finishTurn(session, this.streamingText);
       if (isAbortError(error)) {
@@ -362,7 +364,11 @@ export class InteractiveSession {
       this.events.emit('error', error instanceof Error ? error : new Error(describeError(error)));
       throw error;
     } finally {
-      if (checkpointOpen) await checkpoints!.finalizeTurn(session.sessionId).catch((error: unknown) => session.log('error', { phase: 'checkpoint', error: describeError(error) }));
+      // A prompt blocked before the model saw it leaves no checkpoint behind (nothing ran).
+      if (checkpointOpen) {
+        const close = blocked && checkpoints!.discardTurn ? checkpoints!.discardTurn(session.sessionId) : checkpoints!.finalizeTurn(session.sessionId);
+        await close.catch((error: unknown) => session.log('error', { phase: 'checkpoint', error: describeError(error) }));
+      }
       this.events.emit('thinking', false);
     }
   }

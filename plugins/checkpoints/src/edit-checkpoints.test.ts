@@ -110,6 +110,21 @@ describe('editCheckpoints: turns, capture and restore', () => {
     expect((await checkpoints.list(session.sessionId))[0]).toMatchObject({ id: summary.id, fileCount: 0 });
   });
 
+  it('discardTurn removes a turn that changed nothing, and finalises one that captured a file instead', async () => {
+    const { session, checkpoints } = await checkpointedSession(toolTurn({ name: 'Write', input: { file_path: file('b.txt'), content: 'two\n' } }));
+    const empty = await checkpoints.beginTurn(session, 'blocked prompt');
+    expect(await checkpoints.discardTurn!(session.sessionId)).toBe(true);
+    expect(existsSync(join(dir, '.tessera', 'checkpoints', session.sessionId, empty.id))).toBe(false);
+    expect(await checkpoints.list(session.sessionId)).toEqual([]);
+    expect(await checkpoints.discardTurn!(session.sessionId)).toBe(false);
+
+    const edited = await checkpoints.beginTurn(session, 'write it');
+    await session.run('write it');
+    expect(await checkpoints.discardTurn!(session.sessionId)).toBe(false);
+    expect(await checkpoints.list(session.sessionId)).toEqual([expect.objectContaining({ id: edited.id, fileCount: 1, finalizedAt: expect.any(String) })]);
+    expect(await read('b.txt')).toBe('two\n');
+  });
+
   it('captures a file once per turn: repeated edits keep the first pre-image', async () => {
     await writeFile(file('a.txt'), 'alpha\n');
     const { session, checkpoints, prompt } = await checkpointedSession(

@@ -136,6 +136,22 @@ export class FileEditCheckpoints implements EditCheckpoints {
     await this.#serialized(sessionId, () => this.#finalize(sessionId));
   }
 
+  async discardTurn(sessionId: string): Promise<boolean> {
+    assertValidSessionId(sessionId);
+    return this.#serialized(sessionId, async () => {
+      const turn = this.#open.get(sessionId);
+      if (turn === undefined) return false;
+      await turn.queue;
+      if (turn.manifest.files.length > 0 || turn.journal !== undefined) {
+        await this.#finalize(sessionId);
+        return false;
+      }
+      this.#open.delete(sessionId);
+      await rm(turn.directory, { recursive: true, force: true });
+      return true;
+    });
+  }
+
   /**
    * Keeps the file at `path` as it is now, once per turn, before the change about to happen.
    * Does nothing when the session has no open turn. Rejects when the copy or the manifest
