@@ -22,6 +22,7 @@ export type { McpConfig, McpRemoteServer, McpServerConfig, McpStdioServer } from
 export { readMarketplace } from './marketplace.js';
 export type { Marketplace, MarketplaceEntry, PluginSource } from './marketplace.js';
 export { loadContext } from './load-context.js';
+export { projectFolderFor, repositoryRoot } from './project-folder.js';
 export type { ContextFile, LoadContextOptions, LoadedContext } from './load-context.js';
 export { extractCompactInstructions } from './compact-instructions.js';
 export { parseFrontmatter } from './frontmatter.js';

@@ -1,4 +1,4 @@
-export { projectMemory, PROJECT_MEMORY_PLUGIN_NAME } from './project-memory-plugin.js';
+export { memoryRoot, projectMemory, PROJECT_MEMORY_PLUGIN_NAME } from './project-memory-plugin.js';
 export type { ProjectMemoryOptions } from './project-memory-plugin.js';
 export { userLocalStorage, USER_LOCAL_STORAGE_PLUGIN_NAME } from './user-local-storage-plugin.js';
 export type { UserLocalStorageOptions } from './user-local-storage-plugin.js';

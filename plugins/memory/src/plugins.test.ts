@@ -1,7 +1,9 @@
 import { Clock, ProjectMemory, UserLocalStorage } from '@tessera/contracts';
 import { PluginOptionsError, createKernel } from '@tessera/kernel';
 import { testPreset } from '@tessera/preset-test';
+import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { readProjectMemory } from '@tessera/plugin-system-prompt';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -44,6 +46,26 @@ describe('projectMemory() and userLocalStorage() in a kernel', () => {
       await expect(local.resolveRoot()).resolves.toMatchObject({ repositoryRoot: expect.stringMatching(/one$/) });
       await local.setMemoryItem({ category: 'display-preference', key: 'theme', value: 'dark' });
       expect(await second.services.get(UserLocalStorage).readEnabledMemoryItem('display-preference', 'theme')).toBe('dark');
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it("a session started in a repository's sub-folder keeps memory at the repository root (or the nearest folder that has it), where the system prompt reads it", async () => {
+    const repo = join(base, 'repo');
+    const sub = join(repo, 'packages', 'app');
+    await mkdir(join(repo, '.git'), { recursive: true });
+    await mkdir(sub, { recursive: true });
+    const kernel = await createKernel({ plugins: testPreset({ plugins: [projectMemory()] }) });
+    try {
+      const memory = kernel.createSession({ cwd: sub }).services.get(ProjectMemory);
+      expect(memory.root).toBe(repo);
+      await memory.append({ kind: 'project', topic: 'build', text: 'npm test' });
+      expect(existsSync(join(repo, '.tessera', 'memory', 'MEMORY.md'))).toBe(true);
+      expect(readProjectMemory(sub)?.content).toContain('npm test');
+
+      await mkdir(join(sub, '.tessera', 'memory'), { recursive: true });
+      expect(kernel.createSession({ cwd: join(sub) }).services.get(ProjectMemory).root).toBe(sub);
     } finally {
       await kernel.shutdown();
     }

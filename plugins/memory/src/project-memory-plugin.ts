@@ -1,16 +1,20 @@
 import { Clock, ProjectMemory, SessionServiceFactoryContribution, systemClock, type SessionServiceFactory } from '@tessera/contracts';
 import { PluginOptionsError, definePlugin, type Plugin } from '@tessera/kernel';
 import { isAbsolute } from 'node:path';
+import { projectFolderFor } from '@tessera/formats/project-folder';
 import { DefaultProjectMemory } from './default-project-memory.js';
 import { MemoryPolicyEvaluator } from './memory-policy-evaluator.js';
+import { MEMORY_DIRECTORY } from './project-memory-store.js';
 
 export const PROJECT_MEMORY_PLUGIN_NAME = 'project-memory';
 const FACTORY = 'projectMemory()';
 
 export interface ProjectMemoryOptions {
   /**
-   * An absolute project root whose `.tessera/memory/` every session uses. Default: each
-   * session's cwd (and `process.cwd()` for the kernel-wide service).
+   * An absolute project root whose `.tessera/memory/` every session uses. Default: for each
+   * session, the nearest folder from its cwd up to the repository root that has
+   * `.tessera/memory/`, else the repository root (the cwd outside a repository) — where the
+   * system prompt reads it too; the kernel-wide service starts from `process.cwd()`.
    */
   root?: string;
 }
@@ -22,6 +26,11 @@ export interface ProjectMemoryOptions {
  * container, serves hosts that have no session yet (a CLI `memory list`): it uses `root` or
  * the process cwd. Nothing here taps a hook: memory is written only through explicit calls.
  */
+/** Where a session started in `cwd` keeps project memory (see `ProjectMemoryOptions.root`). */
+export function memoryRoot(cwd: string): string {
+  return projectFolderFor(cwd, MEMORY_DIRECTORY).root;
+}
+
 export function projectMemory(options: ProjectMemoryOptions = {}): Plugin {
   checkOptions(options);
   const { root } = options;
@@ -33,7 +42,7 @@ export function projectMemory(options: ProjectMemoryOptions = {}): Plugin {
     register({ bind }) {
       bind(ProjectMemory)
         .toResolvedValue(
-          (clock: Clock | undefined) => new DefaultProjectMemory({ root: root ?? process.cwd(), policy: new MemoryPolicyEvaluator(), now: () => (clock ?? systemClock).now() }),
+          (clock: Clock | undefined) => new DefaultProjectMemory({ root: root ?? memoryRoot(process.cwd()), policy: new MemoryPolicyEvaluator(), now: () => (clock ?? systemClock).now() }),
           [{ serviceIdentifier: Clock, optional: true }],
         )
         .inSingletonScope();
@@ -41,7 +50,7 @@ export function projectMemory(options: ProjectMemoryOptions = {}): Plugin {
         token: ProjectMemory,
         create: (seed, services) => {
           const clock = services.getOptional(Clock) ?? systemClock;
-          return new DefaultProjectMemory({ root: root ?? seed.cwd, sessionId: seed.sessionId, policy: new MemoryPolicyEvaluator(), now: () => clock.now() });
+          return new DefaultProjectMemory({ root: root ?? memoryRoot(seed.cwd), sessionId: seed.sessionId, policy: new MemoryPolicyEvaluator(), now: () => clock.now() });
         },
       };
       bind(SessionServiceFactoryContribution).toConstantValue(perSession as SessionServiceFactory);

@@ -1,3 +1,4 @@
+import { repositoryRoot } from '@tessera/formats/project-folder';
 import type { UserLocalRoot } from '@tessera/contracts';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -30,10 +31,7 @@ export async function resolveUserLocalRoot(root: string, cwd: string): Promise<U
 
 /** The nearest folder at or above `start` that holds `.git` (a folder or a worktree file); `start` when none does. */
 export async function findRepositoryRoot(start: string): Promise<string> {
-  for (let folder = start; ; folder = dirname(folder)) {
-    if (await exists(join(folder, '.git'))) return folder;
-    if (dirname(folder) === folder) return start;
-  }
+  return repositoryRoot(start) ?? start;
 }
 
 function isInside(path: string, folder: string): boolean {

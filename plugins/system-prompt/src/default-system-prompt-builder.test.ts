@@ -155,6 +155,30 @@ describe('DefaultSystemPromptBuilder', () => {
     expect(noBase.sections[0]!.name).toBe('environment');
   });
 
+  it("a session started in a sub-folder of a repository reads the repository's memory and tasks; a nearer memory wins; nothing above the repository is read", async () => {
+    git('init', '-q');
+    write('.tessera/memory/MEMORY.md', '- [fact] build: root memory\n');
+    write('.agents/tasks/t1.md', '# Root task\n\n- **Status**: in progress\n');
+    write('packages/app/src/.keep', '');
+    const sub = join(cwd, 'packages', 'app');
+    const fromSub = await builder().build({ cwd: sub, services: noSessionServices });
+    expect(fromSub.prompt).toContain('root memory');
+    expect(fromSub.prompt).toContain('### Root task');
+
+    write('packages/app/.tessera/memory/MEMORY.md', '- [fact] build: package memory\n');
+    const nearer = await builder().build({ cwd: join(sub, 'src'), services: noSessionServices });
+    expect(nearer.prompt).toContain('package memory');
+    expect(nearer.prompt).not.toContain('root memory');
+
+    // A folder above the repository is not the project's: its memory is not read.
+    const inner = join(cwd, 'vendor', 'inner');
+    mkdirSync(inner, { recursive: true });
+    execFileSync('git', ['-C', inner, 'init', '-q']);
+    const outside = await builder().build({ cwd: inner, services: noSessionServices });
+    expect(outside.prompt).not.toContain('root memory');
+    expect(outside.prompt).not.toContain('Root task');
+  });
+
   it('caps project memory at 200 lines and 25 KB', async () => {
     write('.tessera/memory/MEMORY.md', Array.from({ length: 300 }, (_, index) => `line ${index + 1}`).join('\n'));
     const byLines = await builder().build({ cwd, services: noSessionServices });

@@ -13,7 +13,8 @@ import {
   type SystemPromptResult,
 } from '@tessera/contracts';
 import { loadContext, type LoadedContext } from '@tessera/formats';
-import { loadTaskContext } from '@tessera/tasks';
+import { projectFolderFor } from '@tessera/formats/project-folder';
+import { loadTaskContext, TASKS_DIRECTORY } from '@tessera/tasks';
 import { DEFAULT_BASE_PROMPT } from './base-prompt.js';
 import { readGitSummary } from './git-summary.js';
 import {
@@ -100,7 +101,7 @@ export class DefaultSystemPromptBuilder implements SystemPromptBuilder {
     const tasks =
       options.tasks === false
         ? ''
-        : loadTaskContext(cwd, {
+        : loadTaskContext(projectFolderFor(cwd, TASKS_DIRECTORY).root, {
             ...(git && git.branch !== 'detached HEAD' ? { currentBranch: git.branch } : {}),
             ...(options.tasks?.maxTasks === undefined ? {} : { maxTasks: options.tasks.maxTasks }),
           }).formatted;

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { projectFolderFor } from '@tessera/formats/project-folder';
 
-/** The project memory index, relative to cwd. Topic files next to it are never read here. */
+/** The project memory index, relative to the project folder. Topic files next to it are never read here. */
 export const MEMORY_INDEX_PATH = '.tessera/memory/MEMORY.md';
 
 export interface ProjectMemoryCaps {
@@ -24,10 +25,12 @@ export const DEFAULT_MEMORY_CAPS: ProjectMemoryCaps = { maxLines: 200, maxBytes:
 /**
  * The start of `.tessera/memory/MEMORY.md`: the first `maxLines` lines, then cut to
  * `maxBytes` at a line end (or at a character boundary when one line alone is too long).
- * Undefined when the file is absent, unreadable or blank.
+ * The file is looked for from `cwd` up to the repository root (the nearest one wins), so a
+ * session started in a sub-folder reads the project's memory; the memory plugin writes there
+ * too. Undefined when the file is absent, unreadable or blank.
  */
 export function readProjectMemory(cwd: string, caps: ProjectMemoryCaps = DEFAULT_MEMORY_CAPS): ProjectMemory | undefined {
-  const path = join(cwd, MEMORY_INDEX_PATH);
+  const path = join(projectFolderFor(cwd, '.tessera/memory').root, MEMORY_INDEX_PATH);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
