@@ -75,8 +75,11 @@ async function readBodyText(c: Context, maxBytes: number): Promise<string> {
 
 /** Where a turn's SSE text goes: Hono's stream, or the Node response itself. */
 interface SseSink {
-  /** Resolves once the text is accepted (after `drain` when the socket's buffer is full). */
-  write(text: string): Promise<void>;
+  /**
+   * Resolves once the text is accepted (after `drain` when the socket's buffer is full).
+   * `last`: nothing follows, so the response may end with this text (one write, not two).
+   */
+  write(text: string, last?: boolean): Promise<void>;
   onAbort(listener: () => void): void;
 }
 
@@ -100,7 +103,12 @@ function nodeSink(outgoing: ServerResponse): SseSink {
   // A write racing a reset socket is reported by `close`; an `error` event must not crash the server.
   outgoing.on('error', () => undefined);
   return {
-    write(text) {
+    write(text, last) {
+      if (last && !closed && !outgoing.destroyed) {
+        // The end of the stream goes out with the last parts (the chunked terminator included).
+        outgoing.end(text);
+        return Promise.resolve();
+      }
       if (closed || outgoing.destroyed || outgoing.write(text)) return Promise.resolve();
       return new Promise<void>((resolve) => waiting.push(resolve));
     },
@@ -267,8 +275,11 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
       }
       Object.assign(headers, UI_MESSAGE_STREAM_HEADERS);
       const outgoing = node.outgoing;
+      // The headers go out now, with whatever parts the turn already has (one write, not two).
+      outgoing.cork();
       outgoing.writeHead(200, headers);
       outgoing.flushHeaders();
+      process.nextTick(() => outgoing.uncork());
       void pumpTurn(turn, nodeSink(outgoing), owner, sessionId)
         .catch(() => undefined)
         .finally(() => outgoing.end());
@@ -316,7 +327,7 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
         }
         if (queue.length === 0) {
           if (turn.done) {
-            await sink.write('data: [DONE]\n\n');
+            await sink.write('data: [DONE]\n\n', true);
             break;
           }
           await new Promise<void>((resolve) => (wake = resolve));
@@ -338,7 +349,7 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
           batch += `data: ${data}\n\n`;
         }
         if (ended) batch += 'data: [DONE]\n\n';
-        await sink.write(batch);
+        await sink.write(batch, ended);
         if (ended) break;
       }
     } finally {
