@@ -16,7 +16,7 @@ import {
 } from '@tessera/contracts';
 import { createKernel, definePlugin, type Kernel } from '@tessera/kernel';
 import { testPreset } from '@tessera/preset-test';
-import { DEFAULT_BASE_PROMPT, DefaultSystemPromptBuilder, SECTION_ORDER, systemPrompt, type SystemPromptOptions } from './index.js';
+import { DEFAULT_BASE_PROMPT, DefaultSystemPromptBuilder, SECTION_ORDER, describeProjectKind, detectProjectKind, systemPrompt, type SystemPromptOptions } from './index.js';
 
 // Noon UTC: the same calendar day in every time zone from UTC-11 to UTC+11.
 const NOON = Date.UTC(2025, 5, 15, 12);
@@ -177,6 +177,28 @@ describe('DefaultSystemPromptBuilder', () => {
     const outside = await builder().build({ cwd: inner, services: noSessionServices });
     expect(outside.prompt).not.toContain('root memory');
     expect(outside.prompt).not.toContain('Root task');
+  });
+
+  it('names the project kind from its marker files: the package and the repository root; TypeScript from tsconfig or the dependency; off with projectKind: false', async () => {
+    expect(detectProjectKind(cwd)).toBeUndefined();
+    git('init', '-q');
+    write('package.json', JSON.stringify({ name: 'root', devDependencies: { typescript: '^5' } }));
+    write('package-lock.json', '{}');
+    write('crates/engine/Cargo.toml', '[package]\nname = "engine"\n');
+    write('crates/engine/uv.lock', '');
+    expect(detectProjectKind(cwd)).toEqual({ languages: ['TypeScript'], tools: ['npm'] });
+    // A session in a package sees the package's markers first, then the repository's.
+    expect(detectProjectKind(join(cwd, 'crates', 'engine'))).toEqual({ languages: ['Rust', 'Python', 'TypeScript'], tools: ['cargo', 'uv', 'npm'] });
+    const built = await builder().build({ cwd: join(cwd, 'crates', 'engine'), services: noSessionServices });
+    expect(built.prompt).toContain('- Project: Rust, Python, TypeScript (cargo, uv, npm)');
+    const off = await builder({ projectKind: false }).build({ cwd, services: noSessionServices });
+    expect(off.prompt).not.toContain('- Project:');
+    // A package.json that does not parse is still a JavaScript project.
+    const plain = join(root, 'plain');
+    mkdirSync(plain);
+    writeFileSync(join(plain, 'package.json'), '{ not json');
+    expect(detectProjectKind(plain)).toEqual({ languages: ['JavaScript'], tools: [] });
+    expect(describeProjectKind({ languages: ['Go'], tools: [] })).toBe('Go');
   });
 
   it('caps project memory at 200 lines and 25 KB', async () => {

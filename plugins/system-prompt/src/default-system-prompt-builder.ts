@@ -26,6 +26,7 @@ import {
   skillListings,
   type SectionName,
 } from './prompt-sections.js';
+import { detectProjectKind } from './project-kind.js';
 import { DEFAULT_MEMORY_CAPS, readProjectMemory, type ProjectMemoryCaps } from './read-project-memory.js';
 
 export interface SystemPromptOptions {
@@ -45,6 +46,8 @@ export interface SystemPromptOptions {
   contextFiles?: false | { maxFileChars?: number; maxTotalChars?: number; maxImportDepth?: number };
   /** `.tessera/memory/MEMORY.md` caps; `false` skips project memory. Default 200 lines, 25 KB. */
   memory?: false | Partial<ProjectMemoryCaps>;
+  /** The `- Project:` line (languages and build tools from marker files such as package.json or Cargo.toml); `false` leaves it out. */
+  projectKind?: false;
   /** Active task files (`.agents/tasks`); `false` skips them. Default at most 3 tasks. */
   tasks?: false | { maxTasks?: number };
   /**
@@ -97,6 +100,7 @@ export class DefaultSystemPromptBuilder implements SystemPromptBuilder {
       listsSkills(options.skills, request) ? this.skillEntries(request, cwd) : [],
     ]);
     const context = options.contextFiles === false ? undefined : this.loadContextFiles(cwd, request.services);
+    const project = options.projectKind === false ? undefined : detectProjectKind(cwd);
     const memory = options.memory === false ? undefined : readProjectMemory(cwd, { ...DEFAULT_MEMORY_CAPS, ...options.memory });
     const tasks =
       options.tasks === false
@@ -109,7 +113,7 @@ export class DefaultSystemPromptBuilder implements SystemPromptBuilder {
 
     const sections: Array<[SectionName, string]> = [
       ['base', request.basePrompt ?? options.basePrompt ?? DEFAULT_BASE_PROMPT],
-      ['environment', renderEnvironment({ cwd, platform: options.platform ?? process.platform, date: this.today(request.services), model: request.model, git, ...(options.language === undefined ? {} : { language: options.language }) })],
+      ['environment', renderEnvironment({ cwd, platform: options.platform ?? process.platform, date: this.today(request.services), model: request.model, git, ...(project === undefined ? {} : { project }), ...(options.language === undefined ? {} : { language: options.language }) })],
       ['context-files', renderContextFiles(context?.files ?? [])],
       ['project-memory', renderProjectMemory(memory)],
       ['task-context', tasks],

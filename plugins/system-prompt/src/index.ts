@@ -8,6 +8,8 @@ export { DEFAULT_BASE_PROMPT } from './base-prompt.js';
 export { SECTION_ORDER } from './prompt-sections.js';
 export type { SectionName } from './prompt-sections.js';
 export { DEFAULT_MEMORY_CAPS, MEMORY_INDEX_PATH, readProjectMemory } from './read-project-memory.js';
+export { describeProjectKind, detectProjectKind } from './project-kind.js';
+export type { ProjectKind } from './project-kind.js';
 export type { ProjectMemory, ProjectMemoryCaps } from './read-project-memory.js';
 export { describeGitState, parseGitStatus, readGitSummary } from './git-summary.js';
 export type { GitSummary } from './git-summary.js';
@@ -64,6 +66,7 @@ function checkOptions(options: SystemPromptOptions): void {
   section('contextFiles', options.contextFiles, ['maxFileChars', 'maxTotalChars']);
   section('memory', options.memory, ['maxLines', 'maxBytes']);
   section('tasks', options.tasks, ['maxTasks']);
+  if (options.projectKind !== undefined && options.projectKind !== false) fail('projectKind', 'must be false (to leave the Project line out) or absent');
   const depth = options.contextFiles ? options.contextFiles.maxImportDepth : undefined;
   if (depth !== undefined && !(Number.isInteger(depth) && depth >= 0)) fail('contextFiles.maxImportDepth', `must be a non-negative integer, got ${String(depth)}`);
 }

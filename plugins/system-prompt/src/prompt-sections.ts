@@ -1,6 +1,7 @@
 import { responseLanguageLine, type AgentDefinition, type SkillEntry } from '@tessera/contracts';
 import type { ContextFile } from '@tessera/formats';
 import { describeGitState, type GitSummary } from './git-summary.js';
+import { describeProjectKind, type ProjectKind } from './project-kind.js';
 import type { ProjectMemory } from './read-project-memory.js';
 
 /** Section names, in the order they appear (empty sections are left out). */
@@ -26,11 +27,14 @@ export interface EnvironmentFacts {
   git?: GitSummary;
   /** The language the model answers in (settings.json `language`). */
   language?: string;
+  /** What the project is written in, from its marker files. */
+  project?: ProjectKind;
 }
 
 export function renderEnvironment(facts: EnvironmentFacts): string {
   const lines = ['## Environment', '', `- Working directory: ${facts.cwd}`, `- Platform: ${facts.platform}`, `- Date: ${facts.date}`];
   if (facts.model) lines.push(`- Model: ${facts.model}`);
+  if (facts.project) lines.push(`- Project: ${describeProjectKind(facts.project)}`);
   if (facts.language) lines.push(responseLanguageLine(facts.language));
   // Outside a repository (or with git off) the git lines are simply absent.
   if (facts.git) lines.push(`- Git branch: ${facts.git.branch}`, `- Git status: ${describeGitState(facts.git)}`);
