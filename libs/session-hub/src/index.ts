@@ -11,6 +11,6 @@ export {
   type SessionLockOptions,
   type StoredSessionHead,
 } from './session-cluster.js';
-export { kernelSessionFactory, type SessionDefaults, type SessionFactory, type SessionOpenOptions } from './session-factory.js';
+export { HostSessions, hostSessionsPlugin, kernelSessionFactory, type SessionDefaults, type SessionFactory, type SessionOpenOptions } from './session-factory.js';
 export { FAIR_ROUNDS_PLUGIN_NAME, fairRoundsPlugin } from './fair-rounds.js';
 export { HostedTransport, transportPlugin, type TransportHost } from './transport-plugin.js';

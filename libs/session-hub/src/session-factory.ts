@@ -1,5 +1,6 @@
 import { InteractiveSession, type InteractiveSessionOptions, type IResumableSession, type Kernel } from '@tessera/kernel';
-import { copyWith, SessionStore } from '@tessera/contracts';
+import { copyWith, createToken, SessionStore } from '@tessera/contracts';
+import { definePlugin, KernelRef, type Plugin } from '@tessera/kernel';
 
 /** How a transport opens sessions without knowing the preset behind them. */
 export interface SessionOpenOptions {
@@ -55,3 +56,30 @@ export function kernelSessionFactory(kernel: Kernel, defaults: SessionDefaults =
     },
   };
 }
+
+/**
+ * The host's session factory, when the host has defaults for every session (a model, a
+ * permission mode, command host adapters): transports started from `TransportContribution` open
+ * their sessions through it. Optional: without it they use `kernelSessionFactory(kernel)`.
+ */
+export const HostSessions = createToken<SessionFactory>('HostSessions');
+
+/**
+ * Binds `HostSessions` to `kernelSessionFactory(kernel, defaults)` for the kernel it is composed
+ * into; `defaults` may be computed from that kernel (adapters over its services).
+ */
+export function hostSessionsPlugin(defaults: SessionDefaults | ((kernel: Kernel) => SessionDefaults)): Plugin {
+  return definePlugin({
+    name: 'host-sessions',
+    provides: [HostSessions],
+    register({ bind }) {
+      bind(HostSessions)
+        .toDynamicValue((container) => {
+          const kernel = container.get(KernelRef) as Kernel;
+          return kernelSessionFactory(kernel, typeof defaults === 'function' ? defaults(kernel) : defaults);
+        })
+        .inSingletonScope();
+    },
+  });
+}
+

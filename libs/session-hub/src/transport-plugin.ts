@@ -1,12 +1,12 @@
 import { ApprovalHandler, TransportContribution, type ITransportAdapter } from '@tessera/contracts';
 import { definePlugin, KernelRef, type InteractiveSession, type Kernel, type Plugin } from '@tessera/kernel';
 import { ApprovalRouter } from './approval-router.js';
-import { kernelSessionFactory, type SessionFactory } from './session-factory.js';
+import { HostSessions, kernelSessionFactory, type SessionFactory } from './session-factory.js';
 
 /** What a transport gets from its kernel when the host starts it. */
 export interface TransportHost {
   kernel: Kernel;
-  /** Sessions of that kernel (`kernelSessionFactory`). */
+  /** Sessions of that kernel: the host's (`HostSessions`) when bound, else `kernelSessionFactory(kernel)`. */
   sessions: SessionFactory;
   /** The kernel's `ApprovalHandler`, which must be an `ApprovalRouter` (as `serverPreset` binds it). */
   approvals: ApprovalRouter;
@@ -70,7 +70,7 @@ export function transportPlugin<TAdapter extends ITransportAdapter<InteractiveSe
             if (!(router instanceof ApprovalRouter)) {
               throw new Error(`The ${name} transport routes permission asks to its clients: pass the ApprovalRouter the kernel's approval handler routes through (serverPreset does), or bind one as the ApprovalHandler.`);
             }
-            return { kernel, sessions: kernelSessionFactory(kernel), approvals: router };
+            return { kernel, sessions: kernel.getOptional(HostSessions) ?? kernelSessionFactory(kernel), approvals: router };
           };
           return new HostedTransport(name, host, make) as ITransportAdapter;
         })

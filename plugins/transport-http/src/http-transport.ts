@@ -1,6 +1,6 @@
 import type { ITransportAdapter } from '@tessera/contracts';
 import type { InteractiveSession, Plugin } from '@tessera/kernel';
-import { transportPlugin, type ApprovalRouter, type TransportHost } from '@tessera/session-hub';
+import { SessionCluster, transportPlugin, type ApprovalRouter, type TransportHost } from '@tessera/session-hub';
 import { TokenAuth, type TokenEntry } from './auth.js';
 import { startServer, type RunningServer, type StartServerOptions } from './serve.js';
 import { SessionHub, type SessionHubOptions } from './session-hub.js';
@@ -39,7 +39,9 @@ export class HttpTransport implements ITransportAdapter<InteractiveSession> {
     private readonly host: TransportHost,
   ) {
     // The options are the hub's and the server's together; each reads its own fields.
-    this.hub = new SessionHub({ ...options, sessions: host.sessions, approvals: host.approvals, externalTurns: (owner) => this.#mount?.runningTurns?.(owner) ?? 0 });
+    // A kernel composed with a replica store (SessionCluster bound) shares its sessions with the other replicas.
+    const cluster = options.cluster ?? host.kernel.getOptional(SessionCluster);
+    this.hub = new SessionHub({ ...options, ...(cluster ? { cluster } : {}), sessions: host.sessions, approvals: host.approvals, externalTurns: (owner) => this.#mount?.runningTurns?.(owner) ?? 0 });
   }
 
   /** Where it listens (after `start()`). */

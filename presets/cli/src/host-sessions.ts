@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { ApprovalHandler } from '@tessera/contracts';
 import { createKernel, type Kernel, type Plugin } from '@tessera/kernel';
-import { fairRoundsPlugin, kernelSessionFactory, type SessionFactory } from '@tessera/session-hub';
+import { fairRoundsPlugin, HostSessions, hostSessionsPlugin, type SessionFactory } from '@tessera/session-hub';
 import type { CliFlags } from './args.js';
 import { CliUsageError } from './args.js';
 import { cliCommandHostAdapters } from './host-adapters.js';
@@ -25,7 +25,7 @@ export interface ComposedHost {
  * client). Diagnostics go to stderr: stdout may be the protocol channel. `replace` swaps preset
  * members for plugins providing the same tokens (`tessera serve --redis`: the Redis session store).
  */
-export async function composeHost(options: { flags: CliFlags; io: CliIO; approvals: ApprovalHandler; allowBypassPermissions?: boolean; replace?: readonly Plugin[] }): Promise<ComposedHost> {
+export async function composeHost(options: { flags: CliFlags; io: CliIO; approvals: ApprovalHandler; allowBypassPermissions?: boolean; replace?: readonly Plugin[]; plugins?: readonly Plugin[] }): Promise<ComposedHost> {
   const { flags, io, approvals } = options;
   const cwd = resolve(io.cwd, flags.cwd ?? '.');
   const settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
@@ -36,14 +36,15 @@ export async function composeHost(options: { flags: CliFlags; io: CliIO; approva
   for (const warning of mcpSetup.warnings) io.stderr(`${warning}\n`);
   const runOptions = runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp });
   // Many clients' sessions share this event loop: after each model reply a session waits its turn (fairRoundsPlugin).
-  const presetOptions = { ...runOptions, plugins: [...(runOptions.plugins ?? []), fairRoundsPlugin()] };
-  const kernel = await createKernel({ plugins: await loadCliPreset(options.replace ? { ...presetOptions, replace: options.replace } : presetOptions) });
   const permissionMode = settings.permissionMode === 'bypassPermissions' && options.allowBypassPermissions !== true ? undefined : settings.permissionMode;
-  const sessions = kernelSessionFactory(kernel, {
+  // Every session of this host (and of the transports composed into it) gets these defaults.
+  const sessionDefaults = hostSessionsPlugin((kernel) => ({
     ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),
     ...(permissionMode === undefined ? {} : { permissionMode }),
     ...(flags.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: flags.appendSystemPrompt }),
     commandHostAdapters: cliCommandHostAdapters(kernel),
-  });
-  return { kernel, sessions, close: () => kernel.shutdown() };
+  }));
+  const presetOptions = { ...runOptions, plugins: [...(runOptions.plugins ?? []), fairRoundsPlugin(), sessionDefaults, ...(options.plugins ?? [])] };
+  const kernel = await createKernel({ plugins: await loadCliPreset(options.replace ? { ...presetOptions, replace: options.replace } : presetOptions) });
+  return { kernel, sessions: kernel.get(HostSessions), close: () => kernel.shutdown() };
 }

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { describeError } from '@tessera/contracts';
-import { hashToken, SessionHub, startServer, TokenAuth, type TokenEntry } from '@tessera/plugin-transport-http';
-import { createMcpHttpHandler, mcpServerTransport } from '@tessera/plugin-transport-mcp';
-import { ApprovalRouter, SessionCluster } from '@tessera/session-hub';
+import { describeError, TransportContribution } from '@tessera/contracts';
+import { hashToken, httpTransport, type HttpTransport, type TokenEntry } from '@tessera/plugin-transport-http';
+import { mcpHttpMount } from '@tessera/plugin-transport-mcp';
+import { ApprovalRouter, SessionCluster, type HostedTransport } from '@tessera/session-hub';
 import { z } from 'zod';
 import { defaultFlags } from '../args.js';
 import { composeHost } from '../host-sessions.js';
@@ -133,12 +133,31 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   const approvals = new ApprovalRouter();
   const flags = { ...defaultFlags(), ...(typeof args.provider === 'string' ? { provider: args.provider } : {}), ...(typeof args.model === 'string' ? { model: args.model } : {}) };
   const redis = typeof args.redis === 'string' ? { ...config.redis, url: args.redis } : config.redis;
+  const hostname = typeof args.host === 'string' ? args.host : (config.hostname ?? '127.0.0.1');
+  // The HTTP API as a transport plugin (TransportContribution), with MCP over Streamable HTTP at
+  // /mcp behind the same tokens: another agent can use this one as a tool. MCP turns count
+  // against the same per-token turn limit, and MCP clients' permission asks time out like the
+  // HTTP clients' (permissionTimeoutMs). With Redis the hub takes the kernel's SessionCluster.
+  const http = httpTransport(
+    {
+      tokens,
+      allowedRoots: roots,
+      port,
+      hostname,
+      ...pick(config, ['allowBypassPermissions', 'permissionTimeoutMs', 'maxSessionsPerOwner', 'maxConcurrentTurnsPerOwner', 'corsOrigins', 'rateLimitPerMinute', 'maxBodyBytes', 'abortOnDisconnect']),
+      mcp: mcpHttpMount(
+        { cwd: roots[0]!, ...(config.permissionTimeoutMs === undefined ? {} : { approvalTimeoutMs: config.permissionTimeoutMs }) },
+        { ...(['127.0.0.1', 'localhost', '::1'].includes(hostname) ? {} : { allowedHosts: ['*'] }), ...(config.corsOrigins ? { allowedOrigins: config.corsOrigins } : {}) },
+      ),
+    },
+    approvals,
+  );
   let host;
   let cluster: SessionCluster | undefined;
   try {
     const background = redis ? await redisBackgroundPlugin(redis) : undefined;
     const replace = redis ? [await redisReplicaPlugin(redis, (message) => io.stderr(`${message}\n`)), ...(background ? [background] : [])] : [];
-    host = await composeHost({ flags, io: { ...io, cwd: roots[0]! }, approvals, allowBypassPermissions: config.allowBypassPermissions === true, replace });
+    host = await composeHost({ flags, io: { ...io, cwd: roots[0]! }, approvals, allowBypassPermissions: config.allowBypassPermissions === true, replace, plugins: [http] });
     cluster = redis ? host.kernel.get(SessionCluster) : undefined;
   } catch (error) {
     await host?.close();
@@ -155,54 +174,30 @@ export const runServeCommand: Subcommand = async (argv, io) => {
       return 1;
     }
   }
-  let hub: SessionHub;
-  let auth: TokenAuth;
-  // MCP turns at /mcp count against the same per-token turn limit as the HTTP API's (the handler is made below).
-  let mcpTurns: (owner: string) => number = () => 0;
+  // Every transport composed into the kernel starts here (the HTTP one, and any a plugin contributed).
+  const transports = host.kernel.getAll(TransportContribution);
+  const started: typeof transports = [];
+  const stopStarted = async (): Promise<void> => {
+    for (const transport of [...started].reverse()) await transport.stop().catch(() => undefined);
+  };
   try {
-    hub = new SessionHub({
-      externalTurns: (owner) => mcpTurns(owner),
-      sessions: host.sessions,
-      approvals,
-      allowedRoots: roots,
-      ...(config.allowBypassPermissions === undefined ? {} : { allowBypassPermissions: config.allowBypassPermissions }),
-      ...(config.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: config.permissionTimeoutMs }),
-      ...(config.maxSessionsPerOwner === undefined ? {} : { maxSessionsPerOwner: config.maxSessionsPerOwner }),
-      ...(config.maxConcurrentTurnsPerOwner === undefined ? {} : { maxConcurrentTurnsPerOwner: config.maxConcurrentTurnsPerOwner }),
-      ...(cluster ? { cluster } : {}),
-    });
-    auth = new TokenAuth(tokens);
+    for (const transport of transports) {
+      await transport.start();
+      started.push(transport);
+    }
   } catch (error) {
+    await stopStarted();
     await host.close();
-    io.stderr(`${describeError(error)}\n`);
+    io.stderr(`Could not start the server: ${describeError(error)}\n`);
     return 1;
   }
-  const hostname = typeof args.host === 'string' ? args.host : (config.hostname ?? '127.0.0.1');
-  // MCP over Streamable HTTP at /mcp, behind the same bearer tokens: another agent can use this one as a tool.
-  // MCP clients' permission asks time out like the HTTP clients' (the server's permissionTimeoutMs).
-  const mcp = createMcpHttpHandler(mcpServerTransport({ sessions: host.sessions, approvals, cwd: roots[0]!, ...(config.permissionTimeoutMs === undefined ? {} : { approvalTimeoutMs: config.permissionTimeoutMs }) }), {
-    turnGate: (owner, turns) => hub.turnRefusal(owner, turns),
-    ...(['127.0.0.1', 'localhost', '::1'].includes(hostname) ? {} : { allowedHosts: ['*'] }),
-    ...(config.corsOrigins ? { allowedOrigins: config.corsOrigins } : {}),
-  });
-  mcpTurns = (owner) => mcp.runningTurns(owner);
-  const server = await startServer({
-    hub,
-    auth,
-    port,
-    hostname,
-    mcpHandler: (request, owner) => mcp(request, owner),
-    ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
-    ...(config.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: config.rateLimitPerMinute }),
-    ...(config.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.maxBodyBytes }),
-    ...(config.abortOnDisconnect === undefined ? {} : { abortOnDisconnect: config.abortOnDisconnect }),
-  }).catch(async (error: unknown) => {
-    await mcp.close();
+  const server = (transports.find((transport) => transport.name === 'http') as HostedTransport<HttpTransport> | undefined)?.adapter?.server;
+  if (!server) {
+    await stopStarted();
     await host.close();
-    io.stderr(`Could not listen: ${describeError(error)}\n`);
-    return undefined;
-  });
-  if (!server) return 1;
+    io.stderr('Could not listen: the http transport did not start.\n');
+    return 1;
+  }
   io.stdout(`Tessera is serving on ${server.url} (sessions under ${roots.join(', ')}; OpenAPI at ${server.url}/openapi.json)\n`);
   if (redis) io.stdout(`Replica mode: sessions shared through Redis at ${redisLocation(redis.url)} (prefix ${redis.prefix ?? 'tessera'}).\n`);
   if (redis?.background) {
@@ -211,9 +206,15 @@ export const runServeCommand: Subcommand = async (argv, io) => {
     io.stdout(`Background tasks run on tessera worker processes (queue ${queue}${agents ? ', subagents too: start a worker with --kinds agent' : ''}): tessera worker --redis <url>${redis.prefix ? ` --prefix ${redis.prefix}` : ''}${queue === 'tessera-background' ? '' : ` --queue ${queue}`}\n`);
   }
   await untilStopped();
-  await server.close();
-  await mcp.close();
+  await stopStarted();
   await host.close();
   io.stderr('Stopped; sessions saved.\n');
   return 0;
 };
+
+/** The fields of `source` named in `keys` that are set (an options object without `undefined` holes). */
+function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
+  return picked;
+}
