@@ -149,13 +149,13 @@ const COMPACT_FIELD = 'compactInstructions';
 /** Background task statuses after which there is nothing to stop. */
 const ENDED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
-/** `submit` was called after `shutdown()`. */
 /**
  * Command effects `InteractiveSession.executeCommand` applies to its own session before it
  * returns the result (the result still lists them, for the host to show).
  */
 export const SESSION_APPLIED_EFFECTS: ReadonlySet<TCommandEffect['type']> = new Set(['session-renamed', 'language-change-requested', 'model-change-requested']);
 
+/** `submit` was called after `shutdown()`. */
 export class InteractiveSessionClosedError extends TesseraError {
   constructor(sessionId: string) {
     super(`The interactive session ${sessionId} has been shut down; create a new one.`, { code: 'session_closed', category: 'state', recoverable: false, details: { sessionId } });
