@@ -642,9 +642,9 @@ export class InteractiveSession {
   }
 
   /**
-   * Applies the effects that change only this session (`SESSION_APPLIED_EFFECTS`), so every host (terminal, server, ACP,
-   * MCP, `createQuery`) gets them alike: `session-renamed` (name, saved),
-   * `language-change-requested` (the system prompt's language line, saved) and
+   * Applies the effects that change only this session (`SESSION_APPLIED_EFFECTS`), so every
+   * host (terminal, server, ACP, MCP, `createQuery`) gets them alike: `session-renamed` (name,
+   * saved), `language-change-requested` (the system prompt's language line, saved) and
    * `model-change-requested` (the model for the calls that follow). The effects stay in the
    * result for the host to show; the rest (exit, picker, reset, plugin manager, status line…)
    * are the host's to apply. One that cannot be applied now (a turn is running) turns the

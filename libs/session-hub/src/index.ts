@@ -13,4 +13,4 @@ export {
 } from './session-cluster.js';
 export { HostSessions, hostSessionsPlugin, kernelSessionFactory, type SessionDefaults, type SessionFactory, type SessionOpenOptions } from './session-factory.js';
 export { FAIR_ROUNDS_PLUGIN_NAME, fairRoundsPlugin } from './fair-rounds.js';
-export { HostedTransport, transportPlugin, type TransportHost } from './transport-plugin.js';
+export { HostedTransport, startTransports, transportPlugin, type StartedTransports, type TransportHost } from './transport-plugin.js';

@@ -4,7 +4,7 @@ import { testPreset } from '@tessera/preset-test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalRouter } from './approval-router.js';
 import { HostSessions, hostSessionsPlugin } from './session-factory.js';
-import { HostedTransport, transportPlugin, type TransportHost } from './transport-plugin.js';
+import { HostedTransport, startTransports, transportPlugin, type TransportHost } from './transport-plugin.js';
 
 let kernel: Kernel | undefined;
 afterEach(async () => {
@@ -59,3 +59,38 @@ describe('transportPlugin and HostSessions', () => {
     await transport.stop();
   });
 });
+
+describe('startTransports', () => {
+  it('starts every contributed transport in order; one that fails stops those already started, last first; adapter(name) finds a running one', async () => {
+    const log: string[] = [];
+    const named = (name: string, fail = false) =>
+      transportPlugin(name, () => ({
+        name,
+        attach() {},
+        async start() {
+          if (fail) throw new Error(`${name} cannot listen`);
+          log.push(`start ${name}`);
+        },
+        async stop() {
+          log.push(`stop ${name}`);
+        },
+      }));
+    const approvals = new ApprovalRouter();
+    const router = definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) });
+    kernel = await createKernel({ plugins: testPreset({ turns: [], plugins: [router, named('one'), named('two'), named('three', true)] }) });
+    await expect(startTransports(kernel)).rejects.toThrow('three cannot listen');
+    expect(log).toEqual(['start one', 'start two', 'stop two', 'stop one']);
+    await kernel.shutdown();
+
+    log.length = 0;
+    kernel = await createKernel({ plugins: testPreset({ turns: [], plugins: [router, named('one'), named('two')] }) });
+    const started = await startTransports(kernel);
+    expect(started.transports.map((transport) => transport.name)).toEqual(['one', 'two']);
+    expect(started.adapter('two')?.name).toBe('two');
+    expect(started.adapter('missing')).toBeUndefined();
+    await started.stop();
+    await started.stop();
+    expect(log).toEqual(['start one', 'start two', 'stop two', 'stop one']);
+  });
+});
+

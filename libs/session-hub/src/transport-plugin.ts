@@ -78,3 +78,42 @@ export function transportPlugin<TAdapter extends ITransportAdapter<InteractiveSe
     },
   });
 }
+
+/** The transports a host started from `TransportContribution` (`startTransports`). */
+export interface StartedTransports {
+  readonly transports: readonly ITransportAdapter[];
+  /** The running adapter of the transport named `name` (a `transportPlugin`'s), for what only it offers: an HTTP server's URL. */
+  adapter<TAdapter extends ITransportAdapter<InteractiveSession>>(name: string): TAdapter | undefined;
+  /** Stops them, the last started first; one that fails to stop does not keep the others running. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts every transport contributed to `kernel`, in composition order. When one fails to
+ * start, those already started are stopped (the last first) and the error is thrown.
+ */
+export async function startTransports(kernel: Kernel): Promise<StartedTransports> {
+  const transports = kernel.getAll(TransportContribution);
+  const started: ITransportAdapter[] = [];
+  const stop = async (): Promise<void> => {
+    for (const transport of started.splice(0).reverse()) await transport.stop().catch(() => undefined);
+  };
+  try {
+    for (const transport of transports) {
+      await transport.start();
+      started.push(transport);
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    transports,
+    adapter: <TAdapter extends ITransportAdapter<InteractiveSession>>(name: string) => {
+      const found = transports.find((transport) => transport.name === name);
+      return found instanceof HostedTransport ? (found.adapter as TAdapter | undefined) : undefined;
+    },
+    stop,
+  };
+}
+

@@ -1,10 +1,9 @@
-import { TransportContribution } from '@tessera/contracts';
 import { createKernel, type Kernel, type PluginInput } from '@tessera/kernel';
 import { cliPreset, type CliPresetOptions } from '@tessera/preset-cli';
 import { httpTransport, type HttpTransport, type HttpTransportOptions, type RunningServer, type SessionHub, type StartServerOptions, type TokenEntry } from '@tessera/plugin-transport-http';
 import { mcpHttpMount, mcpTransport, type McpTransportOptions } from '@tessera/plugin-transport-mcp';
 import { acpTransportPlugin, type AcpTransportOptions } from '@tessera/plugin-transport-acp';
-import { ApprovalRouter, fairRoundsPlugin, type HostedTransport } from '@tessera/session-hub';
+import { ApprovalRouter, fairRoundsPlugin, startTransports, type StartedTransports } from '@tessera/session-hub';
 
 export interface ServerPresetOptions extends Omit<CliPresetOptions, 'approvalHandler'> {
   /** The router the kernel's `ApprovalHandler` becomes (a new one by default). */
@@ -82,21 +81,17 @@ export async function createTesseraServer(options: TesseraServerOptions): Promis
   };
   const { plugins } = serverPreset({ ...presetOptions, transports: { http } });
   const kernel = await createKernel({ plugins });
-  const transports = kernel.getAll(TransportContribution);
-  const started: typeof transports = [];
+  let transports: StartedTransports;
   try {
-    for (const transport of transports) {
-      await transport.start();
-      started.push(transport);
-    }
+    transports = await startTransports(kernel);
   } catch (error) {
-    for (const transport of started.reverse()) await transport.stop().catch(() => undefined);
     await kernel.shutdown();
     throw error;
   }
-  const adapter = (transports.find((transport) => transport.name === 'http') as HostedTransport<HttpTransport> | undefined)?.adapter;
+  const adapter = transports.adapter<HttpTransport>('http');
   const server = adapter?.server;
   if (!adapter || !server) {
+    await transports.stop();
     await kernel.shutdown();
     throw new Error('createTesseraServer: the http transport did not start.');
   }
@@ -106,7 +101,7 @@ export async function createTesseraServer(options: TesseraServerOptions): Promis
     kernel,
     hub: adapter.hub,
     close: async () => {
-      for (const transport of [...started].reverse()) await transport.stop().catch(() => undefined);
+      await transports.stop();
       await kernel.shutdown();
     },
   };

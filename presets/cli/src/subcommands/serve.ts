@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { describeError, TransportContribution } from '@tessera/contracts';
+import { describeError } from '@tessera/contracts';
 import { hashToken, httpTransport, type HttpTransport, type TokenEntry } from '@tessera/plugin-transport-http';
 import { mcpHttpMount } from '@tessera/plugin-transport-mcp';
-import { ApprovalRouter, SessionCluster, type HostedTransport } from '@tessera/session-hub';
+import { ApprovalRouter, SessionCluster, startTransports, type StartedTransports } from '@tessera/session-hub';
 import { z } from 'zod';
 import { defaultFlags } from '../args.js';
 import { composeHost } from '../host-sessions.js';
@@ -175,25 +175,17 @@ export const runServeCommand: Subcommand = async (argv, io) => {
     }
   }
   // Every transport composed into the kernel starts here (the HTTP one, and any a plugin contributed).
-  const transports = host.kernel.getAll(TransportContribution);
-  const started: typeof transports = [];
-  const stopStarted = async (): Promise<void> => {
-    for (const transport of [...started].reverse()) await transport.stop().catch(() => undefined);
-  };
+  let transports: StartedTransports;
   try {
-    for (const transport of transports) {
-      await transport.start();
-      started.push(transport);
-    }
+    transports = await startTransports(host.kernel);
   } catch (error) {
-    await stopStarted();
     await host.close();
     io.stderr(`Could not start the server: ${describeError(error)}\n`);
     return 1;
   }
-  const server = (transports.find((transport) => transport.name === 'http') as HostedTransport<HttpTransport> | undefined)?.adapter?.server;
+  const server = transports.adapter<HttpTransport>('http')?.server;
   if (!server) {
-    await stopStarted();
+    await transports.stop();
     await host.close();
     io.stderr('Could not listen: the http transport did not start.\n');
     return 1;
@@ -206,7 +198,7 @@ export const runServeCommand: Subcommand = async (argv, io) => {
     io.stdout(`Background tasks run on tessera worker processes (queue ${queue}${agents ? ', subagents too: start a worker with --kinds agent' : ''}): tessera worker --redis <url>${redis.prefix ? ` --prefix ${redis.prefix}` : ''}${queue === 'tessera-background' ? '' : ` --queue ${queue}`}\n`);
   }
   await untilStopped();
-  await stopStarted();
+  await transports.stop();
   await host.close();
   io.stderr('Stopped; sessions saved.\n');
   return 0;
