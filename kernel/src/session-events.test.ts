@@ -1,4 +1,4 @@
-import type { AssistantMessage, Provider, ProviderRequest, SessionEvent } from '@tessera/contracts';
+import type { AssistantMessage, ContextWindow, IContextWindowState, Provider, ProviderRequest, SessionEvent } from '@tessera/contracts';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from './define-tool.js';
@@ -112,6 +112,41 @@ describe('session.subscribe', () => {
     observed.length = 0;
     await session.run('once more');
     expect(observed).toEqual([]);
+  });
+
+  it('observe with a contextUpdates gate: context_update reaches the observer only while the gate is open or a subscriber makes the events exist', async () => {
+    let state: IContextWindowState = { usedTokens: 0, maxTokens: 100, usedPercentage: 0, exact: false };
+    const contextWindow: ContextWindow = {
+      updateFromHistory: (messages) => (state = { usedTokens: messages.length, maxTokens: 100, usedPercentage: messages.length, exact: false }),
+      getState: () => state,
+      shouldAutoCompact: () => false,
+      reset: () => undefined,
+    };
+    const session = new Session({ provider: new ThinkingProvider(), tools: [read], contextWindow });
+    const updates: number[] = [];
+    let open = false;
+    const stop = session.observe((event) => event.type === 'context_update' && updates.push(event.state.usedTokens), { contextUpdates: () => open });
+    await session.run('closed gate');
+    expect(updates).toEqual([]);
+    open = true;
+    await session.run('open gate');
+    // Two estimates per round (before the model call and after its reply); the model answers at once now.
+    expect(updates).toHaveLength(2);
+    open = false;
+    updates.length = 0;
+    const offSubscriber = session.subscribe(() => undefined);
+    await session.run('a subscriber is there');
+    expect(updates).toHaveLength(2);
+    offSubscriber();
+    stop();
+    stop();
+    updates.length = 0;
+    // Unsubscribed (twice: idempotent), the gate is gone with the listener.
+    const other: string[] = [];
+    session.observe((event) => other.push(event.type));
+    await session.run('an ungated observer');
+    expect(updates).toEqual([]);
+    expect(other.filter((type) => type === 'context_update')).toHaveLength(2);
   });
 
   it('tool_input_delta: a streaming provider’s tool input reaches subscribers before the call starts; without one the provider is not asked', async () => {

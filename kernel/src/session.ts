@@ -223,10 +223,32 @@ export class Session implements ISession {
    * chunks, the hottest events, are built only while a `subscribe` listener is there, and then
    * reach every listener. An observer takes its text from `run({ onTextDelta })` (the direct
    * path, as the interactive facade does) and ignores `text_delta`. Returns the unsubscribe
-   * function. @internal
+   * function. With `contextUpdates`, the observer gets `context_update` events only while that
+   * gate is open: a facade that passes them on only when someone listens spares the session two
+   * event objects per round. @internal
    */
-  observe(listener: SessionEventListener): () => void {
-    return this.addListener(listener);
+  observe(listener: SessionEventListener, options: { contextUpdates?: () => boolean } = {}): () => void {
+    const gate = options.contextUpdates;
+    if (gate === undefined) return this.addListener(listener);
+    this.contextGates = [...this.contextGates, gate];
+    const remove = this.addListener(listener);
+    let observing = true;
+    return () => {
+      if (!observing) return;
+      observing = false;
+      this.contextGates = this.contextGates.filter((candidate) => candidate !== gate);
+      remove();
+    };
+  }
+
+  /** Gates of observers that take `context_update` only when asked (see `observe`). */
+  private contextGates: ReadonlyArray<() => boolean> = [];
+
+  /** Whether a listener takes `context_update` now: any ungated one, or a gated one whose gate is open. */
+  private wantsContextUpdates(): boolean {
+    if (this.listeners.length > this.contextGates.length) return true;
+    for (const gate of this.contextGates) if (gate()) return true;
+    return false;
   }
 
   private addListener(listener: SessionEventListener): () => void {
@@ -610,7 +632,7 @@ export class Session implements ISession {
 
   /** @internal */
   emitContextUpdate(state: IContextWindowState): void {
-    if (this.listeners.length > 0) this.emit({ type: 'context_update', state });
+    if (this.listeners.length > 0 && this.wantsContextUpdates()) this.emit({ type: 'context_update', state });
     try {
       if (isTapped(this.hooks.contextUpdate)) this.hooks.contextUpdate.call({ session: this, state });
     } catch (error) {

@@ -12,6 +12,7 @@ import { builtinTools } from '@tessera/plugin-tools';
 import { builtinCommands } from '@tessera/plugin-commands';
 import { backgroundRuntime, BackgroundTaskManagerToken } from '@tessera/plugin-background';
 import { compaction } from '@tessera/plugin-compaction';
+import { contextWindow } from '@tessera/plugin-context-window';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -254,6 +255,29 @@ describe('InteractiveSession: events and tool states', () => {
     await new Promise((resolve) => setImmediate(resolve));
     process.off('warning', onWarning);
     expect(warnings.some((message) => message.includes('listener bug'))).toBe(true);
+    await session.shutdown();
+  });
+
+  it('context_update: each estimate of the turn, with the auto-compact threshold, while a listener is there', async () => {
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ toolCalls: [{ name: 'Echo', input: { text: 'a' } }] }, { text: 'one' }, { text: 'two' }, { text: 'three' }], plugins: [contextWindow(), toolsPlugin(defineTool({ name: 'Echo', description: 'echo', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) }))] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.whenReady();
+    session.getSession().setAutoCompactThreshold(0.8);
+    const states: Array<{ usedTokens: number; autoCompactThreshold: number | false }> = [];
+    const off = session.on('context_update', (state) => states.push({ usedTokens: state.usedTokens, autoCompactThreshold: state.autoCompactThreshold }));
+    expect((await session.submit('echo a'))!.response).toBe('one');
+    // Before and after each of the two model calls; the estimate grows with the conversation.
+    expect(states).toHaveLength(4);
+    expect(states.every((state) => state.autoCompactThreshold === 0.8)).toBe(true);
+    expect(states[3]!.usedTokens).toBeGreaterThan(states[0]!.usedTokens);
+    off();
+    await session.submit('quiet');
+    expect(states).toHaveLength(4);
+    // A listener added between turns gets the next turn's estimates.
+    session.on('context_update', (state) => states.push({ usedTokens: state.usedTokens, autoCompactThreshold: state.autoCompactThreshold }));
+    await session.submit('loud');
+    expect(states).toHaveLength(6);
+    expect(session.getContextState().usedTokens).toBe(states[5]!.usedTokens);
     await session.shutdown();
   });
 });

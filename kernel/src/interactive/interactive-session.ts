@@ -893,7 +893,8 @@ export class InteractiveSession {
   private async initialize(): Promise<Session> {
     const session = this.options.session ?? (await this.createSession(this.options.kernel!));
     this.session = session;
-    this.unsubscribers.push(session.observe(this.onSessionEvent));
+    // Context estimates are passed on only to `context_update` listeners: none, no event objects.
+    this.unsubscribers.push(session.observe(this.onSessionEvent, { contextUpdates: () => this.events.has('context_update') }));
     // A session made elsewhere has no command tools yet: the model reaches commands through this facade.
     if (this.options.session) this.unsubscribers.push(session.addToolSource(this.commandToolSource));
     // The sandbox client hydrates, snapshots and restores the workspace; the tools reach it only
