@@ -44,6 +44,12 @@ export interface BackgroundWorkerOptions extends BullmqConnectionOptions {
   lockDurationMs?: number;
   /** How often workers look for jobs whose lock expired (default 30 s). */
   stalledIntervalMs?: number;
+  /**
+   * Stream entries kept (approximate trim; default 100,000) and log lines kept per task (default
+   * 10,000) for what this worker writes: a running task's log and events. Give the clients' values.
+   */
+  maxEvents?: number;
+  maxLogLines?: number;
   /** How often a running task's log is copied into Redis and its cancel flag checked (default 100 ms). */
   logFlushMs?: number;
   /** Names this worker in task records (default `host:pid:random`). */
@@ -128,10 +134,12 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   // Auto-pipelining: commands issued in one tick (many jobs run at once) share one socket write.
   const redis = new Redis({ ...options.connection, maxRetriesPerRequest: null, enableAutoPipelining: true });
   redis.on('error', (error) => report(error, undefined, 'redis connection'));
-  const store = new RedisTaskStore(redis, keys);
+  const store = new RedisTaskStore(redis, keys, { ...(options.maxEvents === undefined ? {} : { maxEvents: options.maxEvents }), ...(options.maxLogLines === undefined ? {} : { maxLogLines: options.maxLogLines }) });
   const executions = new Map<string, TaskExecution>();
   /** Tasks this worker is handing back at shutdown: their run's end is not the task's end. */
   const handingBack = new Set<string>();
+  /** Runs this worker stopped as it shut down, with the reason (a cron fire stopped so is not the schedule's end). */
+  const stoppedByShutdown = new Map<string, string>();
 
   // Cancel requests: pub/sub for speed; executions also poll the task's cancel flag, so a
   // message lost while this connection was down still stops the task.
@@ -204,7 +212,32 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     }
   };
 
+  /**
+   * Runs a plain task's job. Whatever goes wrong on the way (a Redis error on a commit, a runner
+   * that throws) stops the run and ends the task `failed` with the reason, so no task is left
+   * `queued` or `running` behind a job BullMQ already failed. Only when even that commit fails
+   * does the error reach BullMQ (and the task waits for the stalled-job or stale-worker path).
+   */
+  /** What a worker on this host needs to recognise a run's process group if this worker dies. */
+  const recordGroup = async (taskId: string, pid: number): Promise<void> => {
+    const startTime = processStartTime(pid);
+    if (startTime !== undefined) await store.setFields(taskId, { host: hostname(), groupStart: startTime });
+  };
+
   const processTask = async (job: Job<WorkerJobData>, token?: string): Promise<string> => {
+    try {
+      return await runTask(job, token);
+    } catch (error) {
+      if (error instanceof WaitingError) throw error;
+      const { taskId } = job.data;
+      const failure = new BackgroundTaskError('runner', `Worker ${id} could not run background task ${taskId}: ${describeError(error)}. The run was stopped; spawn the task again.`, { code: 'background_worker_error', taskId, cause: error });
+      report(error, taskId, 'run');
+      await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, failure, clock.now())]));
+      return 'failed';
+    }
+  };
+
+  const runTask = async (job: Job<WorkerJobData>, token?: string): Promise<string> => {
     const { taskId } = job.data;
     // A plain first run is counted in the same step as the read (`begun`); anything else is
     // decided below from the record and counted by `beginAttempt`.
@@ -230,10 +263,11 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     }
     // Runner progress waits for the start below to be committed, so the stream keeps its order.
     const execution = execute(taskId, taskId, request, true);
+    let runPromise: Promise<TExecutionOutcome> | undefined;
     try {
       const attempt = begun > 0 ? begun : await store.beginAttempt(taskId, id);
       if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`]);
-      const runPromise = execution.run();
+      runPromise = execution.run();
       const start = (state: IBackgroundTaskState): TBackgroundTaskEvent[] | undefined => {
         if (isTerminal(state.status)) return undefined;
         const now = clock.now();
@@ -269,11 +303,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       }
       // Cancelled while queued but after this worker read it: stop the run right away.
       if (!started || isTerminal(started.state.status)) execution.cancel('cancelled before start');
-      else if (started.state.pid !== undefined) {
-        // What a worker on this host needs to recognise the group if this worker dies.
-        const startTime = processStartTime(started.state.pid);
-        if (startTime !== undefined) await store.setFields(taskId, { host: hostname(), groupStart: startTime });
-      }
+      else if (started.state.pid !== undefined) await recordGroup(taskId, started.state.pid);
       const outcome = await runPromise;
       if (handingBack.has(taskId)) {
         // The attempt does not count: the task did not fail, this worker left.
@@ -284,9 +314,17 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       }
       await settle(taskId, outcome, started);
       return 'done';
+    } catch (error) {
+      // A failed step must not leave the run going with nobody to record its end.
+      if (!(error instanceof WaitingError) && runPromise) {
+        execution.cancel(`the worker failed: ${describeError(error)}`);
+        await runPromise.catch(() => undefined);
+      }
+      throw error;
     } finally {
       executions.delete(taskId);
       handingBack.delete(taskId);
+      stoppedByShutdown.delete(taskId);
     }
   };
 
@@ -304,7 +342,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         await schedules!.removeJobScheduler(taskId);
       },
       report,
-    });
+      stoppedByShutdown: (taskId) => stoppedByShutdown.get(taskId),
+      recordGroup,
+      reapGroup: reapOrphanedGroup,
+    }).finally(() => stoppedByShutdown.delete(job.data.taskId));
 
   const concurrencyOf = (kind: TBackgroundTaskKind): number =>
     typeof options.concurrency === 'number' ? options.concurrency : (options.concurrency?.[kind] ?? 4);
@@ -351,6 +392,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         const stopAll = (): void => {
           for (const [taskId, execution] of executions) {
             if (unfinished === 'hand-back') handingBack.add(taskId);
+            stoppedByShutdown.set(taskId, reason);
             execution.cancel(unfinished === 'hand-back' ? `handed back: ${reason}` : reason);
           }
         };

@@ -170,7 +170,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       job: { id: 'tick-1', data: { taskId: task.id } } as Job<BackgroundJobData>,
       store,
       clock: systemClock,
-      execute: () => ({ run: async () => ({ type: 'completed', result: { output: 'done' } }) }) as unknown as TaskExecution,
+      execute: () => ({ run: async () => ({ type: 'completed', result: { output: 'done' } }), describeHandle: () => ({}) }) as unknown as TaskExecution,
       executions: new Map(),
       // The client cancels after the fire read the next tick and before it commits: it finds the
       // task running, so it asks the (already finished) run to stop and waits for the end.
@@ -183,6 +183,9 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       report: (error) => {
         throw error;
       },
+      stoppedByShutdown: () => undefined,
+      recordGroup: async () => undefined,
+      reapGroup: async () => undefined,
     });
     expect(fired).toBe('fired');
     expect(await cancelling).toMatchObject({ status: 'cancelled' });
@@ -329,6 +332,10 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     finish();
     expect(failed).toBe(true);
     expect(job?.data).toEqual({ taskId: task.id });
+    // The run is stopped and the task ends failed with the reason: never left queued behind a failed job.
+    const ended = await manager.wait(task.id);
+    expect(ended.status).toBe('failed');
+    expect(ended.error?.message).toContain('Redis went away');
   });
 
   it('swaps in for backgroundRuntime(): BackgroundTasks spawn, readOutput, stop and list through a kernel', async () => {

@@ -16,6 +16,12 @@ export interface ScheduledFireContext {
   nextRun: (taskId: string) => Promise<number | undefined>;
   removeScheduler: (taskId: string) => Promise<void>;
   report: (error: unknown, taskId: string | undefined, phase: string) => void;
+  /** Why this worker stopped the task's running fire as it shut down, or undefined (not stopped by it). */
+  stoppedByShutdown: (taskId: string) => string | undefined;
+  /** Records the fire's process group, so a worker on this host can kill it if this one dies. */
+  recordGroup: (taskId: string, pid: number) => Promise<void>;
+  /** Kills the process group a dead worker's fire left running (same host, same process start). */
+  reapGroup: (taskId: string, pid: number | undefined) => Promise<void>;
 }
 
 /**
@@ -53,6 +59,16 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     return 'ended';
   }
   if (!woke) {
+    const { fireTick, firePid } = await store.getFields(taskId, ['fireTick', 'firePid']);
+    if (job.id !== undefined && fireTick === job.id) {
+      // BullMQ hands a tick back only when the worker running it stopped renewing its lock: the
+      // fire started for this very tick is lost. Record it and let the schedule go on; skipping
+      // it as "still running" would leave the task running (and every later tick skipped) forever.
+      await context.reapGroup(taskId, firePid === undefined ? undefined : Number(firePid));
+      const failed = await store.incrementField(taskId, 'failedFires');
+      await store.appendLog(taskId, [`[schedule] the fire of tick ${job.id} was lost: the worker running it stopped (stale_worker; ${failed} failed); the schedule goes on`]);
+      return settleFire(context, request, await store.incrementField(taskId, 'fires', 0), '', 'lost');
+    }
     const skipped = await store.incrementField(taskId, 'skippedFires');
     await store.appendLog(taskId, [`[schedule] skipped tick ${job.id}: the previous fire is still running (${skipped} skipped)`]);
     return 'skipped';
@@ -62,20 +78,35 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
   const execution = context.execute(taskId, `${taskId}-run-${fire}`, request.task as Exclude<IBackgroundTaskRequest, { kind: 'scheduled' }>);
   let outcome;
   try {
-    outcome = await execution.run();
+    const running = execution.run();
+    // Which tick this fire belongs to (a re-delivered tick is a lost fire) and its process group.
+    const pid = execution.describeHandle().pid;
+    await store.setFields(taskId, { fireTick: String(job.id), ...(pid === undefined ? {} : { firePid: String(pid) }) });
+    if (pid !== undefined) await context.recordGroup(taskId, pid);
+    outcome = await running;
   } finally {
     executions.delete(taskId);
   }
+  const stoppedFor = outcome.type === 'cancelled' ? context.stoppedByShutdown(taskId) : undefined;
   if (outcome.type === 'completed') await store.appendLog(taskId, [`[schedule] fire ${fire} completed`]);
-  else if (outcome.type === 'failed') {
+  else if (outcome.type === 'failed' || stoppedFor !== undefined) {
     await store.incrementField(taskId, 'failedFires');
-    await store.appendLog(taskId, [`[schedule] fire ${fire} failed: ${describeError(outcome.error)}`]);
+    const why = stoppedFor === undefined ? `failed: ${describeError((outcome as { error: unknown }).error)}` : `stopped: ${stoppedFor} (the worker shut down; the schedule goes on)`;
+    await store.appendLog(taskId, [`[schedule] fire ${fire} ${why}`]);
   }
-  if (outcome.type === 'cancelled' || outcome.type === 'tripped') {
+  // A worker that shuts down stops its fire, not the schedule: the next tick runs on another worker.
+  if ((outcome.type === 'cancelled' && stoppedFor === undefined) || outcome.type === 'tripped') {
     await context.removeScheduler(taskId).catch((error: unknown) => context.report(error, taskId, 'remove job scheduler'));
     if (outcome.type === 'cancelled') await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [cancelState(state, outcome.reason, clock.now())]));
     return outcome.type;
   }
+  return settleFire(context, request, fire, outcome.type === 'completed' ? outcome.result.output : '', 'fired');
+}
+
+/** After a fire (or a lost one): the task sleeps until the next tick, or completes when none is left. */
+async function settleFire(context: ScheduledFireContext, request: IBackgroundScheduledTaskRequest, fire: number, output: string, result: string): Promise<string> {
+  const { job, store, clock } = context;
+  const { taskId } = job.data;
   const exhausted = request.maxRuns !== undefined && fire >= request.maxRuns;
   const next = exhausted ? undefined : await context.nextRun(taskId);
   const counters = await store.redis.hmget(store.keys.task(taskId), 'fires', 'skippedFires', 'failedFires');
@@ -84,7 +115,6 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     await context.removeScheduler(taskId).catch(() => undefined);
     await store.appendLog(taskId, [`[schedule] schedule has no next fire; finished after ${summary.fires} fire(s), ${summary.skippedFires} skipped, ${summary.failedFires} failed`]);
   }
-  const output = outcome.type === 'completed' ? outcome.result.output : '';
   await store.update(taskId, (state, current) => {
     if (isTerminal(state.status)) return undefined;
     const now = clock.now();
@@ -97,5 +127,5 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     if (output !== '') state.output = output;
     return [snapshotEvent('background_task_updated', state)];
   });
-  return 'fired';
+  return result;
 }

@@ -292,7 +292,7 @@ export class RedisTaskStore {
   }
 
   /** Sets plain fields of the task hash (never `state` or `version`: those change through `update`). */
-  async setFields(taskId: string, fields: Record<'host' | 'groupStart', string>): Promise<void> {
+  async setFields(taskId: string, fields: Partial<Record<'host' | 'groupStart' | 'fireTick' | 'firePid', string>>): Promise<void> {
     await this.redis.hset(this.keys.task(taskId), fields);
   }
 

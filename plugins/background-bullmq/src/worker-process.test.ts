@@ -166,4 +166,51 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await log()).filter((line) => line.includes('started (tick'))).toHaveLength(ticks.length);
   });
+  it('a worker killed with SIGKILL mid-fire: the lost fire is recorded, its process group killed, and the schedule goes on', async () => {
+    const { childWorker, worker, client } = setup();
+    const child = await childWorker();
+    const manager = client();
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'echo fire-$$; sleep 30', cwd: dir } });
+    const log = async () => (await manager.readLog(task.id)).lines;
+    const pidLine = await until(async () => (await log()).find((line) => line.startsWith('[stdout] fire-')), 'the first fire printed its pid', 10_000);
+    const pid = Number(pidLine.replace('[stdout] fire-', ''));
+    cleanups.push(() => void process.kill(-pid, 'SIGKILL'));
+    child.kill('SIGKILL');
+    await worker();
+    // The tick comes back once the dead worker's lock expired: the fire is lost, not "still running".
+    const lost = await until(async () => (await log()).find((line) => line.includes('was lost: the worker running it stopped (stale_worker')), 'the lost fire recorded', 15_000);
+    expect(lost).toMatch(/^\[schedule\] the fire of tick \S+ was lost/);
+    await until(() => liveGroupMembers(pid) === 0 || undefined, 'the orphaned fire reaped', 10_000);
+    // The schedule is alive: a later tick starts a new fire on the surviving worker.
+    await until(async () => (await log()).filter((line) => /^\[schedule\] fire \d+ started/.test(line)).length >= 2 || undefined, 'a fire after the lost one', 10_000);
+    const cancelled = await manager.cancel(task.id, 'enough');
+    expect(cancelled.status).toBe('cancelled');
+  });
+
+  it('a worker stopped while a cron fire runs stops the fire, not the schedule (cancel and hand-back)', async () => {
+    for (const unfinished of ['cancel', 'hand-back'] as const) {
+      const { worker, client } = setup();
+      const first = await worker();
+      const manager = client();
+      const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'sleep 1.5; echo slept', cwd: dir } });
+      const log = async () => (await manager.readLog(task.id)).lines;
+      await until(async () => (await log()).some((line) => /^\[schedule\] fire 1 started/.test(line)) || undefined, 'fire 1 running', 10_000);
+      await first.shutdown({ graceMs: 0, unfinished });
+      expect(await log()).toContain('[schedule] fire 1 stopped: worker shutdown (the worker shut down; the schedule goes on)');
+      expect((await manager.fetch(task.id))?.status).toBe('sleeping');
+      await worker();
+      await until(async () => (await log()).some((line) => /^\[schedule\] fire \d+ completed$/.test(line)) || undefined, `a later fire completes (${unfinished})`, 10_000);
+      expect((await manager.cancel(task.id, 'enough')).status).toBe('cancelled');
+    }
+  });
+
+  it('a worker keeps the log lines its maxLogLines says, as the client does', async () => {
+    const { worker, client } = setup();
+    await worker({ maxLogLines: 5 });
+    const manager = client();
+    const task = await manager.spawn({ kind: 'process', command: 'seq 1 60', cwd: dir });
+    expect((await manager.wait(task.id)).status).toBe('completed');
+    const page = await manager.readLog(task.id);
+    expect(page.lines).toEqual(['[stdout] 57', '[stdout] 58', '[stdout] 59', '[stdout] 60', '[exit] exit code 0']);
+  });
 });

@@ -61,7 +61,7 @@ describe('tessera worker: arguments', () => {
     const help = await runSubcommand(runWorkerCommand, ['--help'], { cwd: tmpdir(), home: tmpdir() });
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: tessera worker/);
-    for (const flag of ['--redis', '--queue', '--prefix', '--concurrency', '--kinds', '--global-concurrency', '--rate-limit', '--grace-ms', '--hand-back', '--provider', '--model', '--permission-mode', '--cwd']) {
+    for (const flag of ['--redis', '--queue', '--prefix', '--concurrency', '--kinds', '--global-concurrency', '--rate-limit', '--grace-ms', '--hand-back', '--max-log-lines', '--max-events', '--provider', '--model', '--permission-mode', '--cwd']) {
       expect(help.stdout).toMatch(new RegExp(`\\n  ${flag} `));
     }
     const doctor = await runSubcommand(runDoctorCommand, ['--help'], { cwd: tmpdir(), home: tmpdir() });
@@ -79,6 +79,8 @@ describe('tessera worker: arguments', () => {
       // shell and cron are the issue's names for process and scheduled tasks: only robot is refused.
       [['--kinds', 'shell,agent,cron,robot'], /--kinds: robot is not run by this command/],
       [['--permission-mode', 'yolo'], /--permission-mode yolo is not a permission mode/],
+      [['--max-log-lines', '0'], /--max-log-lines must be a whole number of at least 1 \(got 0\)/],
+      [['--max-events', '1e5'], /--max-events must be a whole number of at least 1 \(got 1e5\)/],
       [['--redis', 'http://x'], /redis:\/\//],
     ] as const) {
       const result = await runSubcommand(runWorkerCommand, argv, where);

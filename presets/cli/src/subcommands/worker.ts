@@ -6,6 +6,7 @@ import { parseCommandFlags, untilStopped } from './shared.js';
 
 const USAGE = `Usage: tessera worker [--redis <url>] [--queue <name>] [--prefix <p>] [--concurrency <n>] [--kinds process,scheduled,agent]
                       [--global-concurrency <n>] [--rate-limit <max>/<ms>] [--grace-ms <ms>] [--hand-back]
+                      [--max-log-lines <n>] [--max-events <n>]
                       [--provider <profile>] [--model <id>] [--permission-mode <mode>] [--cwd <dir>]
 
 Runs background tasks from a Redis queue (@tessera/plugin-background-bullmq): shell commands, cron
@@ -27,6 +28,8 @@ queue for another worker instead).
                        approval is refused with the rule to add, as in print mode.
   --grace-ms <ms>      how long running tasks may finish after SIGINT / SIGTERM (default 30000)
   --hand-back          at shutdown, put unfinished tasks back on the queue instead of cancelling them
+  --max-log-lines <n>  log lines kept per task (default 10000; give the clients' maxLogLines)
+  --max-events <n>     event stream entries kept, about (default 100000; give the clients' maxEvents)
   --provider <profile> agent tasks: the provider profile (as tessera --provider)
   --model <id>         agent tasks: the model
   --permission-mode <mode>  agent tasks: default, acceptEdits, plan or bypassPermissions
@@ -85,7 +88,7 @@ async function agentRunner(flags: CliFlags, io: CliIO): Promise<{ runner: IBackg
 export const runWorkerCommand: Subcommand = async (argv, io) => {
   const values = parseCommandFlags(
     argv,
-    { redis: { type: 'string' }, queue: { type: 'string' }, prefix: { type: 'string' }, concurrency: { type: 'string' }, kinds: { type: 'string' }, 'grace-ms': { type: 'string' }, 'global-concurrency': { type: 'string' }, 'rate-limit': { type: 'string' }, 'hand-back': { type: 'boolean' }, provider: { type: 'string' }, model: { type: 'string' }, 'permission-mode': { type: 'string' }, cwd: { type: 'string' } },
+    { redis: { type: 'string' }, queue: { type: 'string' }, prefix: { type: 'string' }, concurrency: { type: 'string' }, kinds: { type: 'string' }, 'grace-ms': { type: 'string' }, 'global-concurrency': { type: 'string' }, 'rate-limit': { type: 'string' }, 'hand-back': { type: 'boolean' }, 'max-log-lines': { type: 'string' }, 'max-events': { type: 'string' }, provider: { type: 'string' }, model: { type: 'string' }, 'permission-mode': { type: 'string' }, cwd: { type: 'string' } },
     USAGE,
     io,
   );
@@ -108,6 +111,10 @@ export const runWorkerCommand: Subcommand = async (argv, io) => {
       const match = /^(\d+)\/(\d+)$/.exec(values['rate-limit']);
       if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) throw new Error(`--rate-limit must look like <max>/<ms>, e.g. 10/1000 (got ${values['rate-limit']})`);
       rateLimit = { max: Number(match[1]), durationMs: Number(match[2]) };
+    }
+    for (const flag of ['max-log-lines', 'max-events'] as const) {
+      const value = values[flag];
+      if (typeof value === 'string' && (!/^\d+$/.test(value) || Number(value) < 1)) throw new Error(`--${flag} must be a whole number of at least 1 (got ${value})`);
     }
     if (typeof values['permission-mode'] === 'string' && parsePermissionMode(values['permission-mode']) === undefined) {
       throw new Error(`--permission-mode ${values['permission-mode']} is not a permission mode (default, acceptEdits, plan, bypassPermissions)`);
@@ -143,6 +150,8 @@ export const runWorkerCommand: Subcommand = async (argv, io) => {
       ...(globalConcurrency === undefined ? {} : { globalConcurrency: Object.fromEntries(kinds.map((kind) => [kind, globalConcurrency])) }),
       ...(rateLimit === undefined ? {} : { rateLimit: Object.fromEntries(kinds.map((kind) => [kind, rateLimit])) }),
       kinds: kinds as Array<(typeof KINDS)[number]>,
+      ...(typeof values['max-log-lines'] === 'string' ? { maxLogLines: Number(values['max-log-lines']) } : {}),
+      ...(typeof values['max-events'] === 'string' ? { maxEvents: Number(values['max-events']) } : {}),
       ...(agentHost ? { runners: [agentHost.runner] } : {}),
       onError: (error, context) => io.stderr(`worker: ${context.phase}${context.taskId ? ` (task ${context.taskId})` : ''}: ${describeError(error)}\n`),
     });
