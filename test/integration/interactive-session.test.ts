@@ -539,6 +539,31 @@ describe('InteractiveSession: persistence', () => {
     expect(after.startsWith(damaged.slice(0, damaged.lastIndexOf('\n') + 1))).toBe(true);
   });
 
+  it('listResumableSessions: newest first, only the cwd asked for, with every field; the first prompt as the user typed it', async () => {
+    const agentDir = join(dir, 'agent');
+    const other = join(dir, 'other');
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }, { text: 'c' }], replace: [jsonlSessionStore({ agentDir })] }) });
+    const skill = new InteractiveSession({ kernel, cwd: dir, name: 'skilled' });
+    // A skill prompt: the model gets the expanded body, the user typed `/audit src`.
+    await skill.submit('Audit the folder src for unsafe file access.\nFull skill instructions follow.', '/audit src', '/audit src');
+    await skill.shutdown();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const plain = new InteractiveSession({ kernel, cwd: dir });
+    await plain.submit('second session');
+    await plain.shutdown();
+    const elsewhere = new InteractiveSession({ kernel, cwd: other });
+    await elsewhere.submit('another folder');
+    await elsewhere.shutdown();
+
+    const listed = await InteractiveSession.listResumableSessions(kernel, dir);
+    expect(listed.map((session) => session.id)).toEqual([plain.getSessionId(), skill.getSessionId()]);
+    expect(listed[1]).toEqual({ id: skill.getSessionId(), name: 'skilled', cwd: dir, firstPrompt: '/audit src', updatedAt: expect.any(String), messageCount: 2 });
+    expect(listed[0]).toMatchObject({ cwd: dir, firstPrompt: 'second session', messageCount: 2 });
+    expect(Date.parse(listed[0]!.updatedAt)).toBeGreaterThanOrEqual(Date.parse(listed[1]!.updatedAt));
+    expect((await InteractiveSession.listResumableSessions(kernel, other)).map((session) => session.firstPrompt)).toEqual(['another folder']);
+    expect(await InteractiveSession.listResumableSessions(kernel)).toHaveLength(3);
+  });
+
   it('continueMostRecent picks the newest session of the cwd; an unknown resume id is a typed error', async () => {
     const store = new InMemorySessionStore();
     kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }, { text: 'c' }], replace: [inMemorySessionStore(store)] }) });
@@ -762,6 +787,31 @@ describe('compact instructions across resume and fork', () => {
     await forked.getSession().compact();
     await forked.shutdown();
     expect(seen).toEqual(['Keep every file path.', 'Keep every file path.', 'Keep every file path.']);
+  });
+});
+
+describe('compact() and shutdown({ reason, message }) on the facade', () => {
+  it('compact(instructions) compacts by them and saves at once; shutdown records its message and hands its reason to sessionEnd', async () => {
+    const store = new InMemorySessionStore();
+    const seen: Array<string | undefined> = [];
+    const watch = definePlugin({ name: 'watch-compact', register: ({ hooks }) => void hooks.preCompact.tap('watch-compact', (context) => void seen.push(context.instructions)) });
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'one' }, { text: 'the summary' }], store, plugins: [compaction(), watch] }) });
+    const reasons: string[] = [];
+    kernel.hooks.sessionEnd.tap('reasons', ({ reason }) => void reasons.push(reason));
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.submit('hello');
+    const id = session.getSessionId();
+    const before = (await store.load(id))!.messages.length;
+    await session.compact('keep the greeting');
+    expect(seen).toEqual(['keep the greeting']);
+    // Saved by compact() itself, before any shutdown: another reader sees the compacted conversation.
+    const saved = await store.load(id);
+    expect(saved!.messages.length).toBeLessThan(before + 1);
+    expect(JSON.stringify(saved!.messages)).toContain('the summary');
+    await session.shutdown({ reason: 'logout', message: 'Signed out by the user.' });
+    expect(reasons).toEqual(['logout']);
+    const events = (await store.load(id))!.history.filter((entry) => entry.category === 'event' && entry.type === 'system');
+    expect(events.at(-1)?.data).toEqual({ level: 'info', message: 'Signed out by the user.' });
   });
 });
 

@@ -548,29 +548,7 @@ export class InteractiveSession {
 
   /** The timeline: chat entries (user prompts without model-only context) and event entries. */
   getFullHistory(): IHistoryEntry[] {
-    const entries = this.session?.getFullHistory() ?? [];
-    const shown = entries.map(displayEntry);
-    // A `prompt-display` event (made when its turn ended) names its prompt's user entry by how
-    // many chat entries back it stands: that entry shows the display text (`/audit src`) instead
-    // of the prompt the model got.
-    let chat: number[] | undefined;
-    for (let index = 0; index < entries.length; index += 1) {
-      const entry = entries[index]!;
-      if (entry.category === 'chat') {
-        (chat ??= []).push(index);
-        continue;
-      }
-      if (entry.type !== 'prompt-display') continue;
-      const data = entry.data as { displayInput?: unknown; chatBack?: unknown; promptHead?: unknown } | undefined;
-      if (typeof data?.displayInput !== 'string' || typeof data.chatBack !== 'number' || chat === undefined) continue;
-      const target = chat[chat.length - data.chatBack];
-      const user = target === undefined ? undefined : shown[target];
-      // Only the entry holding that prompt (a resumed file may have dropped its turn behind a compaction summary).
-      if (user === undefined || !isChatEntry(user) || user.data.role !== 'user') continue;
-      if (typeof data.promptHead === 'string' && !userText(user.data).includes(data.promptHead)) continue;
-      shown[target!] = { ...user, data: { ...user.data, content: data.displayInput } as Message };
-    }
-    return shown;
+    return displayedTimeline(this.session?.getFullHistory() ?? []);
   }
 
   /** Same as `getFullHistory()`. */
@@ -1032,13 +1010,42 @@ async function listStored(store: SessionStore | undefined): Promise<ISessionReco
   return [...records].sort((a, b) => compareText(b.updatedAt, a.updatedAt));
 }
 
+/** The first prompt as the user typed it (`/audit src`, not the skill body the model got), for pickers. */
 function firstPromptOf(record: ISessionRecord): string {
-  for (const message of record.messages) {
+  const messages = record.history.length > 0 ? displayedTimeline(record.history).filter(isChatEntry).map((entry) => entry.data) : record.messages;
+  for (const message of messages) {
     if (message.role !== 'user') continue;
     const text = userText(message);
     if (text !== '') return text.split('\n', 1)[0]!.slice(0, 200);
   }
   return '';
+}
+
+/**
+ * The timeline as shown: user prompts without model-only context, and a prompt's display text
+ * (`/audit src`) in place of the prompt the model got. A `prompt-display` event (made when its
+ * turn ended) names its prompt's user entry by how many chat entries back it stands.
+ */
+function displayedTimeline(entries: readonly IHistoryEntry[]): IHistoryEntry[] {
+  const shown = entries.map(displayEntry);
+  let chat: number[] | undefined;
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index]!;
+    if (entry.category === 'chat') {
+      (chat ??= []).push(index);
+      continue;
+    }
+    if (entry.type !== 'prompt-display') continue;
+    const data = entry.data as { displayInput?: unknown; chatBack?: unknown; promptHead?: unknown } | undefined;
+    if (typeof data?.displayInput !== 'string' || typeof data.chatBack !== 'number' || chat === undefined) continue;
+    const target = chat[chat.length - data.chatBack];
+    const user = target === undefined ? undefined : shown[target];
+    // Only the entry holding that prompt (a resumed file may have dropped its turn behind a compaction summary).
+    if (user === undefined || !isChatEntry(user) || user.data.role !== 'user') continue;
+    if (typeof data.promptHead === 'string' && !userText(user.data).includes(data.promptHead)) continue;
+    shown[target!] = { ...user, data: { ...user.data, content: data.displayInput } as Message };
+  }
+  return shown;
 }
 
 const REMINDER = /^<system-reminder>[\s\S]*<\/system-reminder>$/;
