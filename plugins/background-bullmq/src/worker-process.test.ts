@@ -64,7 +64,7 @@ function setup() {
     cleanups.push(() => manager.shutdown());
     return manager;
   };
-  return { childWorker, worker, client };
+  return { childWorker, worker, client, base };
 }
 
 const runningWithPid = (manager: BullmqBackgroundTaskManager, id: string) =>
@@ -90,6 +90,44 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     await until(() => liveGroupMembers(running.pid!) > 1 || undefined, 'sleep group up');
     expect(await manager.cancel(sleeper.id, 'from another process')).toMatchObject({ status: 'cancelled', cancelReason: 'from another process' });
     await until(() => liveGroupMembers(running.pid!) === 0 || undefined, 'sleep group killed');
+  });
+
+  it('get, list, subscribe, readLog, wait, remove and close from clients in this process, the worker in another; cancelOnShutdown ends the open tasks', async () => {
+    const { childWorker, client, base } = setup();
+    await childWorker();
+    const spawner = client();
+    const observer = client();
+    await observer.start();
+    const seen: string[] = [];
+    observer.subscribe((event) => seen.push(`${event.type}:${event.taskId}`));
+    const task = await spawner.spawn({ kind: 'process', command: 'echo one; echo two', cwd: dir });
+    expect(await observer.wait(task.id)).toMatchObject({ status: 'completed', output: 'one\ntwo\n' });
+    // The observer's mirror follows the worker's commits through the event stream.
+    await until(() => (observer.get(task.id)?.status === 'completed' ? true : undefined), 'the mirror caught up');
+    expect(observer.list({ status: 'completed' }).map((state) => state.id)).toContain(task.id);
+    expect((await observer.listAll()).map((state) => state.id)).toContain(task.id);
+    const mine = seen.filter((line) => line.endsWith(`:${task.id}`)).map((line) => line.split(':')[0]);
+    expect(mine[0]).toBe('background_task_created');
+    expect(mine.at(-1)).toBe('background_task_completed');
+    expect(mine.indexOf('background_task_started')).toBeGreaterThan(0);
+    expect((await observer.readLog(task.id)).lines.slice(0, 2)).toEqual(['[stdout] one', '[stdout] two']);
+    // Removed by one client: gone for both, with a closed event.
+    expect((await observer.remove(task.id)).id).toBe(task.id);
+    expect(await spawner.fetch(task.id)).toBeUndefined();
+    await until(() => (seen.includes(`background_task_closed:${task.id}`) ? true : undefined), 'closed event');
+    await expect(spawner.readLog(task.id)).rejects.toThrow(task.id);
+    // The synchronous close of the contract: from the mirror, the record removed behind it.
+    const second = await spawner.spawn({ kind: 'process', command: 'true', cwd: dir });
+    await observer.wait(second.id);
+    await until(() => (observer.get(second.id)?.status === 'completed' ? true : undefined), 'mirror of the second task');
+    expect(observer.close(second.id).id).toBe(second.id);
+    await until(async () => ((await spawner.fetch(second.id)) === undefined ? true : undefined), 'closed in Redis');
+    // A client that owns its tasks ends what is still open when it shuts down.
+    const owner = new BullmqBackgroundTaskManager({ ...base, cancelOnShutdown: true });
+    const long = await owner.spawn({ kind: 'process', command: 'sleep 30', cwd: dir });
+    await runningWithPid(observer, long.id);
+    await owner.shutdown('client gone');
+    expect(await observer.fetch(long.id)).toMatchObject({ status: 'cancelled', cancelReason: 'client gone' });
   });
 
   it('a worker killed with SIGKILL mid-task: the task fails with stale_worker, is not run again, and its orphaned process group is killed', async () => {
@@ -212,5 +250,16 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     expect((await manager.wait(task.id)).status).toBe('completed');
     const page = await manager.readLog(task.id);
     expect(page.lines).toEqual(['[stdout] 57', '[stdout] 58', '[stdout] 59', '[stdout] 60', '[exit] exit code 0']);
+  });
+  it('a per-kind concurrency object limits that kind only', async () => {
+    const { worker, client } = setup();
+    await worker({ concurrency: { process: 1, scheduled: 2 } });
+    const manager = client();
+    const tasks = await Promise.all([1, 2, 3].map(() => manager.spawn({ kind: 'process', command: 'sleep 0.3', cwd: dir })));
+    const ended = await Promise.all(tasks.map((task) => manager.wait(task.id)));
+    expect(ended.every((state) => state.status === 'completed')).toBe(true);
+    // One at a time: each run starts after the one before it ended.
+    const runs = ended.map((state) => [state.startedAt!, state.completedAt!] as const).sort((a, b) => a[0] - b[0]);
+    for (let index = 1; index < runs.length; index += 1) expect(runs[index]![0]).toBeGreaterThanOrEqual(runs[index - 1]![1]);
   });
 });
