@@ -59,6 +59,21 @@ describe.runIf(hasRedisServer)('RedisSessionCluster: locks (real redis-server)',
     await after.release();
   });
 
+  it('a holder that cannot reach Redis to renew its lease is told it expired, once the TTL has passed', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix, { lockTtlMs: 300 });
+    const lease = await a.cluster.lock('s1');
+    const lostAt = Date.now();
+    // The replica's connection drops for good: every renewal fails.
+    a.redis.disconnect();
+    await until(() => lease.signal.aborted || undefined, 'the lease to expire');
+    // Not at the first failed renewal (within a third of the TTL): only when the TTL has run out since the last good one.
+    expect(Date.now() - lostAt).toBeGreaterThanOrEqual(190);
+    expect(lease.signal.reason).toMatchObject({ code: 'session_lease_lost', details: { sessionId: 's1', reason: 'expired' } });
+    expect(String((lease.signal.reason as Error).message)).toContain('could not be renewed before it expired');
+    await lease.release();
+  });
+
   it('is released only by its holder; a holder whose lease was taken is told through its signal', async () => {
     const prefix = prefixOf();
     const a = replica(prefix, { lockTtlMs: 300 });
