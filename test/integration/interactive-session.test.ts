@@ -7,7 +7,7 @@ import { inMemorySessionStore, InMemorySessionStore } from '@tessera/kernel/test
 import { jsonlSessionStore } from '@tessera/plugin-session-store-jsonl';
 import { promptFileReferences } from '@tessera/plugin-prompt-references';
 import { systemPrompt } from '@tessera/plugin-system-prompt';
-import { editCheckpoints } from '@tessera/plugin-checkpoints';
+import { editCheckpoints, reversibleExecution } from '@tessera/plugin-checkpoints';
 import { builtinTools } from '@tessera/plugin-tools';
 import { builtinCommands } from '@tessera/plugin-commands';
 import { backgroundRuntime, BackgroundTaskManagerToken } from '@tessera/plugin-background';
@@ -706,6 +706,32 @@ describe('InteractiveSession: edit checkpoints', () => {
     expect(restored.removedCheckpoints).toHaveLength(2);
     expect((await session.listEditCheckpoints()).map((checkpoint) => checkpoint.prompt)).toEqual(['turn one']);
     expect(session.getFullHistory().at(-1)).toMatchObject({ category: 'event', type: 'checkpoint-restored' });
+    await session.shutdown();
+  });
+
+  it('local-first reversible execution through the facade: Write is allowed and captured by the turn checkpoint, Bash is refused saying why', async () => {
+    const target = join(dir, 'made.txt');
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [{ toolCalls: [{ name: 'Write', input: { file_path: target, content: 'new\n' } }, { name: 'Bash', input: { command: `touch ${join(dir, 'by-bash')}` } }] }, { text: 'done' }],
+        plugins: [...builtinTools(), editCheckpoints(), reversibleExecution({ mode: 'local-first' })],
+      }),
+    });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const result = await session.submit('write and run');
+    const [write, bash] = result!.toolSummaries;
+    expect(write).toMatchObject({ toolName: 'Write', result: 'success' });
+    expect(bash).toMatchObject({ toolName: 'Bash', result: 'denied', denied: true });
+    expect(await readFile(target, 'utf8')).toBe('new\n');
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(dir, 'by-bash'))).toBe(false);
+    const refusal = session.getMessages().flatMap((message) => (message.role === 'tool' ? message.content : [])).find((block) => block.type === 'tool_result' && block.isError);
+    expect(JSON.stringify(refusal)).toContain('Run with a worktree or sandbox isolation to allow Bash in local-first mode');
+    // The Write went through the turn's checkpoint: restoring it removes the file it created.
+    const [checkpoint] = await session.listEditCheckpoints();
+    expect((await session.inspectEditCheckpoint(checkpoint!.id)).files.map((entry) => entry.path)).toEqual([target]);
+    await session.restoreEditCheckpoint(checkpoint!.id);
+    expect(existsSync(target)).toBe(false);
     await session.shutdown();
   });
 
