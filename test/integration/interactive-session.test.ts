@@ -909,6 +909,30 @@ describe('createQuery', () => {
     expect(await run(new ScriptedProvider({ model: 'claude-sonnet-4-5', turns: partial }))).not.toHaveProperty('costUsd');
   });
 
+  it('one new session per call; a sessionId continues that stored session, whose history the model sees', async () => {
+    const prompts: string[][] = [];
+    const provider = new ScriptedProvider({
+      turns: (request) => {
+        prompts.push(request.messages.filter((message) => message.role === 'user').map((message) => JSON.stringify(message.content)));
+        return { text: `answer ${prompts.length}` };
+      },
+    });
+    kernel = await createKernel({ plugins: testPreset({ provider }) });
+    const run = async (prompt: string, sessionId?: string) => {
+      const messages: QueryMessage[] = [];
+      for await (const message of createQuery({ prompt, kernel: kernel!, cwd: dir, ...(sessionId === undefined ? {} : { sessionId }) })) messages.push(message);
+      return messages.at(-1) as QueryMessage & { sessionId: string; text: string };
+    };
+    const first = await run('remember 7');
+    const second = await run('unrelated');
+    expect(second.sessionId).not.toBe(first.sessionId);
+    expect(prompts[1]).toHaveLength(1);
+    const continued = await run('what was the number?', first.sessionId);
+    expect(continued).toMatchObject({ subtype: 'success', sessionId: first.sessionId, text: 'answer 3' });
+    expect(prompts[2]).toHaveLength(2);
+    expect(prompts[2]![0]).toContain('remember 7');
+  });
+
   it('ends with an error result, not a throw, when the session cannot be set up (an unknown sessionId to continue)', async () => {
     kernel = await createKernel({ plugins: testPreset({ turns: [] }) });
     const messages: QueryMessage[] = [];

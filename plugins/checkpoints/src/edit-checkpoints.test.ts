@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EditCheckpoints, SandboxPaths, systemClock, type Tool } from '@tessera/contracts';
@@ -188,6 +188,30 @@ describe('editCheckpoints: turns, capture and restore', () => {
     expect(resultText(write)).toContain(`edit checkpoints could not save ${file('a.txt')} before Write changes it`);
     expect(await read('a.txt')).toBe('keep me\n');
     expect((await checkpoints.inspect(session.sessionId, turn.id)).files).toEqual([]);
+  });
+
+  it('denies the call before the file changes when the capture journal cannot be written (an edit and a new file)', async () => {
+    await writeFile(file('a.txt'), 'keep me\n');
+    kernel = await kernelWith(
+      toolTurn(
+        { name: 'Read', input: { file_path: file('a.txt') } },
+        { name: 'Write', input: { file_path: file('a.txt'), content: 'lost\n' } },
+        { name: 'Write', input: { file_path: file('new.txt'), content: 'never\n' } },
+      ),
+      [editCheckpoints()],
+    );
+    const session = kernel.createSession({ cwd: dir });
+    const checkpoints = session.services.get(EditCheckpoints);
+    const turn = await checkpoints.beginTurn(session, 'write two');
+    // A directory where the journal file must go: opening it for appending fails.
+    await mkdir(join(dir, '.tessera', 'checkpoints', session.sessionId, turn.id, 'captures.jsonl'), { recursive: true });
+    await session.run('write two');
+    const [, edit, created] = toolResults(session.getHistory());
+    expect(edit?.isError).toBe(true);
+    expect(resultText(edit)).toContain(`edit checkpoints could not save ${file('a.txt')} before Write changes it`);
+    expect(created?.isError).toBe(true);
+    expect(await read('a.txt')).toBe('keep me\n');
+    expect(existsSync(file('new.txt'))).toBe(false);
   });
 
   it('captures nothing for a session with no open turn', async () => {
