@@ -212,18 +212,18 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     }
   };
 
-  /**
-   * Runs a plain task's job. Whatever goes wrong on the way (a Redis error on a commit, a runner
-   * that throws) stops the run and ends the task `failed` with the reason, so no task is left
-   * `queued` or `running` behind a job BullMQ already failed. Only when even that commit fails
-   * does the error reach BullMQ (and the task waits for the stalled-job or stale-worker path).
-   */
   /** What a worker on this host needs to recognise a run's process group if this worker dies. */
   const recordGroup = async (taskId: string, pid: number): Promise<void> => {
     const startTime = processStartTime(pid);
     if (startTime !== undefined) await store.setFields(taskId, { host: hostname(), groupStart: startTime });
   };
 
+  /**
+   * Runs a plain task's job. Whatever goes wrong on the way (a Redis error on a commit, a runner
+   * that throws) stops the run and ends the task `failed` with the reason, so no task is left
+   * `queued` or `running` behind a job BullMQ already failed. Only when even that commit fails
+   * does the error reach BullMQ (and the task waits for the stalled-job or stale-worker path).
+   */
   const processTask = async (job: Job<WorkerJobData>, token?: string): Promise<string> => {
     try {
       return await runTask(job, token);

@@ -81,8 +81,13 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     const running = execution.run();
     // Which tick this fire belongs to (a re-delivered tick is a lost fire) and its process group.
     const pid = execution.describeHandle().pid;
-    await store.setFields(taskId, { fireTick: String(job.id), ...(pid === undefined ? {} : { firePid: String(pid) }) });
-    if (pid !== undefined) await context.recordGroup(taskId, pid);
+    try {
+      await store.setFields(taskId, { fireTick: String(job.id), ...(pid === undefined ? {} : { firePid: String(pid) }) });
+      if (pid !== undefined) await context.recordGroup(taskId, pid);
+    } catch (error) {
+      // The fire runs on; only a later worker's recognition of it as lost depends on these fields.
+      context.report(error, taskId, 'record fire');
+    }
     outcome = await running;
   } finally {
     executions.delete(taskId);
