@@ -59,7 +59,7 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     return 'ended';
   }
   if (!woke) {
-    const { fireTick, firePid } = await store.getFields(taskId, ['fireTick', 'firePid']);
+    const { fireTick, firePid, fires } = await store.getFields(taskId, ['fireTick', 'firePid', 'fires']);
     if (job.id !== undefined && fireTick === job.id) {
       // BullMQ hands a tick back only when the worker running it stopped renewing its lock: the
       // fire started for this very tick is lost. Record it and let the schedule go on; skipping
@@ -67,7 +67,7 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
       await context.reapGroup(taskId, firePid === undefined ? undefined : Number(firePid));
       const failed = await store.incrementField(taskId, 'failedFires');
       await store.appendLog(taskId, [`[schedule] the fire of tick ${job.id} was lost: the worker running it stopped (stale_worker; ${failed} failed); the schedule goes on`]);
-      return settleFire(context, request, await store.incrementField(taskId, 'fires', 0), '', 'lost');
+      return settleFire(context, request, Number(fires ?? 0), '', 'lost');
     }
     const skipped = await store.incrementField(taskId, 'skippedFires');
     await store.appendLog(taskId, [`[schedule] skipped tick ${job.id}: the previous fire is still running (${skipped} skipped)`]);
