@@ -351,7 +351,9 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     typeof options.concurrency === 'number' ? options.concurrency : (options.concurrency?.[kind] ?? 4);
   const workers = kinds.map((kind) => {
     const worker = new Worker<WorkerJobData, string>(keys.queueName(kind), kind === 'scheduled' ? processFire : processTask, {
-      connection: { ...options.connection, maxRetriesPerRequest: null },
+      // Auto-pipelining here too: the job ends (and next-job fetches) of the jobs finishing in
+      // one tick share a socket write, as the task commits on `redis` do.
+      connection: { ...options.connection, maxRetriesPerRequest: null, enableAutoPipelining: true },
       prefix: keys.bullPrefix,
       concurrency: concurrencyOf(kind),
       lockDuration: options.lockDurationMs ?? 30_000,

@@ -263,6 +263,15 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const all = (await manager.readEvents()).filter((entry) => entry.event.taskId === task.id);
     expect(all.map((entry) => `${entry.event.type}@${entry.version}`)).toEqual(['background_task_created@1', 'background_task_started@2', 'background_task_completed@3']);
     expect(update.mock.calls.filter(([id]) => id === task.id)).toHaveLength(1);
+    // The created and completed snapshots go to Redis as a head only and the scripts append the
+    // state's JSON: the stream holds each event's exact JSON, the last one the stored state.
+    const raw = new Redis({ port: redis.port });
+    cleanups.push(async () => raw.disconnect());
+    const texts = ((await raw.xrange(manager.keys.events, '-', '+')) as Array<[string, string[]]>).map(([, fields]) => fields[fields.indexOf('e') + 1]!).filter((text) => text.includes(task.id));
+    expect(texts).toHaveLength(3);
+    for (const text of texts) expect(JSON.stringify(JSON.parse(text))).toBe(text);
+    expect(texts[2]!.endsWith(`"task":${await raw.hget(manager.keys.task(task.id), 'state')}}`)).toBe(true);
+    expect(JSON.parse(texts[0]!)).toEqual({ type: 'background_task_created', taskId: task.id, task });
     // The client's copy follows both snapshots (each newer than the last).
     await until(() => manager.get(task.id)?.status === 'completed' || undefined, 'mirror completed');
   });

@@ -1,7 +1,7 @@
 import { initialTaskState, type IBackgroundTaskState, type TBackgroundTaskEvent } from '@tessera/plugin-background';
 import { describe, expect, it } from 'vitest';
 import { snapshotEvent } from './task-lifecycle.js';
-import { eventJson } from './task-store.js';
+import { eventArg, eventJson } from './task-store.js';
 import { freezeInPlace, TaskMirror } from './task-mirror.js';
 
 const state = (): IBackgroundTaskState => {
@@ -64,5 +64,19 @@ describe('TaskMirror with frozen snapshots', () => {
     // An older version never replaces a newer one.
     mirror.loadFrozen(freezeInPlace({ ...parsed, metadata: { ...parsed.metadata }, status: 'running' } as IBackgroundTaskState), 1);
     expect(mirror.get('bg_1')?.status).toBe('queued');
+  });
+
+  it('eventArg sends a snapshot of the written state as a marked head (the script appends the state), anything else whole', () => {
+    const current = state();
+    const stateJson = JSON.stringify(current);
+    const same = snapshotEvent('background_task_created', current);
+    const arg = eventArg(same, current);
+    expect(arg.charCodeAt(0)).toBe(1);
+    expect(`${arg.slice(1)}${stateJson}}`).toBe(JSON.stringify(same));
+    const other = { type: 'background_task_text_delta', taskId: 'bg_1', delta: 'x' } as TBackgroundTaskEvent;
+    expect(eventArg(other, current)).toBe(JSON.stringify(other));
+    const before = snapshotEvent('background_task_started', current);
+    current.status = 'running';
+    expect(eventArg(before, current)).toBe(JSON.stringify(before));
   });
 });

@@ -22,11 +22,20 @@ export interface StoredTask {
  */
 export type TTaskMutation = (state: IBackgroundTaskState, stored: StoredTask) => readonly TBackgroundTaskEvent[] | undefined;
 
+/**
+ * Lua for the stream text of one event argument: a snapshot of the state being written comes
+ * as "\u0001" + its JSON up to the task (see `eventArg`) and is completed here with the state's
+ * JSON, which the script has anyway; anything else is the event's whole JSON.
+ */
+function expandEvent(argument: string, stateArgument: string): string {
+  return `(string.byte(${argument}, 1) == 1 and (string.sub(${argument}, 2) .. ${stateArgument} .. '}') or ${argument})`;
+}
+
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'request', ARGV[3], 'version', 1, 'attempts', 0, 'kind', ARGV[7], 'status', ARGV[8])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'v', 1, 'e', ARGV[6])
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'v', 1, 'e', ${expandEvent('ARGV[6]', 'ARGV[2]')})
 return 1`;
 
 // Compare-and-set of the state plus its events, so stream order is commit order. Each event
@@ -39,7 +48,7 @@ if tonumber(current) ~= tonumber(ARGV[1]) then return -1 end
 local version = tonumber(current)
 for i = 5, #ARGV do
   version = version + 1
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ARGV[i])
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ${expandEvent('ARGV[i]', 'ARGV[2]')})
 end
 if #ARGV < 5 then version = version + 1 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version, 'status', ARGV[4])
@@ -157,15 +166,33 @@ function sameSnapshot(snapshot: IBackgroundTaskState, state: IBackgroundTaskStat
  * state being committed reuses that state's JSON instead of serialising the same task twice (a
  * spawn's `created` event, a run's end).
  */
-export function eventJson(event: TBackgroundTaskEvent, state: IBackgroundTaskState, stateJson: string): string {
+/** The `{"type":…,"taskId":…,"task":` head of a snapshot event whose task equals `state`, else undefined. */
+function snapshotHead(event: TBackgroundTaskEvent, state: IBackgroundTaskState): string | undefined {
   const task = (event as { task?: IBackgroundTaskState }).task;
-  if (task !== undefined) {
-    const keys = Object.keys(event);
-    if (keys.length === 3 && keys[0] === 'type' && keys[1] === 'taskId' && keys[2] === 'task' && sameSnapshot(task, state)) {
-      return `{"type":${JSON.stringify(event.type)},"taskId":${JSON.stringify(event.taskId)},"task":${stateJson}}`;
-    }
-  }
-  return JSON.stringify(event);
+  if (task === undefined) return undefined;
+  const keys = Object.keys(event);
+  if (keys.length !== 3 || keys[0] !== 'type' || keys[1] !== 'taskId' || keys[2] !== 'task' || !sameSnapshot(task, state)) return undefined;
+  return `{"type":${JSON.stringify(event.type)},"taskId":${JSON.stringify(event.taskId)},"task":`;
+}
+
+/**
+ * The stream text of `event`. A snapshot event (`{ type, taskId, task }`) whose task equals the
+ * state being committed reuses that state's JSON instead of serialising the same task twice (a
+ * spawn's `created` event, a run's end).
+ */
+export function eventJson(event: TBackgroundTaskEvent, state: IBackgroundTaskState, stateJson: string): string {
+  const head = snapshotHead(event, state);
+  return head === undefined ? JSON.stringify(event) : `${head}${stateJson}}`;
+}
+
+/**
+ * `event` as an argument of the create and commit scripts: a snapshot of the state they write
+ * goes as "\u0001" + its head only, and the script appends the state's JSON (`expandEvent`), so
+ * the task is not sent to Redis twice; the stream gets the same text as `eventJson`.
+ */
+export function eventArg(event: TBackgroundTaskEvent, state: IBackgroundTaskState): string {
+  const head = snapshotHead(event, state);
+  return head === undefined ? JSON.stringify(event) : `\u0001${head}`;
 }
 
 function parse(taskId: string, fields: Record<string, string>): StoredTask | undefined {
@@ -217,7 +244,7 @@ export class RedisTaskStore {
   /** Writes a new task and its `created` event; false when the id is taken. */
   async create(state: IBackgroundTaskState, request: IBackgroundTaskRequest, created: TBackgroundTaskEvent): Promise<boolean> {
     const stateJson = JSON.stringify(state);
-    const done = await this.scripts.create(this.keys.task(state.id), this.keys.index, this.keys.events, state.id, stateJson, JSON.stringify(request), state.createdAt, this.maxEvents, eventJson(created, state, stateJson), request.kind, state.status);
+    const done = await this.scripts.create(this.keys.task(state.id), this.keys.index, this.keys.events, state.id, stateJson, JSON.stringify(request), state.createdAt, this.maxEvents, eventArg(created, state), request.kind, state.status);
     return done === 1;
   }
 
@@ -267,7 +294,7 @@ export class RedisTaskStore {
       const events = mutate(state, stored);
       if (!events) return stored;
       const stateJson = JSON.stringify(state);
-      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, stateJson, this.maxEvents, state.status, ...events.map((event) => eventJson(event, state, stateJson)))) as number;
+      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, stateJson, this.maxEvents, state.status, ...events.map((event) => eventArg(event, state)))) as number;
       if (version === -2) return undefined;
       if (version > 0) return copyWith(stored, { state, version });
     }
