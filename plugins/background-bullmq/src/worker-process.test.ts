@@ -262,4 +262,17 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     const runs = ended.map((state) => [state.startedAt!, state.completedAt!] as const).sort((a, b) => a[0] - b[0]);
     for (let index = 1; index < runs.length; index += 1) expect(runs[index]![0]).toBeGreaterThanOrEqual(runs[index - 1]![1]);
   });
+
+  it('send from this process reaches the task the worker process runs (shell stdin); refused before it runs and after it ended', async () => {
+    const { childWorker, client } = setup();
+    const manager = client();
+    const task = await manager.spawn({ kind: 'process', command: 'read line; echo "got:$line"', cwd: dir });
+    // No worker yet: queued, so nobody can take the input.
+    await expect(manager.send(task.id, 'too early\n')).rejects.toMatchObject({ code: 'background_send_unsupported' });
+    await childWorker();
+    await runningWithPid(manager, task.id);
+    await manager.send(task.id, 'across processes\n');
+    expect(await manager.wait(task.id)).toMatchObject({ status: 'completed', output: 'got:across processes\n' });
+    await expect(manager.send(task.id, 'late\n')).rejects.toMatchObject({ code: 'background_task_not_running' });
+  });
 });

@@ -143,6 +143,30 @@ describe.runIf(hasRedisServer)('tessera worker (real redis-server)', () => {
     expect(output()).toContain('Worker stopped.');
   }, 30_000);
 
+  it('--global-concurrency and --rate-limit reach the queue: one task at a time across workers, at most <max> starts per window', async () => {
+    redis = await startRedis();
+    dir = mkdtempSync(join(tmpdir(), 'tessera-worker-'));
+    const url = `redis://127.0.0.1:${redis.port}`;
+    await startWorkerBin(['--redis', url, '--queue', 'limits', '--kinds', 'process', '--concurrency', '4', '--global-concurrency', '1', '--rate-limit', '2/1000'], dir, 'process');
+    const { Queue } = await import('bullmq');
+    const queue = new Queue('limits-process', { connection: { host: '127.0.0.1', port: redis.port }, prefix: 'tessera:bull' });
+    const client = new BullmqBackgroundTaskManager({ connection: { host: '127.0.0.1', port: redis.port }, queue: 'limits', kinds: ['process'] });
+    try {
+      expect(await queue.getGlobalConcurrency()).toBe(1);
+      const tasks = await Promise.all([1, 2, 3, 4].map((n) => client.spawn({ kind: 'process', command: `sleep 0.05; echo ${n}`, cwd: dir! })));
+      const ended = await Promise.all(tasks.map((task) => client.wait(task.id)));
+      expect(ended.every((state) => state.status === 'completed')).toBe(true);
+      const runs = ended.map((state) => [state.startedAt!, state.completedAt!] as const).sort((a, b) => a[0] - b[0]);
+      // Global concurrency 1 (the worker alone would run 4 at once): no run starts before the one before it ended.
+      for (let index = 1; index < runs.length; index += 1) expect(runs[index]![0]).toBeGreaterThanOrEqual(runs[index - 1]![1]);
+      // Two starts per second: the third start waits for the next window (unthrottled, all four start within ~0.3 s).
+      expect(runs[2]![0] - runs[0]![0]).toBeGreaterThanOrEqual(900);
+    } finally {
+      await client.shutdown();
+      await queue.close();
+    }
+  }, 30_000);
+
   it('says which Redis it could not reach', async () => {
     const child = spawn(process.execPath, [BIN, 'worker', '--redis', 'redis://127.0.0.1:1'], { env: { PATH: process.env.PATH, HOME: tmpdir(), TMPDIR: tmpdir() }, stdio: ['ignore', 'pipe', 'pipe'] });
     worker = child;

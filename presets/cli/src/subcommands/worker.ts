@@ -21,6 +21,7 @@ queue for another worker instead).
   --concurrency <n>    tasks at once in this worker, per kind (default 4)
   --global-concurrency <n>  tasks of each kind at once across all workers of the queue
   --rate-limit <max>/<ms>   at most <max> task starts per <ms> per kind, across all workers
+                       (both apply to every kind in --kinds; for scheduled, each cron fire counts)
   --kinds <list>       process, scheduled, agent (default process,scheduled; shell and cron name the
                        first two). Agent tasks run as
                        subagent sessions of this worker's own kernel: the CLI preset composed from
