@@ -276,6 +276,34 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     await until(() => manager.get(task.id)?.status === 'completed' || undefined, 'mirror completed');
   });
 
+  it('a cancel that lands after a worker read the task, before it committed the start: the run is stopped at once and the task stays cancelled', async () => {
+    const { client, worker } = setup({ kinds: ['agent'] });
+    const manager = client();
+    await manager.start();
+    const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });
+    const realUpdate = RedisTaskStore.prototype.update;
+    let raced: string | undefined;
+    // The worker's start commit (it passes the record it read, still queued): the client cancels first.
+    const update = vi.spyOn(RedisTaskStore.prototype, 'update').mockImplementation(async function (this: RedisTaskStore, taskId, mutate, known) {
+      if (raced === undefined && known?.state.status === 'queued') {
+        raced = taskId;
+        expect((await manager.cancel(taskId, 'changed my mind')).status).toBe('cancelled');
+      }
+      return realUpdate.call(this, taskId, mutate, known);
+    });
+    cleanups.push(async () => update.mockRestore());
+    await worker({ runners: [agents], kinds: ['agent'] });
+    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    await until(() => agents.runs[0]?.cancelCalls.length || undefined, 'the run is stopped');
+    expect(raced).toBe(task.id);
+    expect(agents.runs[0]!.cancelCalls).toEqual(['cancelled before start']);
+    const ended = await manager.wait(task.id);
+    expect(ended).toMatchObject({ status: 'cancelled' });
+    // The worker's start never landed: no started event, and nothing after the cancel.
+    const types = (await manager.readEvents()).filter((entry) => entry.event.taskId === task.id).map((entry) => entry.event.type);
+    expect(types).toEqual(['background_task_created', 'background_task_cancelled']);
+  });
+
   it("holds a runner's progress until the run's start is committed, whether the run then ends at once or later", async () => {
     const { client, worker } = setup({ kinds: ['agent'] });
     const manager = client();

@@ -276,6 +276,8 @@ describe('git in the environment section', () => {
     write('new.txt', 'x');
     const dirty = await builder({ git: { timeoutMs: 5_000 } }).build({ cwd, services: noSessionServices });
     expect(dirty.prompt).toContain('- Git status: 1 changed, 1 untracked');
+    // Deterministic with git on too: the same repository state gives the same bytes.
+    expect((await builder({ git: {} }).build({ cwd, services: noSessionServices })).prompt).toBe(dirty.prompt);
 
     // A folder inside the repository finds it above itself.
     write('deep/er/file.txt', 'x');
