@@ -1,8 +1,14 @@
 import { initialTaskState, type IBackgroundTaskState, type TBackgroundTaskEvent } from '@tessera/plugin-background';
 import { describe, expect, it } from 'vitest';
 import { snapshotEvent } from './task-lifecycle.js';
-import { eventArg, eventJson } from './task-store.js';
+import { eventArg } from './task-store.js';
 import { freezeInPlace, TaskMirror } from './task-mirror.js';
+
+/** What the create and commit scripts put in the stream for `eventArg`'s argument (`expandEvent`). */
+const eventJson = (event: TBackgroundTaskEvent, state: IBackgroundTaskState, stateJson: string): string => {
+  const arg = eventArg(event, state);
+  return arg.charCodeAt(0) === 1 ? `${arg.slice(1)}${stateJson}}` : arg;
+};
 
 const state = (): IBackgroundTaskState => {
   const created = initialTaskState('bg_1', { kind: 'agent', agentType: 'noop', prompt: 'p', cwd: '/', metadata: { team: 'a', n: 1 } }, 1, { team: 'a', n: 1 }, 1_000);
@@ -10,7 +16,7 @@ const state = (): IBackgroundTaskState => {
   return created;
 };
 
-describe('eventJson', () => {
+describe('eventArg (the stream text the scripts write)', () => {
   it('gives exactly JSON.stringify(event), reusing the state JSON only when the snapshot equals the state', () => {
     const current = state();
     const stateJson = JSON.stringify(current);

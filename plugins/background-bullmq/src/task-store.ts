@@ -161,11 +161,6 @@ function sameSnapshot(snapshot: IBackgroundTaskState, state: IBackgroundTaskStat
   return true;
 }
 
-/**
- * The stream text of `event`. A snapshot event (`{ type, taskId, task }`) whose task equals the
- * state being committed reuses that state's JSON instead of serialising the same task twice (a
- * spawn's `created` event, a run's end).
- */
 /** The `{"type":…,"taskId":…,"task":` head of a snapshot event whose task equals `state`, else undefined. */
 function snapshotHead(event: TBackgroundTaskEvent, state: IBackgroundTaskState): string | undefined {
   const task = (event as { task?: IBackgroundTaskState }).task;
@@ -176,19 +171,11 @@ function snapshotHead(event: TBackgroundTaskEvent, state: IBackgroundTaskState):
 }
 
 /**
- * The stream text of `event`. A snapshot event (`{ type, taskId, task }`) whose task equals the
- * state being committed reuses that state's JSON instead of serialising the same task twice (a
- * spawn's `created` event, a run's end).
- */
-export function eventJson(event: TBackgroundTaskEvent, state: IBackgroundTaskState, stateJson: string): string {
-  const head = snapshotHead(event, state);
-  return head === undefined ? JSON.stringify(event) : `${head}${stateJson}}`;
-}
-
-/**
- * `event` as an argument of the create and commit scripts: a snapshot of the state they write
- * goes as "\u0001" + its head only, and the script appends the state's JSON (`expandEvent`), so
- * the task is not sent to Redis twice; the stream gets the same text as `eventJson`.
+ * `event` as an argument of the create and commit scripts, which put `JSON.stringify(event)` in
+ * the stream. A snapshot event (`{ type, taskId, task }`) whose task equals the state they write
+ * (a spawn's `created` event, a run's end) goes as "\u0001" + its head only, and the script
+ * appends the state's JSON it gets anyway (`expandEvent`): the task is neither serialised nor
+ * sent to Redis twice.
  */
 export function eventArg(event: TBackgroundTaskEvent, state: IBackgroundTaskState): string {
   const head = snapshotHead(event, state);
