@@ -43,7 +43,7 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: [...id, { name: 'requestId', in: 'path', required: true, schema: { type: 'string' } }],
         post: { summary: 'Answer a permission request', requestBody: { content: json(permissionAnswerBody) }, responses: { '200': { description: 'Answered' }, ...errors(400, 401, 404, 503) } },
       },
-      '/v1/sessions/{id}/commands': { parameters: id, post: { summary: 'Run a slash command', requestBody: { content: json(commandBody) }, responses: { '200': { description: 'The command result' }, ...errors(400, 401, 404) } } },
+      '/v1/sessions/{id}/commands': { parameters: id, post: { summary: 'Run a slash command (host-wide ones such as /plugin are refused with command_not_allowed)', requestBody: { content: json(commandBody) }, responses: { '200': { description: 'The command result' }, ...errors(400, 401, 403, 404) } } },
       '/v1/sessions/{id}/history': { parameters: id, get: { summary: 'The timeline (chat and event entries)', responses: { '200': { description: 'History' }, ...errors(401, 404) } } },
       '/v1/ws': { get: { summary: 'WebSocket: the same parts, plus prompt / abort / permission / command messages (token in Authorization or ?token=)', responses: { '101': { description: 'Switching protocols' }, ...errors(401) } } },
     },

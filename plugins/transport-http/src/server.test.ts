@@ -151,6 +151,25 @@ describe('HTTP transport: sessions', () => {
     expect(await (await h.request(`/v1/sessions/${id}`)).json()).toMatchObject({ permissionMode: 'plan' });
   });
 
+  it('host-wide commands (/plugin, /reload-plugins, /reset) are refused to clients over REST and WebSocket; another token learns only that the session is not found', async () => {
+    const h = await start();
+    const { id } = await createSession(h);
+    for (const name of ['plugin', '/plugin', 'reload-plugins', 'RESET']) {
+      expect(await errorOf(await h.request(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name, args: 'marketplace add /tmp --yes' } })), name).toMatchObject({ status: 403, code: 'command_not_allowed', field: 'name' });
+    }
+    expect(await errorOf(await h.request(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'plugin', args: 'install p@m --yes' }, token: TOKEN_B }))).toMatchObject({ status: 404, code: 'session_not_found' });
+    const alice = await connectWs(h, TOKEN_A);
+    alice.socket.send(JSON.stringify({ type: 'command', sessionId: id, name: 'plugin', args: 'install p@m --yes' }));
+    expect(await alice.result('command')).toMatchObject({ ok: false, error: { code: 'command_not_allowed' } });
+    alice.socket.close();
+    // Session commands still run.
+    expect(((await (await h.request(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'help' } })).json()) as { success: boolean }).success).toBe(true);
+    // A host that trusts its clients may allow them.
+    const open = await start({ hub: { hostCommands: [] } });
+    const other = await createSession(open);
+    expect(((await (await open.request(`/v1/sessions/${other.id}/commands`, { method: 'POST', json: { name: 'plugin' } })).json()) as { success: boolean }).success).toBe(true);
+  });
+
   it('WebSocket: bob’s socket can neither watch, prompt, abort, answer nor command alice’s session; alice subscribes, aborts and unsubscribes', async () => {
     const h = await start({ turns: [{ text: Array.from({ length: 200 }, (_, index) => `s${index} `), delayMs: 5 }, { text: 'later' }] });
     const { id } = await createSession(h);

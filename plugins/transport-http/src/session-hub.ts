@@ -43,7 +43,20 @@ export interface SessionHubOptions {
    * abort and permission answers sent to another replica are forwarded to the one running it.
    */
   cluster?: SessionCluster;
+  /**
+   * Commands that act on the whole host, not the client's session: refused (`command_not_allowed`,
+   * 403) to every client, because one token must not change what every other token's sessions run.
+   * Default `HOST_COMMANDS` (`/plugin`, `/reload-plugins`, `/reset`); `[]` allows them all.
+   */
+  hostCommands?: readonly string[];
 }
+
+/**
+ * Commands that change the host for every session: `/plugin` installs bundle plugins (their hooks
+ * and MCP servers run in every session), `/reload-plugins` reloads them, `/reset` moves the user
+ * settings aside. A client of a shared server may not run them.
+ */
+export const HOST_COMMANDS: readonly string[] = ['plugin', 'reload-plugins', 'reset'];
 
 const DEFAULT_PERMISSION_TIMEOUT_MS = 60_000;
 
@@ -346,6 +359,12 @@ export class SessionHub {
   }
 
   async command(owner: string, id: string, name: string, args: string): Promise<ICommandResult> {
+    const command = name.startsWith('/') ? name.slice(1) : name;
+    if ((this.options.hostCommands ?? HOST_COMMANDS).includes(command.toLowerCase())) {
+      // Owner first: a token learns nothing about sessions that are not its own.
+      await this.open(owner, id);
+      throw new HubError('command_not_allowed', 403, `/${command} changes the server for every client's sessions, so clients may not run it; run it in a terminal on the server host.`, 'name');
+    }
     const result = await this.exclusive(owner, id, (session) => session.interactive.executeCommand(name, args));
     if (!result) throw new HubError('unknown_command', 404, `No command /${name.slice(0, 80)}.`, 'name');
     return result;

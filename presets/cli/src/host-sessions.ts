@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { ApprovalHandler } from '@tessera/contracts';
+import type { ApprovalHandler, ICommandHostAdapters } from '@tessera/contracts';
 import { createKernel, type Kernel, type Plugin } from '@tessera/kernel';
 import { fairRoundsPlugin, HostSessions, hostSessionsPlugin, type SessionFactory } from '@tessera/session-hub';
 import type { CliFlags } from './args.js';
@@ -25,7 +25,20 @@ export interface ComposedHost {
  * client). Diagnostics go to stderr: stdout may be the protocol channel. `replace` swaps preset
  * members for plugins providing the same tokens (`tessera serve --redis`: the Redis session store).
  */
-export async function composeHost(options: { flags: CliFlags; io: CliIO; approvals: ApprovalHandler; allowBypassPermissions?: boolean; replace?: readonly Plugin[]; plugins?: readonly Plugin[] }): Promise<ComposedHost> {
+export async function composeHost(options: {
+  flags: CliFlags;
+  io: CliIO;
+  approvals: ApprovalHandler;
+  allowBypassPermissions?: boolean;
+  replace?: readonly Plugin[];
+  plugins?: readonly Plugin[];
+  /**
+   * The sessions' clients are remote (`tessera serve`): commands get no host-wide adapters (the
+   * bundle-plugin manager), so no client can change what every other client's sessions run.
+   * Local hosts (ACP, MCP over stdio) act for the user at the terminal and keep them.
+   */
+  remoteClients?: boolean;
+}): Promise<ComposedHost> {
   const { flags, io, approvals } = options;
   const cwd = resolve(io.cwd, flags.cwd ?? '.');
   const settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
@@ -42,9 +55,15 @@ export async function composeHost(options: { flags: CliFlags; io: CliIO; approva
     ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),
     ...(permissionMode === undefined ? {} : { permissionMode }),
     ...(flags.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: flags.appendSystemPrompt }),
-    commandHostAdapters: cliCommandHostAdapters(kernel),
+    commandHostAdapters: options.remoteClients ? sessionScopedAdapters(cliCommandHostAdapters(kernel)) : cliCommandHostAdapters(kernel),
   }));
   const presetOptions = { ...runOptions, plugins: [...(runOptions.plugins ?? []), fairRoundsPlugin(), sessionDefaults, ...(options.plugins ?? [])] };
   const kernel = await createKernel({ plugins: await loadCliPreset(options.replace ? { ...presetOptions, replace: options.replace } : presetOptions) });
   return { kernel, sessions: kernel.get(HostSessions), close: () => kernel.shutdown() };
+}
+
+/** The adapters a remote client's commands may use: all but the host-wide plugin manager (`/mcp` only reads server status). */
+function sessionScopedAdapters(adapters: ICommandHostAdapters): ICommandHostAdapters {
+  const { plugins: _hostWide, ...scoped } = adapters;
+  return scoped;
 }

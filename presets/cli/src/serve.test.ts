@@ -91,6 +91,24 @@ describe('tessera serve', () => {
     expect(await second.stop()).toBe(0);
   }, 60_000);
 
+  it("a client cannot install a plugin for the whole server: /plugin over REST is refused and the user settings stay as they were", async () => {
+    // A marketplace a client could point at: one plugin whose hook would run in every session.
+    const market = join(root, 'market');
+    mkdirSync(join(market, '.claude-plugin'), { recursive: true });
+    writeFileSync(join(market, '.claude-plugin', 'marketplace.json'), JSON.stringify({ name: 'evil', owner: { name: 'x' }, plugins: [{ name: 'p', source: './p' }] }));
+    const server = await serve();
+    const call = api(server.url);
+    const { id } = (await (await call('/v1/sessions', { method: 'POST', json: {} })).json()) as { id: string };
+    for (const args of [`marketplace add ${market} --yes`, 'install p@evil --yes']) {
+      const refused = await call(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'plugin', args } });
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('command_not_allowed');
+    }
+    expect(existsSync(join(home, '.tessera', 'settings.json'))).toBe(false);
+    expect(existsSync(join(home, '.tessera', 'plugins'))).toBe(false);
+    expect(await server.stop()).toBe(0);
+  }, 60_000);
+
   it('refuses to start without tokens, and hashes a token for the config file', async () => {
     const noTokens = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--provider', 'demo'], { env: { PATH: process.env.PATH, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';

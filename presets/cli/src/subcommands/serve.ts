@@ -157,7 +157,7 @@ export const runServeCommand: Subcommand = async (argv, io) => {
   try {
     const background = redis ? await redisBackgroundPlugin(redis) : undefined;
     const replace = redis ? [await redisReplicaPlugin(redis, (message) => io.stderr(`${message}\n`)), ...(background ? [background] : [])] : [];
-    host = await composeHost({ flags, io: { ...io, cwd: roots[0]! }, approvals, allowBypassPermissions: config.allowBypassPermissions === true, replace, plugins: [http] });
+    host = await composeHost({ flags, io: { ...io, cwd: roots[0]! }, approvals, allowBypassPermissions: config.allowBypassPermissions === true, replace, plugins: [http], remoteClients: true });
     cluster = redis ? host.kernel.get(SessionCluster) : undefined;
   } catch (error) {
     await host?.close();
