@@ -37,7 +37,7 @@ export async function startServerHarness(options: {
   root?: string;
   server?: Partial<StartServerOptions>;
   permissionTimeoutMs?: number;
-  hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner' | 'allowBypassPermissions' | 'externalTurns'>;
+  hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner' | 'allowBypassPermissions' | 'externalTurns' | 'hostCommands'>;
   /** Compose the in-process background runtime (Bash run_in_background). */
   background?: boolean;
 } = {}): Promise<ServerHarness> {
