@@ -357,10 +357,8 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
       stop();
       turn.viewers -= 1;
       // A turn followed from another replica belongs to that replica's clients: leaving it aborts nothing.
-      if (disconnected && !turn.done && !turn.remote && turn.viewers === 0 && options.abortOnDisconnect !== false) {
-        // The turn runs here, so nothing is forwarded; a session deleted meanwhile has nothing to abort.
-        void hub.abort(owner, sessionId).catch(() => undefined);
-      }
+      // Aborted only when nobody else follows it: no other stream and no WebSocket watching the session.
+      if (disconnected && !turn.done && !turn.remote && options.abortOnDisconnect !== false) hub.abortIfUnwatched(owner, sessionId);
     }
   }
 

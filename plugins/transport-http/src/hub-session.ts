@@ -67,7 +67,6 @@ export class Turn {
 
 /** One session the hub holds for its owner. */
 export class HubSession {
-  name: string | undefined;
   turn: Turn | undefined;
   /** The running turn's mapper (permission parts are added through it). */
   mapper: UiStreamMapper | undefined;
@@ -85,7 +84,6 @@ export class HubSession {
     interactive: InteractiveSession,
   ) {
     this.current = interactive;
-    this.name = interactive.getName();
     this.offBackground = this.listen(interactive);
   }
 
@@ -106,6 +104,11 @@ export class HubSession {
     this.offBackground();
   }
 
+  /** The session's name as the session holds it (`PATCH`, `/rename`, a resumed record). */
+  get name(): string | undefined {
+    return this.current.getName();
+  }
+
   /** The session's facade; replaced when a replica reopens a copy another replica saved over. */
   get interactive(): InteractiveSession {
     return this.current;
@@ -115,7 +118,6 @@ export class HubSession {
   reopened(interactive: InteractiveSession): void {
     this.offBackground();
     this.current = interactive;
-    this.name = interactive.getName();
     this.offBackground = this.listen(interactive);
   }
 

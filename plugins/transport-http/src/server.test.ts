@@ -81,6 +81,11 @@ describe('HTTP transport: sessions', () => {
     const help = (await (await h.request(`/v1/sessions/${created.id}/commands`, { method: 'POST', json: { name: 'help' } })).json()) as { success: boolean; message: string };
     expect(help.success).toBe(true);
     expect(help.message).toContain('compact');
+    // A name given by the /rename command is the session's name for every route, as PATCH's is.
+    expect(((await (await h.request(`/v1/sessions/${created.id}/commands`, { method: 'POST', json: { name: 'rename', args: 'by command' } })).json()) as { success: boolean }).success).toBe(true);
+    expect(await (await h.request(`/v1/sessions/${created.id}`)).json()).toMatchObject({ name: 'by command' });
+    expect(((await (await h.request('/v1/sessions')).json()) as { sessions: Array<{ name?: string }> }).sessions[0]).toMatchObject({ name: 'by command' });
+    expect(await (await h.request(`/v1/sessions/${created.id}`, { method: 'PATCH', json: { name: 'renamed' } })).json()).toMatchObject({ name: 'renamed' });
 
     expect(await errorOf(await h.request('/v1/sessions', { token: null }))).toMatchObject({ status: 401, code: 'unauthorized' });
     expect(await errorOf(await h.request('/v1/sessions', { token: 'wrong-token' }))).toMatchObject({ status: 401, code: 'unauthorized' });
@@ -492,6 +497,24 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     // Well before the 4 s the whole answer would take.
     expect(Date.now() - aborted).toBeLessThan(1500);
     expect(h.hub.get('alice', id).turn!.chunks.some((chunk) => chunk.type === 'abort')).toBe(true);
+  });
+
+  it('a client that disconnects mid-turn does not abort it while a WebSocket watches the session; the turn ends in full there', async () => {
+    const words = Array.from({ length: 30 }, (_, index) => `v${index} `);
+    const h = await start({ turns: [{ text: words, delayMs: 15 }] });
+    const { id } = await createSession(h);
+    const watcher = await connectWs(h, TOKEN_A);
+    watcher.socket.send(JSON.stringify({ type: 'subscribe', sessionId: id }));
+    expect(await watcher.result('subscribe')).toMatchObject({ ok: true });
+    const controller = new AbortController();
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'talk' }, signal: controller.signal });
+    await response.body!.getReader().read();
+    controller.abort();
+    await watcher.until((frame) => frame.type === 'chunk' && (frame.chunk as { type: string }).type === 'finish');
+    const parts = watcher.frames.filter((frame) => frame.type === 'chunk').map((frame) => frame.chunk as { type: string; delta?: string });
+    expect(parts.some((part) => part.type === 'abort')).toBe(false);
+    expect(parts.filter((part) => part.type === 'text-delta').map((part) => part.delta).join('')).toBe(words.join(''));
+    watcher.socket.close();
   });
 
   it('with abortOnDisconnect off, the turn goes on and the client re-attaches to the rest', async () => {

@@ -236,7 +236,6 @@ export class SessionHub {
   async rename(owner: string, id: string, name: string): Promise<HubSession> {
     return this.exclusive(owner, id, async (session) => {
       await session.interactive.setName(name);
-      session.name = name;
       return session;
     });
   }
