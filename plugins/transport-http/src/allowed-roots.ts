@@ -5,6 +5,8 @@ import { HubError } from './hub-error.js';
 /** The folders a server's sessions may work in (symlinks resolved once, at start). */
 export class AllowedRoots {
   private readonly roots: string[];
+  /** The roots as configured and as resolved: a path is first checked against these by its text alone. */
+  private readonly named: string[];
 
   constructor(allowedRoots: readonly string[]) {
     if (allowedRoots.length === 0) throw new Error('SessionHub needs at least one allowed root folder.');
@@ -12,11 +14,17 @@ export class AllowedRoots {
       if (!isAbsolute(root)) throw new Error(`Allowed root ${root} must be an absolute path.`);
       return realpathSync.native(root);
     });
+    this.named = [...new Set([...allowedRoots.map((root) => resolve(root)), ...this.roots])];
   }
 
-  /** A requested working directory (relative to the first root): inside a root (symlinks resolved), an existing folder. */
+  /**
+   * A requested working directory (relative to the first root): inside a root (symlinks resolved), an existing folder.
+   * A path outside every root by its text is refused before the file system is asked, so the
+   * answer says nothing about what exists outside the roots.
+   */
   checkCwd(requested: string | undefined, defaultCwd: string | undefined): string {
     const wanted = requested === undefined ? (defaultCwd ?? this.roots[0]!) : isAbsolute(requested) ? requested : resolve(this.roots[0]!, requested);
+    if (!this.named.some((root) => within(root, resolve(wanted)))) throw new HubError('cwd_not_allowed', 403, `cwd ${wanted} is outside the server's allowed roots.`, 'cwd');
     let real: string;
     try {
       real = realpathSync.native(wanted);
@@ -36,9 +44,12 @@ export class AllowedRoots {
     } catch {
       return false;
     }
-    return this.roots.some((root) => {
-      const rel = relative(root, real);
-      return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-    });
+    return this.roots.some((root) => within(root, real));
   }
+}
+
+/** True when `path` is `root` or lies under it (both absolute, compared as text). */
+function within(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }

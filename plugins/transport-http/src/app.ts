@@ -392,6 +392,10 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
             }
             ws.send(JSON.stringify(frame));
           };
+          // A frame that is not a valid message still counts against the token's budget, so
+          // malformed frames are no way around the limit; once it is spent they get `rate_limited`.
+          const refuse = (error: { code: string; message: string; field?: string }): void =>
+            send({ type: 'error', error: limiter.take(owner) ? error : { code: 'rate_limited', message: 'Too many requests for this token; slow down.' } });
           let message: z.infer<typeof wsMessage>;
           try {
             const text = typeof event.data === 'string' ? event.data : Buffer.from(event.data as ArrayBuffer).toString('utf8');
@@ -401,12 +405,12 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
               // The field named as a REST body error names it: an unknown key, else the path.
               const unknown = issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined;
               const field = unknown ?? (issue.path.map(String).join('.') || undefined);
-              send({ type: 'error', error: { code: 'invalid_request', message: `${issue.path.join('.') || 'message'}: ${issue.message}`, ...(field === undefined ? {} : { field }) } });
+              refuse({ code: 'invalid_request', message: `${issue.path.join('.') || 'message'}: ${issue.message}`, ...(field === undefined ? {} : { field }) });
               return;
             }
             message = parsed.data;
           } catch {
-            send({ type: 'error', error: { code: 'invalid_json', message: 'A WebSocket message must be a JSON object.' } });
+            refuse({ code: 'invalid_json', message: 'A WebSocket message must be a JSON object.' });
             return;
           }
           const reply = (ok: boolean, payload: Record<string, unknown>): void => send({ type: 'result', request: message.type, sessionId: message.sessionId, ok, ...payload });

@@ -20,7 +20,8 @@ export interface RunningServer {
 
 /** The app on `@hono/node-server`, with WebSocket upgrades through `ws`. */
 export function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const wss = options.websocket === false ? undefined : new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+  // A WebSocket message is a request body: the same size limit (a larger frame closes the socket with 1009).
+  const wss = options.websocket === false ? undefined : new WebSocketServer({ noServer: true, maxPayload: options.maxBodyBytes ?? 1024 * 1024 });
   const app = createServerApp({ ...options, ...(wss ? { upgradeWebSocket: upgradeWebSocket as ServerAppOptions['upgradeWebSocket'] } : {}) });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: options.hostname ?? '127.0.0.1', ...(wss ? { websocket: { server: wss } } : {}) }, (info: AddressInfo) => {

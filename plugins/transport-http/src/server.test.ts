@@ -95,6 +95,10 @@ describe('HTTP transport: sessions', () => {
     expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { cwd: '/etc' } }))).toMatchObject({ status: 403, code: 'cwd_not_allowed', field: 'cwd' });
     expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { cwd: join(h.workspace, '..', '..') } }))).toMatchObject({ status: 403, code: 'cwd_not_allowed' });
     expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { cwd: join(h.workspace, 'missing') } }))).toMatchObject({ status: 400, code: 'invalid_cwd' });
+    // Outside the roots, an existing folder, a missing one and a file get the same answer: a client cannot probe the disk.
+    for (const cwd of ['/root', '/no-such-folder-here', '/etc/passwd']) {
+      expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { cwd } })), cwd).toMatchObject({ status: 403, code: 'cwd_not_allowed', field: 'cwd' });
+    }
     expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { permissionMode: 'bypassPermissions' } }))).toMatchObject({ status: 403, code: 'bypass_not_allowed' });
     expect(await errorOf(await h.request('/v1/sessions', { method: 'POST', json: { permissionMode: 'yolo' } }))).toMatchObject({ status: 400, field: 'permissionMode' });
     expect(await errorOf(await h.request('/v1/sessions/nope-id-000'))).toMatchObject({ status: 404, code: 'session_not_found' });
@@ -272,6 +276,9 @@ describe('HTTP transport: sessions', () => {
     const bob = await connectWs(h, TOKEN_B);
     bob.socket.send(JSON.stringify({ type: 'abort', sessionId: id }));
     expect(await bob.result('abort')).toMatchObject({ ok: false, error: { code: 'rate_limited' } });
+    // Malformed frames count too: once the budget is spent they get rate_limited, not an answer each.
+    bob.socket.send('{not json');
+    expect(await bob.until((frame) => frame.type === 'error')).toMatchObject({ error: { code: 'rate_limited' } });
     bob.socket.close();
     const preflight = await h.request('/v1/sessions', { method: 'OPTIONS', token: null, headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
@@ -479,6 +486,12 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     });
     const response = await fetch(`${h.server.url}/v1/sessions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json' }, body: big, duplex: 'half' } as RequestInit);
     expect(await errorOf(response)).toMatchObject({ status: 413, code: 'body_too_large' });
+    expect(h.hub.size).toBe(0);
+    // A WebSocket frame is a body too: past the same limit the socket is closed (1009, message too big).
+    const { socket } = await connectWs(h, TOKEN_A);
+    const closed = new Promise<number>((resolve) => socket.once('close', resolve));
+    socket.send(JSON.stringify({ type: 'prompt', sessionId: 'x', prompt: 'y'.repeat(40 * 1024) }));
+    expect(await closed).toBe(1009);
     expect(h.hub.size).toBe(0);
   });
 
