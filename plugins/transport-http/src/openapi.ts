@@ -18,7 +18,7 @@ export function openApiDocument(): Record<string, unknown> {
     security: [{ bearer: [] }],
     paths: {
       '/v1/sessions': {
-        post: { summary: 'Create a session (or resume a stored one with `resume`)', requestBody: { content: json(createSessionBody) }, responses: { '201': { description: 'Created', content: json(sessionSummary) }, ...errors(400, 401, 403, 404, 429) } },
+        post: { summary: 'Create a session (or resume a stored one with `resume`; then `cwd` and `model` are refused)', requestBody: { content: json(createSessionBody) }, responses: { '201': { description: 'Created', content: json(sessionSummary) }, ...errors(400, 401, 403, 404, 429) } },
         get: { summary: "List this token's sessions", responses: { '200': { description: 'Sessions', content: json(z.object({ sessions: z.array(sessionSummary) })) }, ...errors(401) } },
       },
       '/v1/sessions/{id}': {

@@ -616,9 +616,16 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     harness = undefined;
     const second = await start({ root, storeDir, turns: [{ text: 'second' }] });
     expect(await errorOf(await second.request('/v1/sessions', { method: 'POST', json: { resume: id }, token: TOKEN_B }))).toMatchObject({ status: 404, code: 'session_not_found' });
-    const resumed = await second.request('/v1/sessions', { method: 'POST', json: { resume: id } });
+    // A resumed session keeps its folder and model: naming others is refused with the field.
+    expect(await errorOf(await second.request('/v1/sessions', { method: 'POST', json: { resume: id, cwd: second.workspace } }))).toMatchObject({ status: 400, code: 'invalid_request', field: 'cwd' });
+    expect(await errorOf(await second.request('/v1/sessions', { method: 'POST', json: { resume: id, model: 'other-model' } }))).toMatchObject({ status: 400, code: 'invalid_request', field: 'model' });
+    const resumed = await second.request('/v1/sessions', { method: 'POST', json: { resume: id, name: 'back again' } });
     expect(resumed.status).toBe(201);
-    expect(await resumed.json()).toMatchObject({ id, messageCount: 2 });
+    expect(await resumed.json()).toMatchObject({ id, messageCount: 2, name: 'back again', permissionMode: 'default' });
+    // Resuming it again while it is live returns the same session, with the mode the request asks for.
+    const again = await second.request('/v1/sessions', { method: 'POST', json: { resume: id, permissionMode: 'plan' } });
+    expect(await again.json()).toMatchObject({ id, permissionMode: 'plan' });
+    expect(second.hub.size).toBe(1);
   });
 });
 

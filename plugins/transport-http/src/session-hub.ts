@@ -93,7 +93,15 @@ export class SessionHub {
     if (mode === 'bypassPermissions' && this.options.allowBypassPermissions !== true) {
       throw new HubError('bypass_not_allowed', 403, 'bypassPermissions is refused: the server configuration does not allow it.', 'permissionMode');
     }
-    if (request.resume !== undefined) return this.resume(owner, request.resume, mode);
+    if (request.resume !== undefined) {
+      // A resumed session keeps the folder and model it was stored with: a request naming others is refused, not half applied.
+      for (const field of ['cwd', 'model'] as const) {
+        if (request[field] !== undefined) throw new HubError('invalid_request', 400, `${field} cannot be given with resume: the stored session keeps its own ${field === 'cwd' ? 'folder' : 'model'} (change the model with /model after resuming).`, field);
+      }
+      const resumed = await this.resume(owner, request.resume, mode);
+      if (request.name !== undefined) await resumed.interactive.setName(request.name);
+      return resumed;
+    }
     const cwd = this.roots.checkCwd(request.cwd, this.options.defaultCwd);
     const interactive = await this.options.sessions.open({ cwd, ...(request.model === undefined ? {} : { model: request.model }) });
     const session = interactive.getSession();
@@ -589,6 +597,8 @@ export class SessionHub {
     const existing = this.live.get(storedId);
     if (existing) {
       if (existing.owner !== owner) throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
+      // Live already: the request's mode applies as it would to a session opened from the store.
+      if (mode !== undefined) existing.interactive.getSession().setPermissionMode(mode);
       return existing;
     }
     const stored = (await this.options.sessions.list()).find((entry) => entry.id === storedId);
