@@ -82,6 +82,8 @@ export class HubSession {
     readonly cwd: string,
     readonly createdAt: string,
     interactive: InteractiveSession,
+    /** Offered by the host (`ITransportAdapter.attach`): clients use it, the hub never ends it. */
+    readonly hostOwned = false,
   ) {
     this.current = interactive;
     this.offBackground = this.listen(interactive);

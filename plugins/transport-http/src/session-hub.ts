@@ -258,7 +258,8 @@ export class SessionHub {
     // Not while the same id is being loaded or reopened: its store state belongs to the new copy.
     await this.gates.run(id, async () => {
       await this.unload(session);
-      if (!options.keep) await this.options.sessions.delete?.(id);
+      // A session the host offered is only taken away from the clients: the host keeps it and its transcript.
+      if (!options.keep && !session.hostOwned) await this.options.sessions.delete?.(id);
     });
   }
 
@@ -394,7 +395,8 @@ export class SessionHub {
     await Promise.all(
       sessions.map(async (session) => {
         session.stop();
-        await session.interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
+        // A session the host offered stays the host's: its turn is stopped, the session is not ended.
+        if (!session.hostOwned) await session.interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
       }),
     );
   }
@@ -567,7 +569,7 @@ export class SessionHub {
   private async unload(session: HubSession): Promise<void> {
     this.forget(session);
     session.stop();
-    await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+    if (!session.hostOwned) await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
   }
 
   /** Takes the session out of the hub (its approval route too). */
@@ -622,13 +624,13 @@ export class SessionHub {
     if (existing) return existing;
     const cwd = interactive.getSession().cwd;
     if (!this.roots.contains(cwd)) throw new HubError('cwd_not_allowed', 403, `The session works in ${cwd}, outside the allowed roots.`, 'cwd');
-    return this.adopt(owner, cwd, interactive);
+    return this.adopt(owner, cwd, interactive, new Date().toISOString(), true);
   }
 
-  private adopt(owner: string, cwd: string, interactive: InteractiveSession, createdAt = new Date().toISOString()): HubSession {
+  private adopt(owner: string, cwd: string, interactive: InteractiveSession, createdAt = new Date().toISOString(), hostOwned = false): HubSession {
     // The refusal holds for every later switch too (`/permissions`, a WebSocket command), not only at creation.
     if (this.options.allowBypassPermissions !== true) interactive.getSession().limitPermissionModes(CLIENT_MODES);
-    const session = new HubSession(interactive.getSessionId(), owner, cwd, createdAt, interactive);
+    const session = new HubSession(interactive.getSessionId(), owner, cwd, createdAt, interactive, hostOwned);
     this.live.set(session.id, session);
     const mine = this.liveByOwner.get(owner);
     if (mine) mine.add(session);

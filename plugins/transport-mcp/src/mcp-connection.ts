@@ -40,6 +40,8 @@ export interface McpConnectionOptions {
 
 interface OwnedSession {
   session: InteractiveSession;
+  /** Attached by the host (`adopt`): the connection serves it but never ends it. */
+  hostOwned: boolean;
   /** The MCP tool call running in the session, if any: permission asks go through it. */
   call: ApprovalCall | undefined;
   unroute: () => void;
@@ -95,15 +97,19 @@ export class McpConnection {
     return [...this.owned.keys()];
   }
 
-  /** Makes `session` (opened by the host) one of this connection's, as if it had opened it. */
+  /**
+   * Serves `session` (opened by the host) to this connection's client as one of its own. It stays
+   * the host's (`ITransportAdapter.attach`): closing the connection releases it without ending it,
+   * and it is never ended to make room.
+   */
   adopt(session: InteractiveSession): void {
     const id = session.getSessionId();
     if (this.owned.has(id)) return;
     if (!this.options.owners.claim(id, this)) throw new Error(`Session ${id} already belongs to another MCP connection.`);
-    this.own(session);
+    this.own(session, true);
   }
 
-  /** Ends every owned session (each is saved) and closes the server. Idempotent. */
+  /** Ends every session the connection opened (each is saved), releases the host's, and closes the server. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.options.onClose?.();
@@ -113,7 +119,7 @@ export class McpConnection {
         sessions.map(async (owned) => {
           owned.unroute();
           this.options.owners.release(owned.session.getSessionId(), this);
-          await owned.session.shutdown({ reason: 'other' }).catch(() => undefined);
+          if (!owned.hostOwned) await owned.session.shutdown({ reason: 'other' }).catch(() => undefined);
         }),
       );
       await this.server.close().catch(() => undefined);
@@ -240,7 +246,7 @@ export class McpConnection {
     const max = this.options.maxSessions ?? 16;
     if (this.owned.size < max) return undefined;
     for (const [id, owned] of this.owned) {
-      if (owned.call || owned.session.isExecuting()) continue;
+      if (owned.hostOwned || owned.call || owned.session.isExecuting()) continue;
       this.owned.delete(id);
       if (this.lastSessionId === id) this.lastSessionId = undefined;
       owned.unroute();
@@ -248,7 +254,7 @@ export class McpConnection {
       await owned.session.shutdown({ reason: 'other' }).catch(() => undefined);
       return undefined;
     }
-    return `This MCP session holds ${this.owned.size} sessions (at most ${max}), each running a turn; wait for one to finish, or stop one with the abort tool.`;
+    return `This MCP session holds ${this.owned.size} sessions (at most ${max}), each running a turn or attached by the host; wait for one to finish, or stop one with the abort tool.`;
   }
 
   private open(extra: { resumeSessionId?: string }): Promise<InteractiveSession> {
@@ -261,9 +267,9 @@ export class McpConnection {
     });
   }
 
-  private own(session: InteractiveSession): OwnedSession {
+  private own(session: InteractiveSession, hostOwned = false): OwnedSession {
     const id = session.getSessionId();
-    const owned: OwnedSession = { session, call: undefined, unroute: () => undefined };
+    const owned: OwnedSession = { session, hostOwned, call: undefined, unroute: () => undefined };
     const approvals = new McpApprovals({ server: this.server.server, currentCall: () => owned.call, timeoutMs: this.options.approvalTimeoutMs });
     owned.unroute = this.options.approvals.route(id, approvals);
     this.owned.set(id, owned);

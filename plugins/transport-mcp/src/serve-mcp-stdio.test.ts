@@ -14,10 +14,10 @@ afterEach(async () => {
 });
 
 describe('the MCP server transport over stdio', () => {
-  it('serves one client, continues a session the host attached, and saves it when stdin ends', async () => {
+  it('serves one client and continues a session the host attached, which stays the host’s when stdin ends', async () => {
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    host = await startMcpHost({ turns: [{ text: 'Attached and answering.' }], transport: { stdio: { stdin, stdout } } });
+    host = await startMcpHost({ turns: [{ text: 'Attached and answering.' }, { text: 'Still the host’s.' }], transport: { stdio: { stdin, stdout } } });
     const attached = new InteractiveSession({ kernel: host.kernel, cwd: host.dir });
     await attached.whenReady();
     host.mcp.attach(attached);
@@ -32,7 +32,9 @@ describe('the MCP server transport over stdio', () => {
     await host.mcp.whenStdioClosed();
     const stored = await host.kernel.get(SessionStore).load(attached.getSessionId());
     expect(stored?.messages.length).toBeGreaterThan(0);
-    await expect(attached.submit('again')).rejects.toThrow(/shut down/);
+    // The session stays the host's (ITransportAdapter.attach): the client leaving does not end it.
+    expect((await attached.submit('again'))!.response).toBe('Still the host’s.');
+    await attached.shutdown();
   });
 
   it('asks once for "allow for the rest of this session" and remembers it', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashToken } from '@tessera/plugin-transport-http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TransportContribution } from '@tessera/contracts';
+import { SessionStore, TransportContribution } from '@tessera/contracts';
 import { createKernel, InteractiveSession } from '@tessera/kernel';
 import type { HttpTransport } from '@tessera/plugin-transport-http';
 import { ApprovalRouter, type HostedTransport } from '@tessera/session-hub';
@@ -50,9 +50,22 @@ describe('serverPreset / createTesseraServer', () => {
         await outside.whenReady();
         expect(() => http.attach(outside)).toThrow(expect.objectContaining({ code: 'cwd_not_allowed' }));
         await outside.shutdown();
+        // A client's DELETE of a session the host attached only takes it away from the clients.
+        const lent = new InteractiveSession({ kernel, cwd: dir });
+        await lent.whenReady();
+        await lent.setName('lent');
+        http.attach(lent);
+        expect((await fetch(`${url}/v1/sessions/${lent.getSessionId()}`, { method: 'DELETE', headers: { authorization: 'Bearer secret-token' } })).status).toBe(204);
+        expect((await fetch(`${url}/v1/sessions/${lent.getSessionId()}`, { headers: { authorization: 'Bearer secret-token' } })).status).toBe(404);
+        expect(typeof (await lent.submit('still yours?'))!.response).toBe('string');
+        expect(await kernel.get(SessionStore).load(lent.getSessionId())).toBeDefined();
+        await lent.shutdown();
       } finally {
         await http.stop();
       }
+      // Stopping the transport leaves the host's session open (ITransportAdapter.attach).
+      expect(typeof (await mine.submit('hello after stop'))!.response).toBe('string');
+      await mine.shutdown();
     } finally {
       await kernel.shutdown();
     }
