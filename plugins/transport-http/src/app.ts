@@ -175,7 +175,8 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
   app.use('*', (c, next) => (nodeBindings(c) && !c.req.path.startsWith('/mcp') ? next() : limitBody(c, next)));
   const parseBody = <T extends z.ZodType>(c: Context, schema: T) => parseBodyWithin(c, schema, maxBodyBytes);
 
-  app.get('/health', (c) => c.json({ ok: true, sessions: hub.size }));
+  // No counts: the route needs no token, and how many sessions every client holds is nobody's business.
+  app.get('/health', (c) => c.json({ ok: true }));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
 
   const authenticate = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>): Promise<Response | void> => {
