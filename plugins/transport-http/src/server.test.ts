@@ -1,8 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultChatTransport, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage } from 'ai';
 import WebSocket from 'ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ApprovalRouter, type SessionCluster } from '@tessera/session-hub';
+import { hashToken, TokenAuth } from './auth.js';
+import { startServer } from './serve.js';
+import { SessionHub } from './session-hub.js';
 import { readSse, removeRoot, startServerHarness, TOKEN_A, TOKEN_B, type ServerHarness } from './server.test-helper.js';
 
 let harness: ServerHarness | undefined;
@@ -334,14 +339,52 @@ describe('HTTP transport: sessions', () => {
       [`/v1/sessions/${id}/permissions/req-1`, { method: 'POST', json: { decision: 'allow' } }],
       [`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'help' } }],
       [`/v1/sessions/${id}`, { method: 'DELETE' }],
+      [`/v1/sessions/${id}?keep=true`, { method: 'DELETE' }],
+      [`/v1/sessions/${id}/chat/${id}/stream`, {}],
       ['/v1/sessions', { method: 'POST', json: { resume: id } }],
     ];
     for (const [path, init] of attempts) {
       const response = await h.request(path, { ...init, token: TOKEN_B });
       expect({ path, method: init.method ?? 'GET', status: response.status }).toEqual({ path, method: init.method ?? 'GET', status: 404 });
     }
+    // A socket opened with bob's token in the query (as a browser does) cannot watch or leave alice's session either.
+    const bob = new WebSocket(`${h.server.url.replace('http', 'ws')}/v1/ws?token=${TOKEN_B}`);
+    const frames: Array<Record<string, unknown>> = [];
+    bob.on('message', (data) => frames.push(JSON.parse(String(data)) as Record<string, unknown>));
+    await new Promise((resolve) => bob.once('open', resolve));
+    for (const type of ['subscribe', 'unsubscribe']) bob.send(JSON.stringify({ type, sessionId: id }));
+    await vi.waitFor(() => expect(frames.filter((frame) => frame.type === 'result')).toHaveLength(2));
+    expect(frames.find((frame) => frame.request === 'subscribe')).toMatchObject({ ok: false, error: { code: 'session_not_found' } });
+    // Unsubscribing touches only this socket's own subscriptions: the same answer for any id, so it tells nothing.
+    expect(frames.find((frame) => frame.request === 'unsubscribe')).toMatchObject({ ok: true });
+    bob.close();
     expect(((await (await h.request('/v1/sessions', { token: TOKEN_B })).json()) as { sessions: unknown[] }).sessions).toEqual([]);
     expect((await h.request(`/v1/sessions/${id}`)).status).toBe(200);
+  });
+
+  it('a failing session factory is internal_error (500); a failing shared store is store_unavailable (503); neither stops the server', async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'tessera-http-failures-')));
+    const failing = async (): Promise<never> => {
+      throw new Error('the store is unplugged');
+    };
+    // Every cluster call fails, as when Redis is down.
+    const cluster = new Proxy({}, { get: () => failing }) as unknown as SessionCluster;
+    const hubs = [
+      new SessionHub({ sessions: { open: failing, list: failing }, approvals: new ApprovalRouter(), allowedRoots: [root] }),
+      new SessionHub({ sessions: { open: failing, list: failing }, approvals: new ApprovalRouter(), allowedRoots: [root], cluster }),
+    ];
+    const servers = await Promise.all(hubs.map((hub) => startServer({ hub, auth: new TokenAuth([{ id: 'alice', sha256: hashToken(TOKEN_A) }]), websocket: false })));
+    const call = (index: number, path: string, init: RequestInit = {}) => fetch(`${servers[index]!.url}${path}`, { ...init, headers: { authorization: `Bearer ${TOKEN_A}`, 'content-type': 'application/json' } });
+    try {
+      expect(await errorOf(await call(0, '/v1/sessions', { method: 'POST', body: '{}' }))).toMatchObject({ status: 500, code: 'internal_error', message: expect.stringContaining('the store is unplugged') });
+      expect(await errorOf(await call(1, '/v1/sessions/some-stored-id'))).toMatchObject({ status: 503, code: 'store_unavailable', message: expect.stringContaining('Retry') });
+      expect(await errorOf(await call(1, '/v1/sessions'))).toMatchObject({ status: 503, code: 'store_unavailable' });
+      // Still serving.
+      expect((await fetch(`${servers[0]!.url}/health`)).status).toBe(200);
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('serves the OpenAPI document generated from the body schemas', async () => {
