@@ -5,7 +5,7 @@ export const createSessionBody = z.strictObject({
   cwd: z.string().min(1).max(4096).optional(),
   name: z.string().min(1).max(200).optional(),
   model: z.string().min(1).max(200).optional(),
-  permissionMode: z.string().min(1).max(40).optional(),
+  permissionMode: z.string().min(1).max(40).optional().describe('default, acceptEdits or plan; bypassPermissions only when the server allows it'),
   /** A stored session's id: resume it (its owner only). */
   resume: z.string().min(1).max(128).optional(),
 });
@@ -41,7 +41,7 @@ export const chatBody = z.looseObject({
     )
     .min(1)
     .max(10_000),
-});
+}).describe("useChat's request; unlike the other bodies, unknown fields are accepted (the app's own `body` fields come along)");
 
 /** Client → server WebSocket messages. */
 export const wsMessage = z.discriminatedUnion('type', [

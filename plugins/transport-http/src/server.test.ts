@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApprovalRouter, type SessionCluster } from '@tessera/session-hub';
 import { hashToken, TokenAuth } from './auth.js';
+import { createServerApp } from './app.js';
 import { startServer } from './serve.js';
 import { SessionHub } from './session-hub.js';
 import { readSse, removeRoot, startServerHarness, TOKEN_A, TOKEN_B, type ServerHarness } from './server.test-helper.js';
@@ -395,6 +396,18 @@ describe('HTTP transport: sessions', () => {
     expect(Object.keys(create.properties!)).toEqual(['cwd', 'name', 'model', 'permissionMode', 'resume']);
     expect(create.additionalProperties).toBe(false);
     expect(Object.keys(document.paths)).toContain('/v1/sessions/{id}/chat');
+    // Every route the app serves is in the document, with that method; every /v1 route lists the errors any of them can give.
+    const app = createServerApp({ hub: h.hub, auth: new TokenAuth([]), mcpHandler: async () => new Response(null) });
+    const served = app.routes.filter((route) => !route.path.includes('*') && route.method !== 'OPTIONS');
+    expect(served.length).toBeGreaterThan(12);
+    for (const route of served) {
+      const path = route.path.replace(/:(\w+)/g, '{$1}');
+      const method = route.method === 'ALL' ? 'post' : route.method.toLowerCase();
+      expect(document.paths[path]?.[method], `${route.method} ${route.path}`).toBeDefined();
+      const responses = (document.paths[path]![method] as { responses: Record<string, unknown> }).responses;
+      if (path.startsWith('/v1/')) expect(Object.keys(responses), path).toEqual(expect.arrayContaining(['401', '429', '500', '503']));
+      if ((document.paths[path]![method] as { requestBody?: unknown }).requestBody) expect(Object.keys(responses), path).toEqual(expect.arrayContaining(['400', '413']));
+    }
   });
 });
 
