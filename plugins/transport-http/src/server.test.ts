@@ -634,6 +634,29 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     expect(text.length).toBeLessThan(2_000_000);
   });
 
+  it('a WebSocket watcher that stops reading is closed (1008) past the bound; the turn goes on to its end', async () => {
+    const big = 'z'.repeat(16_000);
+    const h = await start({ server: { maxBufferedBytes: 64 * 1024, abortOnDisconnect: false }, turns: [{ text: Array.from({ length: 1000 }, () => big) }] });
+    const { id } = await createSession(h);
+    const slow = await connectWs(h, TOKEN_A);
+    slow.socket.send(JSON.stringify({ type: 'subscribe', sessionId: id }));
+    expect(await slow.result('subscribe')).toMatchObject({ ok: true });
+    const closed = new Promise<number>((resolve) => slow.socket.once('close', resolve));
+    // Stop reading the socket: 16 MB of parts are produced meanwhile, more than loopback's socket buffers hold.
+    (slow.socket as unknown as { pause(): void }).pause();
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'flood' } });
+    const deadline = Date.now() + 10_000;
+    while (h.hub.get('alice', id).summary().running && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(h.hub.get('alice', id).summary().running).toBe(false);
+    const chunks = h.hub.get('alice', id).turn!.chunks;
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
+    expect(chunks.some((chunk) => chunk.type === 'abort')).toBe(false);
+    (slow.socket as unknown as { resume(): void }).resume();
+    expect(await closed).toBe(1008);
+    expect(slow.frames.filter((frame) => frame.type === 'chunk').length).toBeLessThan(1000);
+    await response.body?.cancel();
+  });
+
   it('keep-alives sent while the socket is backed up never strand the stream: the reader that catches up gets every part and [DONE]', async () => {
     const big = 'y'.repeat(16_000);
     const h = await start({ server: { keepAliveMs: 5, maxBufferedBytes: 256 * 1024 * 1024 }, turns: [{ text: Array.from({ length: 600 }, () => big) }] });
