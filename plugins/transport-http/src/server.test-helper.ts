@@ -11,6 +11,7 @@ import { builtinTools } from '@tessera/plugin-tools';
 import { testPreset } from '@tessera/preset-test';
 import { ApprovalRouter, kernelSessionFactory, type SessionFactory } from '@tessera/session-hub';
 import { backgroundRuntime } from '@tessera/plugin-background';
+import { contextWindow } from '@tessera/plugin-context-window';
 import { hashToken } from './auth.js';
 import { startServer, type RunningServer, type StartServerOptions } from './serve.js';
 import { SessionHub, type SessionHubOptions } from './session-hub.js';
@@ -40,6 +41,8 @@ export async function startServerHarness(options: {
   hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner' | 'allowBypassPermissions' | 'externalTurns' | 'hostCommands'>;
   /** Compose the in-process background runtime (Bash run_in_background). */
   background?: boolean;
+  /** Compose the context tracker: sessions report context usage (`context_update`). */
+  contextWindow?: boolean;
 } = {}): Promise<ServerHarness> {
   const root = options.root ?? realpathSync(mkdtempSync(join(tmpdir(), 'tessera-server-')));
   const workspace = join(root, 'project');
@@ -55,6 +58,7 @@ export async function startServerHarness(options: {
         ...builtinTools(),
         ...builtinCommands(),
         ...(options.background ? [backgroundRuntime({ shell: { logDir: join(root, 'logs'), killGraceMs: 200 } })] : []),
+        ...(options.contextWindow ? [contextWindow()] : []),
       ],
     }),
   });

@@ -620,6 +620,24 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     expect(await errorOf(await h.request(`/v1/sessions/${id}/chat/${id}/stream`, { token: TOKEN_B }))).toMatchObject({ status: 404 });
   });
 
+  it('a session that tracks its context window streams its usage as transient data-tessera-context parts', async () => {
+    const h = await start({ contextWindow: true, turns: [{ text: 'Measured.' }] });
+    const { id } = await createSession(h);
+    const parts = (await readSse(await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'how full is it?' } })))
+      .filter((data) => data.startsWith('{'))
+      .map((data) => JSON.parse(data) as { type: string; id?: string; transient?: boolean; data?: { usedTokens: number; maxTokens: number; usedPercentage: number } });
+    const context = parts.filter((part) => part.type === 'data-tessera-context');
+    expect(context.length).toBeGreaterThan(0);
+    for (const part of context) {
+      expect(part).toMatchObject({ id: 'context', transient: true });
+      expect(part.data!.maxTokens).toBeGreaterThan(0);
+      expect(part.data!.usedTokens).toBeGreaterThan(0);
+      expect(part.data!.usedPercentage).toBeCloseTo((part.data!.usedTokens / part.data!.maxTokens) * 100, 0);
+    }
+    // Before the finish, so a client shows it with the answer.
+    expect(parts.findIndex((part) => part.type === 'data-tessera-context')).toBeLessThan(parts.findIndex((part) => part.type === 'finish'));
+  });
+
   it('a slow reader cannot grow the server’s memory: past the bound its stream ends, the turn goes on', async () => {
     const big = 'x'.repeat(4000);
     const h = await start({ server: { maxBufferedBytes: 64 * 1024 }, turns: [{ text: Array.from({ length: 600 }, () => big) }] });
