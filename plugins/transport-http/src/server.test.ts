@@ -620,6 +620,19 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     expect(await errorOf(await h.request(`/v1/sessions/${id}/chat/${id}/stream`, { token: TOKEN_B }))).toMatchObject({ status: 404 });
   });
 
+  it('a tool call that fails streams tool-output-error with the reason, and the AI SDK reads it as an errored tool part', async () => {
+    let missing = '';
+    const h = await start({ allow: ['Read'], turns: (request) => (request.index === 0 ? { toolCalls: [{ name: 'Read', input: { file_path: missing } }] } : { text: 'It is not there.' }) });
+    missing = join(h.workspace, 'nowhere.txt');
+    const { id } = await createSession(h);
+    const response = await h.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'read nowhere.txt' } });
+    const message = await readWithAiSdk(response);
+    const tool = message.parts.find((part) => part.type === 'tool-Read') as { state: string; errorText?: string } | undefined;
+    expect(tool).toMatchObject({ state: 'output-error' });
+    expect(tool!.errorText).toContain('not_found');
+    expect((message.parts.find((part) => part.type === 'text') as { text: string }).text).toBe('It is not there.');
+  });
+
   it('a session that tracks its context window streams its usage as transient data-tessera-context parts', async () => {
     const h = await start({ contextWindow: true, turns: [{ text: 'Measured.' }] });
     const { id } = await createSession(h);
