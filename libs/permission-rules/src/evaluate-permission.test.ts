@@ -167,6 +167,12 @@ describe('evaluatePermission: modes', () => {
     expect(evaluatePermission('Edit', git, 'default', { allow: ['Edit'] }, { cwd })).toBe('approve');
     expect(evaluatePermission('Edit', git, 'bypassPermissions', {}, { cwd })).toBe('auto');
     expect(evaluatePermission('Edit', { file_path: join(cwd, '.claude', 'worktrees', 'a') }, 'acceptEdits', {}, { cwd })).toBe('auto');
+    // Tessera's own project folder holds permission rules, hooks and checkpoint manifests: never edited unasked.
+    for (const file of [join(cwd, '.tessera', 'settings.json'), join(cwd, '.tessera', 'settings.local.json'), join(cwd, '.tessera', 'checkpoints', 's', '9999-x', 'manifest.json'), join(cwd, 'sub', '.tessera', 'commands', 'c.md')]) {
+      expect(evaluatePermission('Write', { file_path: file }, 'acceptEdits', {}, { cwd }), file).toBe('approve');
+      expect(evaluatePermission('Edit', { file_path: file }, 'default', { allow: ['Edit'] }, { cwd }), file).toBe('approve');
+    }
+    expect(evaluatePermission('Write', { file_path: join(cwd, '.tesseract', 'x') }, 'acceptEdits', {}, { cwd })).toBe('auto');
   });
 });
 

@@ -46,7 +46,13 @@ export interface PermissionExplanation extends PermissionVerdict {
 }
 
 const FS_COMMANDS = new Set(['mkdir', 'touch', 'mv', 'cp']);
-const PROTECTED = /(?:^|\/)(?:\.git|\.vscode|\.idea|\.husky)(?:\/|$)|(?:^|\/)\.claude(?:\/(?!worktrees(?:\/|$))|$)|(?:^|\/)(?:\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.profile|\.zshrc|\.zprofile|\.zshenv|\.zlogin|\.npmrc|\.mcp\.json|\.gitconfig|\.gitmodules)$/i;
+/**
+ * Paths whose edits always need approval outside bypass mode: version control, editor and hook
+ * folders, the agents' own settings (`.claude/`, `.tessera/`: permission rules, hooks, commands,
+ * checkpoints), shell start-up files and MCP server lists. A model that could edit them
+ * unasked could grant itself anything.
+ */
+const PROTECTED = /(?:^|\/)(?:\.git|\.vscode|\.idea|\.husky|\.tessera)(?:\/|$)|(?:^|\/)\.claude(?:\/(?!worktrees(?:\/|$))|$)|(?:^|\/)(?:\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.profile|\.zshrc|\.zprofile|\.zshenv|\.zlogin|\.npmrc|\.mcp\.json|\.gitconfig|\.gitmodules)$/i;
 
 /**
  * `auto` (run), `approve` (ask the user) or `deny`. Order: deny rules, ask rules, allow

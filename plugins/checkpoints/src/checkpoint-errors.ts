@@ -71,3 +71,13 @@ export class CheckpointRestoreError extends TesseraError {
     );
   }
 }
+
+/** A checkpoint lists a file outside the session's workspace: restore refuses the whole range. */
+export class CheckpointOutsideWorkspaceError extends TesseraError {
+  constructor(checkpointId: string, path: string, roots: readonly string[]) {
+    super(
+      `Checkpoint ${checkpointId} lists ${path}, which is outside the session's workspace (${roots.join(', ')}). Tessera never captures such a file, so the checkpoint was changed by something else; nothing was restored. Delete that checkpoint's directory (and every later one) to drop it.`,
+      { code: 'checkpoint_outside_workspace', category: 'validation', recoverable: false, details: { checkpointId, path, roots: [...roots] } },
+    );
+  }
+}

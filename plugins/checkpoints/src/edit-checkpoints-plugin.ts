@@ -1,4 +1,4 @@
-import { Clock, describeError, EditCheckpoints, SandboxPaths, systemClock, type PreToolUseDecision, type SessionServices } from '@tessera/contracts';
+import { Clock, describeError, EditCheckpoints, SandboxPaths, systemClock, WorkspaceGrants, type PreToolUseDecision, type SessionServices } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, Stage, type Plugin } from '@tessera/kernel';
 import { editTargetOf } from './edit-target.js';
 import { FileEditCheckpoints } from './file-edit-checkpoints.js';
@@ -43,12 +43,20 @@ export function editCheckpoints(options: EditCheckpointsOptions = {}): Plugin {
   return definePlugin({
     name: EDIT_CHECKPOINTS_PLUGIN_NAME,
     provides: [EditCheckpoints],
-    optional: [Clock, SandboxPaths],
+    optional: [Clock, SandboxPaths, WorkspaceGrants],
     register({ bind, hooks }) {
       bind(EditCheckpoints)
         .toResolvedValue(
-          (kernelClock: Clock | undefined) => new FileEditCheckpoints({ ...(root === undefined ? {} : { root }), clock: clock ?? kernelClock ?? systemClock }),
-          [{ serviceIdentifier: Clock, optional: true }],
+          (kernelClock: Clock | undefined, grants: WorkspaceGrants | undefined) =>
+            new FileEditCheckpoints({
+              ...(root === undefined ? {} : { root }),
+              clock: clock ?? kernelClock ?? systemClock,
+              ...(grants === undefined ? {} : { additionalDirectories: (cwd: string) => grants.additionalDirectories(cwd) }),
+            }),
+          [
+            { serviceIdentifier: Clock, optional: true },
+            { serviceIdentifier: WorkspaceGrants, optional: true },
+          ],
         )
         .inSingletonScope()
         .onDeactivation((checkpoints) => (checkpoints as FileEditCheckpoints).close());

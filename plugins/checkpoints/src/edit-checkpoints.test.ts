@@ -259,6 +259,55 @@ describe('editCheckpoints: turns, capture and restore', () => {
     expect(await read('a.txt')).toBe('b\n');
   });
 
+  it('refuses a manifest edited to name files outside the workspace (a planted later checkpoint too): nothing is written or deleted', async () => {
+    const outside = await tempWorkspace();
+    try {
+      const victim = join(outside.dir, 'victim.txt');
+      const doomed = join(outside.dir, 'doomed.txt');
+      await writeFile(victim, 'precious\n');
+      await writeFile(doomed, 'keep me\n');
+      await writeFile(file('a.txt'), 'a\n');
+      const { session, checkpoints, prompt } = await checkpointedSession([
+        ...toolTurn({ name: 'Read', input: { file_path: file('a.txt') } }, { name: 'Write', input: { file_path: file('a.txt'), content: 'b\n' } }),
+        ...toolTurn({ name: 'Write', input: { file_path: file('c.txt'), content: 'c\n' } }),
+      ]);
+      const first = await prompt('change a');
+      const second = await prompt('create c');
+      // What a program that can write the project's .tessera/ could plant in the later checkpoint.
+      const manifestFile = join(dir, '.tessera', 'checkpoints', session.sessionId, second.id, 'manifest.json');
+      const manifest = JSON.parse(await readFile(manifestFile, 'utf8'));
+      manifest.files.push({ path: victim, existed: true, snapshot: '0001' }, { path: doomed, existed: false });
+      await mkdir(join(dir, '.tessera', 'checkpoints', session.sessionId, second.id, 'files'), { recursive: true });
+      await writeFile(join(dir, '.tessera', 'checkpoints', session.sessionId, second.id, 'files', '0001'), 'overwritten\n');
+      await writeFile(manifestFile, JSON.stringify(manifest));
+      await expect(checkpoints.restore(session.sessionId, first.id)).rejects.toMatchObject({ code: 'checkpoint_outside_workspace', details: { path: victim } });
+      expect(await readFile(victim, 'utf8')).toBe('precious\n');
+      expect(await readFile(doomed, 'utf8')).toBe('keep me\n');
+      // Nothing inside was touched either: the refusal comes before the first file.
+      expect(await read('a.txt')).toBe('b\n');
+      expect(await read('c.txt')).toBe('c\n');
+    } finally {
+      await outside.cleanup();
+    }
+  });
+
+  it('does not capture a file outside the workspace: no copy of it lands in the project', async () => {
+    const outside = await tempWorkspace();
+    try {
+      const secret = join(outside.dir, 'id_rsa');
+      await writeFile(secret, 'PRIVATE KEY\n');
+      const { session, checkpoints, prompt } = await checkpointedSession(toolTurn({ name: 'Write', input: { file_path: secret, content: 'x' } }));
+      const turn = await prompt('overwrite the key');
+      expect((await checkpoints.list(session.sessionId)).at(-1)).toMatchObject({ id: turn.id, fileCount: 0 });
+      // The Write itself is refused by the tool (outside the workspace), and no pre-image was kept.
+      expect(await readFile(secret, 'utf8')).toBe('PRIVATE KEY\n');
+      const files = join(dir, '.tessera', 'checkpoints', session.sessionId, turn.id, 'files');
+      expect(existsSync(files) ? await readdir(files) : []).toEqual([]);
+    } finally {
+      await outside.cleanup();
+    }
+  });
+
   it('keeps checkpoints under root when one is given', async () => {
     const root = join(dir, 'store');
     kernel = await kernelWith([], [editCheckpoints({ root })]);

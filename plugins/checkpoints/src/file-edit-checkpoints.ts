@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { copyFile, lstat, mkdir, open, realpath, rm, type FileHandle } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import {
   assertValidSessionId,
   TesseraError,
@@ -14,6 +14,7 @@ import {
 } from '@tessera/contracts';
 import {
   CheckpointNotFoundError,
+  CheckpointOutsideWorkspaceError,
   CheckpointRestoreBusyError,
   CheckpointRestoreError,
   CheckpointSessionUnknownError,
@@ -43,6 +44,11 @@ export interface FileEditCheckpointsOptions {
   /** The directory that holds `.tessera/checkpoints/`; default: each session's cwd. */
   root?: string;
   clock: Clock;
+  /**
+   * Directories a session may edit besides its cwd (`permissions.additionalDirectories`, from
+   * `WorkspaceGrants`). Capture and restore stay inside the cwd and these, as the file tools do.
+   */
+  additionalDirectories?: (cwd: string) => readonly string[];
 }
 
 /** The turn a session is running now. */
@@ -73,6 +79,7 @@ interface OpenTurn {
 export class FileEditCheckpoints implements EditCheckpoints {
   readonly #root: string | undefined;
   readonly #clock: Clock;
+  readonly #additionalDirectories: ((cwd: string) => readonly string[]) | undefined;
   readonly #open = new Map<string, OpenTurn>();
   readonly #workspaces = new Map<string, string>();
   /** beginTurn, finalizeTurn and restore of one session run one at a time. */
@@ -81,6 +88,18 @@ export class FileEditCheckpoints implements EditCheckpoints {
   constructor(options: FileEditCheckpointsOptions) {
     this.#root = options.root === undefined ? undefined : resolve(options.root);
     this.#clock = options.clock;
+    this.#additionalDirectories = options.additionalDirectories;
+  }
+
+  /**
+   * The real paths a session's files may be captured from and restored to: its cwd and the
+   * granted directories, as the file tools' workspace. Never anything a manifest says.
+   */
+  async #workspaceRoots(sessionId: string): Promise<string[]> {
+    const cwd = this.#workspaces.get(sessionId) ?? this.#root;
+    if (cwd === undefined) throw new CheckpointSessionUnknownError(sessionId);
+    const listed = [cwd, ...(this.#additionalDirectories?.(cwd) ?? []).map((directory) => resolve(cwd, directory))];
+    return Promise.all([...new Set(listed)].map((root) => realTarget(root)));
   }
 
   /** Records where a session works, so its checkpoints can be listed before its first turn. */
@@ -211,6 +230,13 @@ export class FileEditCheckpoints implements EditCheckpoints {
       const range = ids.filter((id) => sequenceOf(id) >= sequence);
       const manifests = await Promise.all(range.map((id) => this.#manifest(sessionId, directory, id)));
       const plan = restorePlan(manifests);
+      // A manifest is a file in the project, which other programs can change: every path it
+      // names must still land inside the workspace (symbolic links resolved) before anything is written.
+      const roots = await this.#workspaceRoots(sessionId);
+      for (const { manifest, file } of plan) {
+        const target = await realTarget(resolve(file.path));
+        if (!roots.some((root) => inside(target, root))) throw new CheckpointOutsideWorkspaceError(manifest.id, file.path, roots);
+      }
       // Every pre-image is checked before the first file is touched.
       for (const { manifest, file } of plan) {
         if (file.existed && !(await snapshotAvailable(join(directory, manifest.id), file))) {
@@ -246,6 +272,10 @@ export class FileEditCheckpoints implements EditCheckpoints {
   async #captureNow(turn: OpenTurn, path: string): Promise<void> {
     const target = await realTarget(resolve(path));
     if (turn.captured.has(target)) return;
+    // Outside the workspace the file tools refuse to write, so there is nothing to keep; copying
+    // the file into the project's checkpoints would put it where the model can read it.
+    const roots = await this.#workspaceRoots(turn.manifest.sessionId);
+    if (!roots.some((root) => inside(target, root))) return;
     const found = await statIfPresent(target);
     // Directories, FIFOs and devices: the file tools refuse them, so there is nothing to keep.
     if (found !== undefined && !found.isFile()) return;
@@ -325,4 +355,10 @@ export class FileEditCheckpoints implements EditCheckpoints {
     });
     return run;
   }
+}
+
+/** `path` is `root` or below it (both real, absolute). */
+function inside(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }

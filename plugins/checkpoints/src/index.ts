@@ -5,6 +5,7 @@ export type { FileEditCheckpointsOptions } from './file-edit-checkpoints.js';
 export {
   CheckpointManifestError,
   CheckpointNotFoundError,
+  CheckpointOutsideWorkspaceError,
   CheckpointRestoreBusyError,
   CheckpointRestoreError,
   CheckpointSessionUnknownError,
