@@ -614,13 +614,26 @@ describe('stream-json input and the control protocol', () => {
 
     // A second turn on the same process, then EOF ends it cleanly.
     cli.send({ type: 'control_request', request_id: 'mode_1', request: { subtype: 'set_permission_mode', mode: 'acceptEdits' } });
+    // bypassPermissions only with --allow-dangerously-skip-permissions, as Claude Code.
+    cli.send({ type: 'control_request', request_id: 'mode_2', request: { subtype: 'set_permission_mode', mode: 'bypassPermissions' } });
     cli.send({ type: 'control_request', request_id: 'bad_1', request: { subtype: 'no_such_thing' } });
     cli.send(user('again'));
     cli.end();
     expect(await cli.exit).toBe(0);
     expect(cli.seen.filter((message) => message.type === 'result')).toHaveLength(2);
     expect(cli.seen.find((message) => message.type === 'control_response' && message.response.request_id === 'mode_1')?.response).toMatchObject({ subtype: 'success', response: { mode: 'acceptEdits' } });
+    expect(cli.seen.find((message) => message.type === 'control_response' && message.response.request_id === 'mode_2')?.response).toMatchObject({ subtype: 'error', error: expect.stringContaining('--allow-dangerously-skip-permissions') });
     expect(cli.seen.find((message) => message.type === 'control_response' && message.response.request_id === 'bad_1')?.response).toMatchObject({ subtype: 'error', error: expect.stringContaining('no_such_thing') });
+  }, 60_000);
+
+  it('with --allow-dangerously-skip-permissions a host may switch to bypassPermissions', async () => {
+    const cli = host(['--allow-dangerously-skip-permissions'], () => undefined);
+    cli.send(user('hello'));
+    await cli.waitFor((message) => message.type === 'result');
+    cli.send({ type: 'control_request', request_id: 'mode_1', request: { subtype: 'set_permission_mode', mode: 'bypassPermissions' } });
+    cli.end();
+    expect(await cli.exit).toBe(0);
+    expect(cli.seen.find((message) => message.type === 'control_response' && message.response.request_id === 'mode_1')?.response).toMatchObject({ subtype: 'success', response: { mode: 'bypassPermissions' } });
   }, 60_000);
 
   it('a deny answer reaches the model as the tool result; a host that never answers is cancelled and refused', async () => {

@@ -179,6 +179,11 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   }
 
   const session = interactive.getSession();
+  // As Claude Code: a stream-json client (set_permission_mode, a setMode update) may switch to
+  // bypassPermissions only when the command line opted in or the session started in it.
+  if (!flags.dangerouslySkipPermissions && !flags.allowDangerouslySkipPermissions && session.getPermissionMode() !== 'bypassPermissions') {
+    session.limitPermissionModes(PERMISSION_MODES.filter((mode) => mode !== 'bypassPermissions'));
+  }
   host.attach(session);
   const listings = await hostListings(kernel, interactive);
   host.kernel = kernel;
@@ -787,7 +792,8 @@ class HostBridge {
       if (!isRecord(update)) continue;
       if (update.type === 'setMode' && typeof update.mode === 'string') {
         const mode = parsePermissionMode(update.mode);
-        if (mode) this.session?.setPermissionMode(mode);
+        // A mode the session refuses (bypassPermissions without the opt-in flag) is not applied.
+        if (mode && this.session?.allowsPermissionMode(mode)) this.session.setPermissionMode(mode);
         continue;
       }
       const rules = Array.isArray(update.rules) ? update.rules.filter(isRecord).map((rule) => (typeof rule.ruleContent === 'string' ? `${String(rule.toolName)}(${rule.ruleContent})` : String(rule.toolName))) : [];
@@ -846,6 +852,10 @@ class HostBridge {
           const mode = parsePermissionMode(request.mode);
           if (mode === undefined) {
             this.control.respondError(requestId, `Invalid permission mode ${JSON.stringify(request.mode)}; use one of ${PERMISSION_MODES.join(', ')}.`, 'invalid_request');
+            return;
+          }
+          if (!session.allowsPermissionMode(mode)) {
+            this.control.respondError(requestId, `Permission mode ${mode} is not allowed in this session: start tessera with --allow-dangerously-skip-permissions (or --dangerously-skip-permissions) to switch to it.`, 'invalid_request');
             return;
           }
           session.setPermissionMode(mode);
