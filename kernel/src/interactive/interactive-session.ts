@@ -602,10 +602,12 @@ export class InteractiveSession {
   /**
    * Runs a slash command (`compact`, `/compact`); `null` when no composed module has it. A
    * skill name (`/deploy staging`) runs the composed `skills` command with `deploy staging`.
+   * `invocation` says who asks: the user (`user-slash`, the default) or a model through a tool
+   * (`model-tool`: an MCP client's `command_*` call); commands keep user-only actions from the latter.
    */
-  async executeCommand(name: string, args = ''): Promise<ICommandResult | null> {
+  async executeCommand(name: string, args = '', options: { invocation?: 'user-slash' | 'model-tool' } = {}): Promise<ICommandResult | null> {
     const session = await this.ready;
-    return this.runCommand(session, name, args, 'user-slash');
+    return this.runCommand(session, name, args, options.invocation ?? 'user-slash');
   }
 
   private async runCommand(session: Session, name: string, args: string, invocation: 'user-slash' | 'model-tool'): Promise<ICommandResult | null> {

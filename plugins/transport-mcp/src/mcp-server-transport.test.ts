@@ -5,6 +5,8 @@ import type { ToolResultBlock } from '@tessera/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventOf, startMcpHost, textOf, type McpHost } from './mcp-server.test-helper.js';
 import type { PromptOutput } from './mcp-tool-schemas.js';
+import { commandModulePlugin } from '@tessera/plugin-commands';
+import type { ISystemCommand } from '@tessera/contracts';
 
 let host: McpHost | undefined;
 afterEach(async () => {
@@ -210,5 +212,15 @@ describe('the MCP server transport over Streamable HTTP', () => {
     expect(textOf(result)).toContain(`Session: ${sessionId}`);
     expect(textOf(result)).toMatch(/context/i);
     expect(host.opened).toHaveLength(1);
+  });
+
+  it('runs command tools as a model asks, not as the user typing: user-only actions stay refused', async () => {
+    const whoAsks: ISystemCommand = { name: 'whoasks', description: 'Says who invoked it', modelInvocable: true, safety: 'read-only', lifecycle: 'inline', execute: (context) => ({ success: true, message: `invoked by ${context.invocation}` }) };
+    host = await startMcpHost({ turns: [{ text: 'Hi.' }], plugins: [commandModulePlugin('whoasks', [whoAsks])] });
+    const client = await host.client();
+    await client.callTool({ name: 'prompt', arguments: { prompt: 'hi' } });
+    expect(textOf(await client.callTool({ name: 'command_whoasks', arguments: {} }))).toContain('invoked by model-tool');
+    // /reset is the user's alone; it is not even offered as a tool.
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('command_reset');
   });
 });

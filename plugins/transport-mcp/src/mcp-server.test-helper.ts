@@ -11,7 +11,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema, type ElicitResult, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { ApprovalHandler, CommandContribution, Provider } from '@tessera/contracts';
-import { createKernel, definePlugin, InteractiveSession, SystemCommandExecutor, type Kernel } from '@tessera/kernel';
+import { createKernel, definePlugin, InteractiveSession, SystemCommandExecutor, type Kernel, type Plugin } from '@tessera/kernel';
 import { builtinCommands } from '@tessera/plugin-commands';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
 import type { ScriptedProvider, ScriptedProviderOptions } from '@tessera/plugin-provider-scripted';
@@ -43,7 +43,7 @@ export interface McpHost {
  * composed as the approval handler, and a `SessionFactory` over it.
  */
 export async function startMcpHost(
-  options: { turns?: ScriptedProviderOptions['turns']; rules?: { allow?: string[]; ask?: string[] }; transport?: Partial<McpServerTransportOptions>; handler?: McpHttpHandlerOptions; owner?: string } = {},
+  options: { turns?: ScriptedProviderOptions['turns']; rules?: { allow?: string[]; ask?: string[] }; transport?: Partial<McpServerTransportOptions>; handler?: McpHttpHandlerOptions; owner?: string; plugins?: Plugin[] } = {},
 ): Promise<McpHost> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'tessera-mcp-')));
   const approvals = new ApprovalRouter();
@@ -55,6 +55,7 @@ export async function startMcpHost(
         definePlugin({ name: 'mcp-approvals', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }),
         ...builtinTools(),
         ...builtinCommands(),
+        ...(options.plugins ?? []),
       ],
     }),
   });

@@ -87,7 +87,8 @@ export async function runPromptTurn(session: InteractiveSession, prompt: string,
 export async function runCommandCall(session: InteractiveSession, name: string, args: string): Promise<CallToolResult> {
   const sessionId = session.getSessionId();
   try {
-    const result = await session.executeCommand(name, args);
+    // The caller is a model (another agent's), not the user at a prompt: user-only actions (/memory approve…) are refused.
+    const result = await session.executeCommand(name, args, { invocation: 'model-tool' });
     if (!result) return toolError(`No command "${name}" in session ${sessionId}; the composition no longer offers it.`);
     const text = result.message === '' ? `/${name} done.` : result.message;
     const notes = result.diagnostics && result.diagnostics.length > 0 ? `\n\n${result.diagnostics.join('\n')}` : '';
