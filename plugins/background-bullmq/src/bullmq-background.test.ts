@@ -508,6 +508,13 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     await manager.send(shell.id, 'hello from another process\n');
     expect(await manager.wait(shell.id)).toMatchObject({ status: 'completed', output: 'got:hello from another process\n' });
     await expect(manager.send('bg_missing', 'x')).rejects.toMatchObject({ code: 'background_task_not_found' });
+    // An id that is not a task id never names a Redis key, whichever operation it comes through.
+    for (const bad of ['../x', 'a:b', 'x*', '']) {
+      await expect(manager.fetch(bad), bad).rejects.toMatchObject({ code: 'background_invalid_task_id' });
+      await expect(manager.cancel(bad), bad).rejects.toMatchObject({ code: 'background_invalid_task_id' });
+      await expect(manager.readLog(bad), bad).rejects.toMatchObject({ code: 'background_invalid_task_id' });
+      await expect(manager.send(bad, 'x'), bad).rejects.toMatchObject({ code: 'background_invalid_task_id' });
+    }
   });
 
   it('subagent jobs (SubagentLauncher) run on the workers when the BullMQ runtime is composed', async () => {

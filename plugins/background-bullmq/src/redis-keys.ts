@@ -1,4 +1,4 @@
-import type { TBackgroundTaskKind } from '@tessera/plugin-background';
+import { assertSafeTaskId, type TBackgroundTaskKind } from '@tessera/plugin-background';
 
 /** Where one queue's task records live in Redis. Every key starts with `prefix`. */
 export interface TaskKeys {
@@ -44,8 +44,9 @@ export function createTaskKeys(prefix: string, queue: string): TaskKeys {
   return {
     prefix,
     queue,
-    task: (taskId) => `${base}:task:${taskId}`,
-    log: (taskId) => `${base}:log:${taskId}`,
+    // Ids reach here from clients and models (fetch, cancel, readLog…): checked before they name a key.
+    task: (taskId) => `${base}:task:${safeTaskId(taskId)}`,
+    log: (taskId) => `${base}:log:${safeTaskId(taskId)}`,
     index: `${base}:tasks`,
     events: `${base}:events`,
     control: `${base}:control`,
@@ -53,4 +54,10 @@ export function createTaskKeys(prefix: string, queue: string): TaskKeys {
     bullPrefix: `${prefix}:bull`,
     queueName: (kind) => `${queue}-${kind}`,
   };
+}
+
+/** `taskId` when it is a safe task id (see `assertSafeTaskId`); a validation error otherwise. */
+function safeTaskId(taskId: string): string {
+  assertSafeTaskId(taskId);
+  return taskId;
 }

@@ -12,6 +12,8 @@ describe('redisSessionStore: options', () => {
   it('refuses bad options, naming the option', () => {
     expect(() => redisSessionStore({ connection: 'http://127.0.0.1:6379' })).toThrow(/connection must be a redis:\/\/ or rediss:\/\/ URL/);
     expect(() => redisSessionStore({ connection: 'not a url' })).toThrow(/connection "not a url" is not a URL/);
+    // A mistyped URL is not echoed with its password.
+    expect(() => redisSessionStore({ connection: 'redis//:s3cret@cache:6379' })).toThrow(/"…@cache:6379" is not a URL/);
     expect(() => redisSessionStore({ prefix: 'ends:' })).toThrow(/prefix must be/);
     expect(() => redisSessionStore({ prefix: 'has space' })).toThrow(/prefix must be/);
     expect(() => redisSessionStore({ lockTtlMs: 5 })).toThrow(/lockTtlMs must be/);

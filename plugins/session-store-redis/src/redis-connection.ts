@@ -23,7 +23,8 @@ export function connectionProblem(connection: unknown): string | undefined {
     try {
       url = new URL(connection);
     } catch {
-      return `"${connection.slice(0, 80)}" is not a URL; use redis://host:port (or rediss:// for TLS)`;
+      // Without whatever stands before an "@": a mistyped URL may still carry the password.
+      return `"${(connection.includes('@') ? `…@${connection.slice(connection.lastIndexOf('@') + 1)}` : connection).slice(0, 80)}" is not a URL; use redis://host:port (or rediss:// for TLS)`;
     }
     if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return `must be a redis:// or rediss:// URL, got ${url.protocol}//`;
     return undefined;

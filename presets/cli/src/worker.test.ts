@@ -55,6 +55,9 @@ describe('tessera worker: arguments', () => {
     expect(redisOptions('rediss://cache.internal')).toEqual({ host: 'cache.internal', port: 6379, tls: {} });
     expect(() => redisOptions('http://x')).toThrow(/redis:\/\//);
     expect(() => redisOptions('not a url')).toThrow(/not a URL/);
+    // A mistyped URL is not echoed with its password.
+    expect(() => redisOptions('redis//:s3cret@cache:6379')).toThrow(/not a URL/);
+    expect(() => redisOptions('redis//:s3cret@cache:6379')).not.toThrow(/s3cret/);
   });
 
   it('--help documents every flag, and exits 0 without touching Redis', async () => {

@@ -46,7 +46,8 @@ export function redisOptions(url: string): { host: string; port: number; passwor
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`--redis ${JSON.stringify(url)} is not a URL; use redis://host:port`);
+    // Shown without whatever stands before an "@": a mistyped URL may still carry the password.
+    throw new Error(`--redis ${JSON.stringify((url.includes('@') ? `…@${url.slice(url.lastIndexOf('@') + 1)}` : url))} is not a URL; use redis://host:port`);
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error(`--redis must be a redis:// (or rediss:// for TLS) URL (got ${parsed.protocol}//…)`);
   const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined;
