@@ -394,9 +394,15 @@ export class SessionHub {
     this.unroute.clear();
     await Promise.all(
       sessions.map(async (session) => {
-        session.stop();
-        // A session the host offered stays the host's: its turn is stopped, the session is not ended.
-        if (!session.hostOwned) await session.interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
+        if (!session.hostOwned) {
+          session.stop();
+          await session.interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
+          return;
+        }
+        // A session the host offered stays the host's: a turn a client started here is stopped,
+        // the host's own work in it is left alone, and the session is not ended.
+        if (session.runsHere) session.stop();
+        else session.cancelAsks();
       }),
     );
   }
@@ -568,8 +574,14 @@ export class SessionHub {
 
   private async unload(session: HubSession): Promise<void> {
     this.forget(session);
-    session.stop();
-    if (!session.hostOwned) await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+    if (!session.hostOwned) {
+      session.stop();
+      await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+      return;
+    }
+    // The host's session: only a turn a client started here is stopped.
+    if (session.runsHere) session.stop();
+    else session.cancelAsks();
   }
 
   /** Takes the session out of the hub (its approval route too). */
