@@ -1,3 +1,4 @@
+import { sep } from 'node:path';
 import { createToken } from './token.js';
 
 /**
@@ -57,3 +58,12 @@ export interface SandboxPaths {
 
 /** The sandbox root, bound by `sandboxPathsPlugin()` when a sandbox is configured; unbound means the tools run on the host. */
 export const SandboxPaths = createToken<SandboxPaths>('SandboxPaths');
+
+/**
+ * True when `path` is `root` or lies under it. Both must be absolute and normalised (resolved or
+ * real paths): the comparison is on the text, so containment checks resolve symbolic links first.
+ */
+export function isInsidePath(path: string, root: string): boolean {
+  if (path === root) return true;
+  return path.startsWith(root.endsWith(sep) ? root : root + sep);
+}

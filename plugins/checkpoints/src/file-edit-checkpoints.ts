@@ -1,8 +1,9 @@
 import { constants } from 'node:fs';
 import { copyFile, lstat, mkdir, open, realpath, rm, type FileHandle } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import {
   assertValidSessionId,
+  isInsidePath,
   TesseraError,
   type Clock,
   type EditCheckpoints,
@@ -235,7 +236,7 @@ export class FileEditCheckpoints implements EditCheckpoints {
       const roots = await this.#workspaceRoots(sessionId);
       for (const { manifest, file } of plan) {
         const target = await realTarget(resolve(file.path));
-        if (!roots.some((root) => inside(target, root))) throw new CheckpointOutsideWorkspaceError(manifest.id, file.path, roots);
+        if (!roots.some((root) => isInsidePath(target, root))) throw new CheckpointOutsideWorkspaceError(manifest.id, file.path, roots);
       }
       // Every pre-image is checked before the first file is touched.
       for (const { manifest, file } of plan) {
@@ -275,7 +276,7 @@ export class FileEditCheckpoints implements EditCheckpoints {
     // Outside the workspace the file tools refuse to write, so there is nothing to keep; copying
     // the file into the project's checkpoints would put it where the model can read it.
     const roots = await this.#workspaceRoots(turn.manifest.sessionId);
-    if (!roots.some((root) => inside(target, root))) return;
+    if (!roots.some((root) => isInsidePath(target, root))) return;
     const found = await statIfPresent(target);
     // Directories, FIFOs and devices: the file tools refuse them, so there is nothing to keep.
     if (found !== undefined && !found.isFile()) return;
@@ -355,10 +356,4 @@ export class FileEditCheckpoints implements EditCheckpoints {
     });
     return run;
   }
-}
-
-/** `path` is `root` or below it (both real, absolute). */
-function inside(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }

@@ -1,6 +1,6 @@
 import { lstatSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import type { WorkspaceGrants } from '@tessera/contracts';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { isInsidePath, type WorkspaceGrants } from '@tessera/contracts';
 
 export interface WorkspaceOptions {
   /**
@@ -31,11 +31,8 @@ function realpathOrUndefined(path: string): string | undefined {
   }
 }
 
-export function isInside(path: string, root: string): boolean {
-  if (path === root) return true;
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  return path.startsWith(prefix);
-}
+/** `path` is `root` or below it (see `isInsidePath`). */
+export const isInside = isInsidePath;
 
 /**
  * Real path of `lexical`, for paths that may not exist yet: the longest existing prefix is

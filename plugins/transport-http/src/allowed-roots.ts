@@ -1,5 +1,6 @@
 import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
+import { isInsidePath } from '@tessera/contracts';
 import { HubError } from './hub-error.js';
 
 /** The folders a server's sessions may work in (symlinks resolved once, at start). */
@@ -24,7 +25,7 @@ export class AllowedRoots {
    */
   checkCwd(requested: string | undefined, defaultCwd: string | undefined): string {
     const wanted = requested === undefined ? (defaultCwd ?? this.roots[0]!) : isAbsolute(requested) ? requested : resolve(this.roots[0]!, requested);
-    if (!this.named.some((root) => within(root, resolve(wanted)))) throw new HubError('cwd_not_allowed', 403, `cwd ${wanted} is outside the server's allowed roots.`, 'cwd');
+    if (!this.named.some((root) => isInsidePath(resolve(wanted), root))) throw new HubError('cwd_not_allowed', 403, `cwd ${wanted} is outside the server's allowed roots.`, 'cwd');
     let real: string;
     try {
       real = realpathSync.native(wanted);
@@ -44,12 +45,6 @@ export class AllowedRoots {
     } catch {
       return false;
     }
-    return this.roots.some((root) => within(root, real));
+    return this.roots.some((root) => isInsidePath(real, root));
   }
-}
-
-/** True when `path` is `root` or lies under it (both absolute, compared as text). */
-function within(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
