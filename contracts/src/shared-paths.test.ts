@@ -9,5 +9,7 @@ describe('isInsidePath', () => {
     expect(isInsidePath('/srv/apple', '/srv/app')).toBe(false);
     expect(isInsidePath('/srv', '/srv/app')).toBe(false);
     expect(isInsidePath('/etc/passwd', '/')).toBe(true);
+    // On POSIX a backslash is part of a name: "app\\x" is a sibling of "app", not inside it.
+    if (process.platform !== 'win32') expect(isInsidePath('/srv/app\\x', '/srv/app')).toBe(false);
   });
 });

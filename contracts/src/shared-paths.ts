@@ -1,4 +1,3 @@
-import { sep } from 'node:path';
 import { createToken } from './token.js';
 
 /**
@@ -65,5 +64,8 @@ export const SandboxPaths = createToken<SandboxPaths>('SandboxPaths');
  */
 export function isInsidePath(path: string, root: string): boolean {
   if (path === root) return true;
-  return path.startsWith(root.endsWith(sep) ? root : root + sep);
+  return path.startsWith(root.endsWith(SEPARATOR) ? root : root + SEPARATOR);
 }
+
+/** The platform's path separator, without importing node:path (contracts load anywhere). A `\\` in a POSIX name is a character, not a separator. */
+const SEPARATOR = (globalThis as { process?: { platform?: string } }).process?.platform === 'win32' ? '\\' : '/';
