@@ -67,4 +67,54 @@ describe('CoalescedRuns', () => {
     await expect(runs.request('x')).rejects.toThrow('boom');
     expect(runs.active).toBe(0);
   });
+
+  it('serves a change made before a run began with that run: one already done, or one under way', async () => {
+    const { runs, started, finish } = controlledRuns();
+    const changedEarly = performance.now();
+    const first = runs.request('/d');
+    await tick();
+    // Under way and begun after the change: joined, no second run.
+    const joined = runs.request('/d', changedEarly);
+    expect(started).toEqual(['/d']);
+    finish(0);
+    await Promise.all([first, joined]);
+    // Done and begun after the change: nothing to run.
+    await runs.request('/d', changedEarly);
+    expect(started).toEqual(['/d']);
+    // A change after that run began needs a new one.
+    const later = runs.request('/d', performance.now());
+    expect(started).toEqual(['/d', '/d']);
+    finish(1);
+    await later;
+  });
+
+  it('waits for the next run when the change came after the running one began', async () => {
+    const { runs, started, finish } = controlledRuns();
+    const first = runs.request('/d');
+    const changed = performance.now();
+    const waiting = runs.request('/d', changed);
+    let served = false;
+    void waiting.then(() => (served = true));
+    finish(0);
+    await first;
+    await tick();
+    expect(served).toBe(false);
+    expect(started).toEqual(['/d', '/d']);
+    finish(1);
+    await waiting;
+    expect(runs.active).toBe(0);
+  });
+
+  it('never counts a failed run as covering a change', async () => {
+    const { runs, started, finish } = controlledRuns();
+    const changed = performance.now();
+    const first = runs.request('/d');
+    finish(0, new Error('EIO'));
+    await expect(first).rejects.toThrow('EIO');
+    await tick();
+    const retry = runs.request('/d', changed);
+    expect(started).toEqual(['/d', '/d']);
+    finish(1);
+    await expect(retry).resolves.toBeUndefined();
+  });
 });

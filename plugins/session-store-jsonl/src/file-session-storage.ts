@@ -219,13 +219,14 @@ export class FileSessionStorage implements SessionStorage {
   }
 
   /**
-   * Makes the directory's entries durable. Calls for the same directory are coalesced
-   * (`CoalescedRuns`): under load (a server creating many sessions in one project folder) that
-   * is a few syncs instead of one per new file, and each caller still waits for a sync that
-   * began after its call.
+   * Makes the directory's entries durable. Calls for the same directory share syncs
+   * (`CoalescedRuns`): under load (a server creating many sessions in one project folder) a
+   * new file is usually covered by a sync another session started after the file was created,
+   * so there are far fewer syncs than new files; each caller still gets a sync that began after
+   * its change.
    */
-  fsyncDir(dir: string): Promise<void> {
-    return this.#dirSyncs.request(dir);
+  fsyncDir(dir: string, changedAt?: number): Promise<void> {
+    return this.#dirSyncs.request(dir, changedAt);
   }
 
   readonly #dirSyncs = new CoalescedRuns(syncDirectory);

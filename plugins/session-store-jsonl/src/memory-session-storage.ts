@@ -118,7 +118,7 @@ export class MemorySessionStorage implements SessionStorage {
     if (!this.#files.delete(path)) throw missing(path);
   }
 
-  async fsyncDir(_dir?: string): Promise<void> {
+  async fsyncDir(_dir?: string, _changedAt?: number): Promise<void> {
     // Nothing to make durable.
   }
 

@@ -22,8 +22,8 @@ export class SessionPersistence {
   #batch: { file: string | undefined; lines: string[] } | undefined;
   /** The file ends without a newline (torn or hand-edited); the next append must start a new line. */
   #needsNewline = false;
-  /** A directory a file was created in by `create`, not yet fsynced. */
-  #unsyncedDir: string | undefined;
+  /** A directory a file was created in by `create`, not yet fsynced, and when the file was there. */
+  #unsyncedDir: { dir: string; changedAt: number } | undefined;
   /** The file holds the header and every entry so far, so entries can be appended one by one. */
   onDisk = false;
 
@@ -50,9 +50,9 @@ export class SessionPersistence {
     const needsNewline = state.needsNewline ?? false;
     this.#enqueue('close', async () => {
       await this.#closeWriter();
-      const dir = this.#unsyncedDir;
+      const unsynced = this.#unsyncedDir;
       this.#unsyncedDir = undefined;
-      if (dir !== undefined) await this.storage.fsyncDir(dir);
+      if (unsynced !== undefined) await this.storage.fsyncDir(unsynced.dir, unsynced.changedAt);
       this.#needsNewline = needsNewline;
     });
   }
@@ -139,7 +139,8 @@ export class SessionPersistence {
       }
       this.#writer = writer;
       this.#needsNewline = false;
-      this.#unsyncedDir = dirname(file);
+      // The file exists now (its open completed in the flush): any directory sync from here on covers it.
+      this.#unsyncedDir = { dir: dirname(file), changedAt: performance.now() };
     });
   }
 
@@ -151,9 +152,9 @@ export class SessionPersistence {
     if (!writer) return;
     try {
       await writer.fsync();
-      const dir = this.#unsyncedDir;
+      const unsynced = this.#unsyncedDir;
       this.#unsyncedDir = undefined;
-      if (dir !== undefined) await this.storage.fsyncDir(dir);
+      if (unsynced !== undefined) await this.storage.fsyncDir(unsynced.dir, unsynced.changedAt);
     } catch (error) {
       this.#latch('fsync', error);
     }

@@ -70,8 +70,13 @@ export interface SessionStorage {
   writeText(path: string, text: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
-  /** Makes a rename inside `dir` durable. Best effort where the platform cannot. */
-  fsyncDir(dir: string): Promise<void>;
+  /**
+   * Makes a rename or a new file inside `dir` durable. Best effort where the platform cannot.
+   * `changedAt` (a `performance.now()` reading taken once the change was complete) lets a sync
+   * that began after it, including one already done or under way, serve the call; by default
+   * the sync must begin after the call.
+   */
+  fsyncDir(dir: string, changedAt?: number): Promise<void>;
   openWriter(path: string, options: SessionStorageWriterOptions): SessionStorageWriter;
 }
 

@@ -12,6 +12,8 @@
 // Each server runs in its own process (`node --expose-gc`); the clients run here. Needs the
 // built dist (npm run build).
 import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { BENCH_DIR, environment, fmt, fmtRatio, median, parseArgs, quantile, table, target, targetLine, writeResults } from '../lib/common.mjs';
@@ -93,7 +95,27 @@ async function loadInTurns(urls) {
 const results = { environment: environment() };
 const targets = [];
 
+/**
+ * What creating one file costs where the Tessera server will store its sessions (beside it in
+ * the temp folder): µs of CPU per create. Reported, not judged. The baseline writes nothing,
+ * while each Tessera turn creates a session file, and on ext4 without a journal a create scans
+ * the inodes deleted in the last minutes: 5-15 µs in a quiet folder, 100-250 µs on this VM
+ * after a bench removed a few thousand files there.
+ */
+function fileCreateMicros(count = 300) {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-create-'));
+  try {
+    const before = process.cpuUsage();
+    for (let index = 0; index < count; index++) closeSync(openSync(join(dir, `${index}.jsonl`), 'wx'));
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / count;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // ------------------------------------------------------------------ 1: load
+const createMicros = fileCreateMicros();
 const baseline = startServer('baseline-server.mjs');
 const tessera = startServer('tessera-server.mjs');
 const [baselineUrl, tesseraUrl] = await Promise.all([baseline.url, tessera.url]);
@@ -109,9 +131,10 @@ console.log(
     ],
   ),
 );
+console.log(`creating a file in the temp folder, before the run: ${fmt(createMicros, 1)} µs of CPU each (the baseline stores nothing; Tessera creates one session file per turn)`);
 targets.push({ ...target('turns/s, baseline / Tessera (Tessera >= 0.7x baseline)', baselineLoad.turnsPerSecond / tesseraLoad.turnsPerSecond, 1 / 0.7) });
 targets.push(target('p99 time to first text, Tessera / baseline', tesseraLoad.p99FirstTextMs / baselineLoad.p99FirstTextMs, 1.5));
-Object.assign(results, { baselineLoad, tesseraLoad, turnsRatio: tesseraLoad.turnsPerSecond / baselineLoad.turnsPerSecond });
+Object.assign(results, { baselineLoad, tesseraLoad, turnsRatio: tesseraLoad.turnsPerSecond / baselineLoad.turnsPerSecond, fileCreateMicros: createMicros });
 
 // ------------------------------------------------------------------ 2: idle sessions
 const before = await tessera.memory();
