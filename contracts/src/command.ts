@@ -128,7 +128,10 @@ export interface ICommandInfo {
   description: string;
   argumentHint?: string;
   userInvocable: boolean;
+  /** False for a `host` command, whatever it declares: a model never changes the host. */
   modelInvocable: boolean;
+  /** `host` when the command acts on the whole process (see {@link TCommandScope}); absent for a session command. */
+  scope?: 'host';
   /** The module (or source) it came from. */
   source: string;
 }
@@ -184,11 +187,22 @@ export interface ICommandHostContext {
 }
 
 /** An executable command (spec: ISystemCommand). */
+/**
+ * What a command acts on. `session` (the default): the session it runs in. `host`: the whole
+ * process, so every session in it (installing or reloading bundle plugins, resetting the user
+ * settings). A host command is never offered to a model, and a transport whose clients share
+ * the host (the server's REST and WebSocket clients) refuses it; the terminal and a local
+ * editor, whose user owns the host, run it.
+ */
+export type TCommandScope = 'session' | 'host';
+
 export interface ISystemCommand {
   name: string;
   description: string;
   modelInvocable?: boolean;
   userInvocable?: boolean;
+  /** Default `session`; see {@link TCommandScope}. */
+  scope?: TCommandScope;
   argumentHint?: string;
   safety?: TCapabilitySafety;
   subcommands?: readonly ICommand[];

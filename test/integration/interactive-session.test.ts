@@ -406,6 +406,47 @@ describe('InteractiveSession: commands', () => {
     await session.shutdown();
   });
 
+  it("a host command (scope 'host') is listed as such, never offered to the model, and runs only for the user", async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: 'ok' }] });
+    const ran: string[] = [];
+    kernel = await createKernel({
+      plugins: testPreset({
+        provider,
+        plugins: [
+          definePlugin({
+            name: 'host-command',
+            contributes: [CommandContribution],
+            register: ({ bind }) =>
+              void bind(CommandContribution).toConstantValue({
+                name: 'wipe-cache',
+                systemCommands: [
+                  // Declared model-invocable: the host scope overrides that.
+                  { name: 'wipe-cache', description: 'Wipe the shared cache', scope: 'host', modelInvocable: true, execute: (context) => (ran.push(context.invocation ?? 'unset'), { success: true, message: 'wiped' }) },
+                  { name: 'echo', description: 'Echo', modelInvocable: true, execute: (_context, args) => ({ success: true, message: args }) },
+                ],
+                commandDescriptors: [{ name: 'echo', description: 'Echo the arguments.' }],
+              }),
+          }),
+        ],
+      }),
+    });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.whenReady();
+    expect(session.listCommands()).toEqual([
+      expect.objectContaining({ name: 'echo', modelInvocable: true }),
+      expect.objectContaining({ name: 'wipe-cache', modelInvocable: false, scope: 'host' }),
+    ]);
+    expect(session.listCommands()[0]).not.toHaveProperty('scope');
+    await session.submit('hi');
+    expect(provider.requests[0]!.tools?.map((tool) => tool.name)).toContain('tessera_command_echo');
+    expect(provider.requests[0]!.tools?.map((tool) => tool.name)).not.toContain('tessera_command_wipe-cache');
+    expect(await session.executeCommand('wipe-cache', '', { invocation: 'model-tool' })).toMatchObject({ success: false, message: expect.stringContaining('only the user') });
+    expect(ran).toEqual([]);
+    expect(await session.executeCommand('/wipe-cache')).toEqual({ success: true, message: 'wiped' });
+    expect(ran).toEqual(['user-slash']);
+    await session.shutdown();
+  });
+
   it('applies /rename, /language and /model to the session itself (saved, sent to the model, kept on resume); refuses them during a turn', async () => {
     const agentDir = join(dir, 'agent');
     const { tool, open, started } = gate();

@@ -59,7 +59,9 @@ export class SystemCommandExecutor {
         description: command.description,
         ...(command.argumentHint === undefined ? {} : { argumentHint: command.argumentHint }),
         userInvocable: command.userInvocable !== false,
-        modelInvocable: command.modelInvocable === true,
+        // A host command changes every session in the process: never the model's to run.
+        modelInvocable: command.modelInvocable === true && command.scope !== 'host',
+        ...(command.scope === 'host' ? { scope: 'host' as const } : {}),
         source: module,
       }))
       .sort((a, b) => compareText(a.name, b.name));
@@ -77,6 +79,9 @@ export class SystemCommandExecutor {
   async execute(name: string, args: string, context: ICommandHostContext): Promise<ICommandResult | null> {
     const command = this.get(name);
     if (!command) return null;
+    if (command.scope === 'host' && context.invocation === 'model-tool') {
+      return { success: false, message: `/${command.name} changes the whole host (every session in it), so only the user can run it.` };
+    }
     try {
       return await command.execute(context, args);
     } catch (error) {

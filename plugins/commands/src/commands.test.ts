@@ -172,6 +172,11 @@ describe('commands over a real InteractiveSession', () => {
     expect(tools.sort()).toEqual(['agent', 'compact', 'context', 'memory', 'skills']);
   });
 
+  it('/plugin, /reload-plugins and /reset act on the whole host (scope host); nothing else does', () => {
+    const host = session.listCommands().filter((command) => command.scope === 'host').map((command) => command.name);
+    expect(host.sort()).toEqual(['plugin', 'reload-plugins', 'reset']);
+  });
+
   it('/memory keeps its events in the session record and shows what was used', async () => {
     await session.executeCommand('memory', 'add project style Use two spaces');
     expect((await session.executeCommand('memory', 'add project style use two  spaces!'))!.message).toBe('Already in style.');

@@ -143,6 +143,8 @@ export const resetCommandDefinition: ISystemCommand = {
   name: 'reset',
   description: 'Reset settings to defaults',
   modelInvocable: false,
+  // The user settings are the host's: every session in the process reads them.
+  scope: 'host',
   safety: 'destructive',
   lifecycle: 'inline',
   execute(context) {

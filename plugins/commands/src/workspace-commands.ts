@@ -187,6 +187,8 @@ export const pluginCommandDefinition: ISystemCommand = {
   description: 'Manage bundle plugins and marketplaces',
   argumentHint: '[install|uninstall|enable|disable|marketplace] …',
   modelInvocable: false,
+  // A bundle plugin's hooks, MCP servers and commands load into every session of the host.
+  scope: 'host',
   safety: 'write',
   lifecycle: 'inline',
   async execute(context, args) {
@@ -204,6 +206,7 @@ export const reloadPluginsCommandDefinition: ISystemCommand = {
   name: 'reload-plugins',
   description: 'Reload bundle plugins',
   modelInvocable: false,
+  scope: 'host',
   safety: 'write',
   lifecycle: 'inline',
   execute: () => ok('Reloading plugins.', { effects: [{ type: 'plugin-registry-reload-requested' }] }),

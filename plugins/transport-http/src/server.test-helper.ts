@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalHandler } from '@tessera/contracts';
-import { createKernel, definePlugin, type Kernel } from '@tessera/kernel';
+import { createKernel, definePlugin, type Kernel, type Plugin } from '@tessera/kernel';
 import { builtinCommands } from '@tessera/plugin-commands';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
 import type { ScriptedProviderOptions } from '@tessera/plugin-provider-scripted';
@@ -38,11 +38,13 @@ export async function startServerHarness(options: {
   root?: string;
   server?: Partial<StartServerOptions>;
   permissionTimeoutMs?: number;
-  hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner' | 'allowBypassPermissions' | 'externalTurns' | 'hostCommands'>;
+  hub?: Pick<SessionHubOptions, 'maxSessionsPerOwner' | 'maxConcurrentTurnsPerOwner' | 'allowBypassPermissions' | 'externalTurns' | 'allowHostCommands'>;
   /** Compose the in-process background runtime (Bash run_in_background). */
   background?: boolean;
   /** Compose the context tracker: sessions report context usage (`context_update`). */
   contextWindow?: boolean;
+  /** More plugins for the kernel (commands, tools). */
+  plugins?: Plugin[];
 } = {}): Promise<ServerHarness> {
   const root = options.root ?? realpathSync(mkdtempSync(join(tmpdir(), 'tessera-server-')));
   const workspace = join(root, 'project');
@@ -59,6 +61,7 @@ export async function startServerHarness(options: {
         ...builtinCommands(),
         ...(options.background ? [backgroundRuntime({ shell: { logDir: join(root, 'logs'), killGraceMs: 200 } })] : []),
         ...(options.contextWindow ? [contextWindow()] : []),
+        ...(options.plugins ?? []),
       ],
     }),
   });

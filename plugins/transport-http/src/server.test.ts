@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { DefaultChatTransport, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage } from 'ai';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CommandContribution } from '@tessera/contracts';
+import { definePlugin } from '@tessera/kernel';
 import { ApprovalRouter, type SessionCluster } from '@tessera/session-hub';
 import { hashToken, TokenAuth } from './auth.js';
 import { createServerApp } from './app.js';
@@ -11,19 +13,25 @@ import { startServer } from './serve.js';
 import { SessionHub } from './session-hub.js';
 import { readSse, removeRoot, startServerHarness, TOKEN_A, TOKEN_B, type ServerHarness } from './server.test-helper.js';
 
-let harness: ServerHarness | undefined;
+/** Every harness a test started and has not closed itself (a test may start several). */
+const harnesses = new Set<ServerHarness>();
 const roots: string[] = [];
 
 afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
+  for (const open of [...harnesses]) await open.close();
   for (const root of roots.splice(0)) removeRoot(root);
 });
 
 async function start(options: Parameters<typeof startServerHarness>[0] = {}): Promise<ServerHarness> {
-  harness = await startServerHarness(options);
-  roots.push(harness.root);
-  return harness;
+  const started = await startServerHarness(options);
+  const close = started.close.bind(started);
+  started.close = () => {
+    harnesses.delete(started);
+    return close();
+  };
+  harnesses.add(started);
+  roots.push(started.root);
+  return started;
 }
 
 async function createSession(h: ServerHarness, body: Record<string, unknown> = {}, token = TOKEN_A): Promise<{ id: string }> {
@@ -179,8 +187,26 @@ describe('HTTP transport: sessions', () => {
     alice.socket.close();
     // Session commands still run.
     expect(((await (await h.request(`/v1/sessions/${id}/commands`, { method: 'POST', json: { name: 'help' } })).json()) as { success: boolean }).success).toBe(true);
+    // The refusal follows the command's scope, not a list of names: a plugin's own host command is refused too.
+    const wiped: string[] = [];
+    const withHostCommand = await start({
+      plugins: [
+        definePlugin({
+          name: 'wipe-cache',
+          contributes: [CommandContribution],
+          register: ({ bind }) =>
+            void bind(CommandContribution).toConstantValue({
+              name: 'wipe-cache',
+              systemCommands: [{ name: 'wipe-cache', description: 'Wipe the shared cache', scope: 'host', execute: () => (wiped.push('ran'), { success: true, message: 'wiped' }) }],
+            }),
+        }),
+      ],
+    });
+    const mine = await createSession(withHostCommand);
+    expect(await errorOf(await withHostCommand.request(`/v1/sessions/${mine.id}/commands`, { method: 'POST', json: { name: '/wipe-cache' } }))).toMatchObject({ status: 403, code: 'command_not_allowed' });
+    expect(wiped).toEqual([]);
     // A host that trusts its clients may allow them.
-    const open = await start({ hub: { hostCommands: [] } });
+    const open = await start({ hub: { allowHostCommands: true } });
     const other = await createSession(open);
     expect(((await (await open.request(`/v1/sessions/${other.id}/commands`, { method: 'POST', json: { name: 'plugin' } })).json()) as { success: boolean }).success).toBe(true);
   });
@@ -723,7 +749,6 @@ describe('HTTP transport: turns as the AI SDK UI message stream', () => {
     await readSse(await first.request(`/v1/sessions/${id}/messages`, { method: 'POST', json: { prompt: 'remember this' } }));
     const { root, storeDir } = first;
     await first.close();
-    harness = undefined;
     const second = await start({ root, storeDir, turns: [{ text: 'second' }] });
     expect(await errorOf(await second.request('/v1/sessions', { method: 'POST', json: { resume: id }, token: TOKEN_B }))).toMatchObject({ status: 404, code: 'session_not_found' });
     // A resumed session keeps its folder and model: naming others is refused with the field.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describeError, isValidSessionId, parsePermissionMode, PERMISSION_MODES, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
+import { describeError, isValidSessionId, parsePermissionMode, PERMISSION_MODES, type ICommandInfo, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
 import type { InteractiveSession } from '@tessera/kernel';
 import type { ApprovalRouter, SessionCluster, SessionFactory, SessionLease } from '@tessera/session-hub';
 import { AllowedRoots } from './allowed-roots.js';
@@ -44,19 +44,12 @@ export interface SessionHubOptions {
    */
   cluster?: SessionCluster;
   /**
-   * Commands that act on the whole host, not the client's session: refused (`command_not_allowed`,
-   * 403) to every client, because one token must not change what every other token's sessions run.
-   * Default `HOST_COMMANDS` (`/plugin`, `/reload-plugins`, `/reset`); `[]` allows them all.
+   * Lets clients run host commands (`scope: 'host'`: `/plugin`, `/reload-plugins`, `/reset`).
+   * Default false: they are refused (`command_not_allowed`, 403), because one token must not
+   * change what every other token's sessions run. Only for a host whose clients are all trusted.
    */
-  hostCommands?: readonly string[];
+  allowHostCommands?: boolean;
 }
-
-/**
- * Commands that change the host for every session: `/plugin` installs bundle plugins (their hooks
- * and MCP servers run in every session), `/reload-plugins` reloads them, `/reset` moves the user
- * settings aside. A client of a shared server may not run them.
- */
-export const HOST_COMMANDS: readonly string[] = ['plugin', 'reload-plugins', 'reset'];
 
 const DEFAULT_PERMISSION_TIMEOUT_MS = 60_000;
 
@@ -367,13 +360,13 @@ export class SessionHub {
   }
 
   async command(owner: string, id: string, name: string, args: string): Promise<ICommandResult> {
-    const command = name.startsWith('/') ? name.slice(1) : name;
-    if ((this.options.hostCommands ?? HOST_COMMANDS).includes(command.toLowerCase())) {
-      // Owner first: a token learns nothing about sessions that are not its own.
-      await this.open(owner, id);
+    const command = name.trim().replace(/^\/+/, '');
+    // Owner first: a token learns nothing about sessions that are not its own.
+    const session = await this.open(owner, id);
+    if (this.options.allowHostCommands !== true && isHostCommand(session.interactive.listCommands(), command)) {
       throw new HubError('command_not_allowed', 403, `/${command} changes the server for every client's sessions, so clients may not run it; run it in a terminal on the server host.`, 'name');
     }
-    const result = await this.exclusive(owner, id, (session) => session.interactive.executeCommand(name, args));
+    const result = await this.exclusive(owner, id, (live) => live.interactive.executeCommand(name, args));
     if (!result) throw new HubError('unknown_command', 404, `No command /${name.slice(0, 80)}.`, 'name');
     return result;
   }
@@ -654,4 +647,10 @@ export class SessionHub {
     });
     return session;
   }
+}
+
+/** The command `name` (any case) is listed with `scope: 'host'`. */
+function isHostCommand(commands: readonly ICommandInfo[], name: string): boolean {
+  const wanted = name.toLowerCase();
+  return commands.some((command) => command.scope === 'host' && command.name.toLowerCase() === wanted);
 }
