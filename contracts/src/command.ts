@@ -186,7 +186,6 @@ export interface ICommandHostContext {
   getCommandHostAdapters(): ICommandHostAdapters;
 }
 
-/** An executable command (spec: ISystemCommand). */
 /**
  * What a command acts on. `session` (the default): the session it runs in. `host`: the whole
  * process, so every session in it (installing or reloading bundle plugins, resetting the user
@@ -196,6 +195,7 @@ export interface ICommandHostContext {
  */
 export type TCommandScope = 'session' | 'host';
 
+/** An executable command (spec: ISystemCommand). */
 export interface ISystemCommand {
   name: string;
   description: string;

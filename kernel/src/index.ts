@@ -33,6 +33,7 @@ export {
   InteractiveSession,
   InteractiveSessionClosedError,
   PromptQueueFullError,
+  ResumeSessionCwdMismatchError,
   ResumeSessionNotFoundError,
   SESSION_APPLIED_EFFECTS,
 } from './interactive/interactive-session.js';

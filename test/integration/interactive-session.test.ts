@@ -620,6 +620,30 @@ describe('InteractiveSession: persistence', () => {
     await expect(missing.submit('x')).rejects.toMatchObject({ code: 'session_not_found' });
   });
 
+  it("resuming by id with a cwd needs the session's own folder (resume_cwd_mismatch); without a cwd it resumes where it was", async () => {
+    const store = new InMemorySessionStore();
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], replace: [inMemorySessionStore(store)] }) });
+    const first = new InteractiveSession({ kernel, cwd: dir });
+    await first.submit('one');
+    await first.shutdown();
+    const id = first.getSessionId();
+    const elsewhere = join(dir, 'other-project');
+    const refused = new InteractiveSession({ kernel, cwd: elsewhere, resumeSessionId: id });
+    await expect(refused.whenReady()).rejects.toMatchObject({ code: 'resume_cwd_mismatch', details: { sessionId: id, sessionCwd: dir, cwd: elsewhere } });
+    await expect(refused.whenReady()).rejects.toThrow(`cd ${dir}`);
+    // Forking another folder's session is refused alike.
+    await expect(new InteractiveSession({ kernel, cwd: elsewhere, resumeSessionId: id, forkSession: true }).whenReady()).rejects.toMatchObject({ code: 'resume_cwd_mismatch' });
+    // The same folder written another way is the same folder.
+    const same = new InteractiveSession({ kernel, cwd: `${dir}/./`, resumeSessionId: id });
+    await same.whenReady();
+    expect(same.getMessages()).toHaveLength(2);
+    await same.shutdown();
+    const anywhere = new InteractiveSession({ kernel, resumeSessionId: id });
+    await anywhere.whenReady();
+    expect(anywhere.getSession().cwd).toBe(dir);
+    await anywhere.shutdown();
+  });
+
   it('shutdown is idempotent, refuses new prompts and fires sessionEnd once', async () => {
     kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }] }) });
     let ends = 0;

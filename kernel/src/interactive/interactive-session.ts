@@ -1,3 +1,4 @@
+import { resolve as resolvePath } from 'node:path';
 import {
   BackgroundTasks,
   CheckpointRestoreBusyError,
@@ -77,7 +78,10 @@ export interface InteractiveSessionOptions {
   systemPrompt?: string;
   /** Appended to the built system prompt (`--append-system-prompt`). */
   appendSystemPrompt?: string;
-  /** Continue a stored session (`SessionStore`): same id, history, name. */
+  /**
+   * Continue a stored session (`SessionStore`): same id, history, name. With `cwd` given, the
+   * session must be that folder's (`ResumeSessionCwdMismatchError`, `resume_cwd_mismatch`).
+   */
   resumeSessionId?: string;
   /** With `resumeSessionId` or `continueMostRecent`: start a new id from the stored history and leave the original untouched. */
   forkSession?: boolean;
@@ -170,6 +174,22 @@ export class ResumeSessionNotFoundError extends TesseraError {
       category: 'validation',
       recoverable: false,
       details: { sessionId },
+    });
+  }
+}
+
+/**
+ * `resumeSessionId` names a session of another folder than the `cwd` given. As Claude Code does, a
+ * stored session is resumed from its own folder: its files, context and permissions are that
+ * folder's, and a host that serves several projects must not let one reach another's sessions.
+ */
+export class ResumeSessionCwdMismatchError extends TesseraError {
+  constructor(sessionId: string, sessionCwd: string, cwd: string) {
+    super(`Session "${sessionId}" belongs to ${sessionCwd}, not ${cwd}. Resume it from its own folder (cd ${sessionCwd}), or pass that folder as cwd.`, {
+      code: 'resume_cwd_mismatch',
+      category: 'validation',
+      recoverable: false,
+      details: { sessionId, sessionCwd, cwd },
     });
   }
 }
@@ -909,6 +929,10 @@ export class InteractiveSession {
     if (options.resumeSessionId !== undefined) {
       record = await store?.load(options.resumeSessionId);
       if (!record) throw new ResumeSessionNotFoundError(options.resumeSessionId);
+      // A folder given with the id must be the session's own (an id alone resumes it where it was).
+      if (options.cwd !== undefined && typeof record.cwd === 'string' && resolvePath(record.cwd) !== resolvePath(options.cwd)) {
+        throw new ResumeSessionCwdMismatchError(options.resumeSessionId, record.cwd, options.cwd);
+      }
     } else if (options.continueMostRecent) {
       const newest = (await listStored(store)).find((stored) => stored.cwd === cwd);
       record = newest === undefined ? undefined : await store!.load(newest.id);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -201,6 +201,18 @@ describe('session/load', () => {
     expect(replay[0]).toMatchObject({ content: { type: 'text', text: 'make r.txt' } });
     expect(replay[2]).toMatchObject({ toolCallId: 'w-1', status: 'completed', content: [{ type: 'diff', path: join(h.dir, 'r.txt'), newText: 'r\n' }] });
     expect(replay[3]).toMatchObject({ content: { text: 'All done.' } });
+  });
+
+  it("refuses to load a session into another folder than its own (invalid params, naming the session's folder)", async () => {
+    const h = await start({ turns: () => [{ text: 'Stored.' }] });
+    const sessionId = await openSession(h);
+    await prompt(h, sessionId, 'remember');
+    await h.agent.request(acp.methods.agent.session.close, { sessionId });
+    const other = join(h.dir, 'other');
+    mkdirSync(other);
+    const error = await rpcError(h.agent.request(acp.methods.agent.session.load, { sessionId, cwd: other, mcpServers: [] }));
+    expect(error.code).toBe(-32602);
+    expect(error.message).toContain(`belongs to ${h.dir}`);
   });
 
   it('answers an unknown session id with a resource-not-found error', async () => {

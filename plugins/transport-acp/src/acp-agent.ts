@@ -133,6 +133,8 @@ export class AcpAgent {
     try {
       interactive = await this.options.sessions.open(request);
     } catch (error) {
+      // Another folder's session: the client asked for something it may not have, not a server fault.
+      if ((error as { code?: unknown }).code === 'resume_cwd_mismatch') throw RequestError.invalidParams({ cwd: request.cwd }, describeError(error));
       throw RequestError.internalError({ cwd: request.cwd }, `Could not ${what}: ${describeError(error)}`);
     }
     return this.adopt(interactive);

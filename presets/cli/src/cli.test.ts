@@ -45,9 +45,9 @@ async function runMain(argv: string[], env: Record<string, string> = {}, stdoutI
   return { code, stdout, stderr };
 }
 
-function runBin(argv: string[], options: { env?: Record<string, string>; input?: string } = {}) {
+function runBin(argv: string[], options: { env?: Record<string, string>; input?: string; cwd?: string } = {}) {
   const result = spawnSync(process.execPath, [BIN, ...argv], {
-    cwd: workspace,
+    cwd: options.cwd ?? workspace,
     env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ...options.env },
     input: options.input ?? '',
     encoding: 'utf8',
@@ -502,6 +502,15 @@ describe('sessions across processes', () => {
     const missing = runBin(['-r', 'no-such-session', '-p', 'x', '--provider', 'demo']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No conversation found with session ID or name: no-such-session');
+
+    // As Claude Code: another folder's session is resumed from its folder, and the error says how.
+    const elsewhere = join(workspace, 'elsewhere');
+    mkdirSync(elsewhere, { recursive: true });
+    const refused = runBin(['-r', id, '-p', 'from here', '--provider', 'demo'], { cwd: elsewhere });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('This conversation is from a different directory');
+    expect(refused.stderr).toContain(`cd ${workspace} && tessera --resume ${id}`);
+    expect(readFileSync(join(sessionsDir, files[0]!)).equals(before)).toBe(true);
   });
 
   it('SIGINT ends the running turn with an error result, saves the session and exits 130', async () => {

@@ -363,10 +363,15 @@ export async function resolveResume(kernel: Kernel, flags: CliFlags, cwd: string
   if (typeof flags.resume !== 'string') return undefined;
   const wanted = flags.resume;
   const sessions = await InteractiveSession.listResumableSessions(kernel);
-  if (sessions.some((stored) => stored.id === wanted)) return wanted;
-  const named = sessions.filter((stored) => stored.name === wanted).sort((a, b) => (a.cwd === cwd ? -1 : 0) - (b.cwd === cwd ? -1 : 0) || compareText(b.updatedAt, a.updatedAt));
-  if (named[0]) return named[0].id;
-  throw new CliUsageError(`No conversation found with session ID or name: ${wanted}. List them with: tessera sessions list --all`);
+  const found =
+    sessions.find((stored) => stored.id === wanted) ??
+    sessions.filter((stored) => stored.name === wanted).sort((a, b) => (a.cwd === cwd ? -1 : 0) - (b.cwd === cwd ? -1 : 0) || compareText(b.updatedAt, a.updatedAt))[0];
+  if (!found) throw new CliUsageError(`No conversation found with session ID or name: ${wanted}. List them with: tessera sessions list --all`);
+  // As Claude Code: a session is resumed from its own folder (its files, settings and permissions are that folder's).
+  if (found.cwd !== undefined && resolve(found.cwd) !== resolve(cwd)) {
+    throw new CliUsageError(`This conversation is from a different directory (${found.cwd}). To resume it, run:\n  cd ${shellQuote(found.cwd)} && tessera --resume ${found.id}`);
+  }
+  return found.id;
 }
 
 /** A stream-json user message's text; blocks of other kinds (images…) are named in `skipped`. */
@@ -926,4 +931,9 @@ export function refusalMessage(request: ApprovalRequest, promptTool: string | un
   const rule = request.suggestedRule ?? request.toolName;
   const why = promptTool === 'stdio' ? 'the host cannot be asked without --input-format stream-json' : 'print mode has no one to ask';
   return `Permission to use ${request.toolName} was denied: this call needs approval and ${why}. To allow it, add "${rule}" to permissions.allow in .claude/settings.json or .tessera/settings.json, or pass --allowedTools "${rule}".`;
+}
+
+/** `text` as one shell word (single-quoted when it holds anything but plain path characters). */
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
