@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IHistoryEntry, ISessionRecord, Message } from '@tessera/contracts';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { hasRedisServer, startRedis, type TestRedis } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
+import { hasRedisServer, startRedis, until, type TestRedis } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
 import { openRedis } from './redis-connection.js';
 import { RedisSessionStore } from './redis-session-store.js';
 
@@ -189,4 +189,32 @@ describe.runIf(hasRedisServer)('RedisSessionStore (real redis-server)', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/Redis connection failed .*reconnecting/);
   });
+
+  it('while Redis is away: waits that double (0.2, 0.4, 0.8 s…), saves refused as session_store_unavailable, one warning each way', async () => {
+    const own = await startRedis();
+    try {
+      const warnings: string[] = [];
+      // The package's defaults: no retry option given.
+      const { redis } = openRedis({ host: '127.0.0.1', port: own.port }, (message) => warnings.push(message));
+      clients.push(redis);
+      const waits: number[] = [];
+      redis.on('reconnecting', (delay: number) => waits.push(delay));
+      const away = new RedisSessionStore({ redis, prefix: 'backoff' });
+      await away.save(record('before', [user('x')]), { appendedFrom: 0, rewritten: false, created: true });
+      // Down for 2 s: three reconnection attempts (0.2 + 0.4 + 0.8 s) fail, the fourth (1.6 s later) finds it back.
+      const back = own.restart(2000);
+      await until(() => (warnings.length > 0 ? true : undefined), 'the outage warning');
+      expect(warnings).toEqual([expect.stringMatching(/Redis connection failed .*reconnecting with backoff/)]);
+      await expect(away.save(record('during', [user('y')]), { appendedFrom: 0, rewritten: false, created: true })).rejects.toMatchObject({ code: 'session_store_unavailable', recoverable: true });
+      await back;
+      await until(() => (warnings.includes('Redis connection is back.') ? true : undefined), 'the recovery notice');
+      await away.save(record('after', [user('z')]), { appendedFrom: 0, rewritten: false, created: true });
+      expect(await away.load('after')).toMatchObject({ id: 'after' });
+      expect(waits.slice(0, 3)).toEqual([200, 400, 800]);
+      expect(waits.every((wait, index) => wait <= 5_000 && (index === 0 || wait >= waits[index - 1]!))).toBe(true);
+      expect(warnings).toHaveLength(2);
+    } finally {
+      await own.stop();
+    }
+  }, 20_000);
 });
