@@ -9,7 +9,7 @@ import { promptFileReferences } from '@tessera/plugin-prompt-references';
 import { systemPrompt } from '@tessera/plugin-system-prompt';
 import { editCheckpoints, reversibleExecution } from '@tessera/plugin-checkpoints';
 import { builtinTools } from '@tessera/plugin-tools';
-import { builtinCommands } from '@tessera/plugin-commands';
+import { builtinCommands, commandModulePlugin } from '@tessera/plugin-commands';
 import { backgroundRuntime, BackgroundTaskManagerToken } from '@tessera/plugin-background';
 import { compaction } from '@tessera/plugin-compaction';
 import { contextWindow } from '@tessera/plugin-context-window';
@@ -413,20 +413,15 @@ describe('InteractiveSession: commands', () => {
       plugins: testPreset({
         provider,
         plugins: [
-          definePlugin({
-            name: 'host-command',
-            contributes: [CommandContribution],
-            register: ({ bind }) =>
-              void bind(CommandContribution).toConstantValue({
-                name: 'wipe-cache',
-                systemCommands: [
-                  // Declared model-invocable: the host scope overrides that.
-                  { name: 'wipe-cache', description: 'Wipe the shared cache', scope: 'host', modelInvocable: true, execute: (context) => (ran.push(context.invocation ?? 'unset'), { success: true, message: 'wiped' }) },
-                  { name: 'echo', description: 'Echo', modelInvocable: true, execute: (_context, args) => ({ success: true, message: args }) },
-                ],
-                commandDescriptors: [{ name: 'echo', description: 'Echo the arguments.' }],
-              }),
-          }),
+          commandModulePlugin(
+            'host-command',
+            [
+              // Declared model-invocable: the host scope overrides that.
+              { name: 'wipe-cache', description: 'Wipe the shared cache', scope: 'host', modelInvocable: true, execute: (context) => (ran.push(context.invocation ?? 'unset'), { success: true, message: 'wiped' }) },
+              { name: 'echo', description: 'Echo', modelInvocable: true, execute: (_context, args) => ({ success: true, message: args }) },
+            ],
+            [{ name: 'echo', description: 'Echo the arguments.' }],
+          ),
         ],
       }),
     });

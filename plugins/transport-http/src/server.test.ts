@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { DefaultChatTransport, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage } from 'ai';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CommandContribution } from '@tessera/contracts';
-import { definePlugin } from '@tessera/kernel';
+import { commandModulePlugin } from '@tessera/plugin-commands';
 import { ApprovalRouter, type SessionCluster } from '@tessera/session-hub';
 import { hashToken, TokenAuth } from './auth.js';
 import { createServerApp } from './app.js';
@@ -190,17 +189,7 @@ describe('HTTP transport: sessions', () => {
     // The refusal follows the command's scope, not a list of names: a plugin's own host command is refused too.
     const wiped: string[] = [];
     const withHostCommand = await start({
-      plugins: [
-        definePlugin({
-          name: 'wipe-cache',
-          contributes: [CommandContribution],
-          register: ({ bind }) =>
-            void bind(CommandContribution).toConstantValue({
-              name: 'wipe-cache',
-              systemCommands: [{ name: 'wipe-cache', description: 'Wipe the shared cache', scope: 'host', execute: () => (wiped.push('ran'), { success: true, message: 'wiped' }) }],
-            }),
-        }),
-      ],
+      plugins: [commandModulePlugin('wipe-cache', [{ name: 'wipe-cache', description: 'Wipe the shared cache', scope: 'host', execute: () => (wiped.push('ran'), { success: true, message: 'wiped' }) }])],
     });
     const mine = await createSession(withHostCommand);
     expect(await errorOf(await withHostCommand.request(`/v1/sessions/${mine.id}/commands`, { method: 'POST', json: { name: '/wipe-cache' } }))).toMatchObject({ status: 403, code: 'command_not_allowed' });
