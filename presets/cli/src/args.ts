@@ -167,9 +167,11 @@ export function wantsStreamInput(argv: readonly string[]): boolean {
 }
 
 /** Parses the main command's arguments. Throws `CliUsageError` for an unknown flag or a bad value. */
-export function parseArgs(argv: readonly string[], options: { ignoreUnknown?: boolean; onUnknown?: (flag: string) => void } = {}): CliFlags {
+export function parseArgs(given: readonly string[], options: { ignoreUnknown?: boolean; onUnknown?: (flag: string) => void } = {}): CliFlags {
   const flags = defaultFlags();
   const record = flags as unknown as Record<string, unknown>;
+  // A copy: a group of short flags (`-pc`) is replaced in it by its flags.
+  const argv = [...given];
   for (let index = 0; index < argv.length; index += 1) {
     const arg = argv[index]!;
     if (arg === '--') {
@@ -184,6 +186,12 @@ export function parseArgs(argv: readonly string[], options: { ignoreUnknown?: bo
     const name = eq === -1 ? arg : arg.slice(0, eq);
     const inline = eq === -1 ? undefined : arg.slice(eq + 1);
     const spec = BY_NAME.get(name);
+    const group = spec === undefined ? shortGroup(arg) : undefined;
+    if (group) {
+      argv.splice(index, 1, ...group);
+      index -= 1;
+      continue;
+    }
     if (!spec) {
       const ignored = IGNORED.get(name);
       if (ignored === 'string' && inline === undefined) index += 1;
@@ -197,8 +205,10 @@ export function parseArgs(argv: readonly string[], options: { ignoreUnknown?: bo
     }
     const takeValue = (): string => {
       if (inline !== undefined) return inline;
+      // As Commander's required option arguments: the next word is the value even when it starts
+      // with "-" (`--append-system-prompt "- be terse"`).
       const next = argv[index + 1];
-      if (next === undefined || (next.startsWith('-') && next !== '-')) throw new CliUsageError(`error: option '${spec.names.at(-1)} <value>' argument missing`);
+      if (next === undefined) throw new CliUsageError(`error: option '${spec.names.at(-1)} <value>' argument missing`);
       index += 1;
       return next;
     };
@@ -257,6 +267,28 @@ export function parseArgs(argv: readonly string[], options: { ignoreUnknown?: bo
     }
   }
   return flags;
+}
+
+/**
+ * Combined short flags, as Commander reads them: `-pc` is `-p -c`. The group's letters up to
+ * the first one that takes a value are boolean flags; that one gets the rest of the group as
+ * its value (`-r<id>`), or the next word as usual. An unknown letter is reported by its name
+ * (`-x`); a word that is not a group is left alone.
+ */
+function shortGroup(arg: string): string[] | undefined {
+  if (!/^-[A-Za-z]{2,}$/.test(arg) || BY_NAME.get(arg.slice(0, 2)) === undefined) return undefined;
+  const out: string[] = [];
+  for (let at = 1; at < arg.length; at += 1) {
+    const name = `-${arg[at]}`;
+    const spec = BY_NAME.get(name);
+    if (spec === undefined) throw new CliUsageError(`error: unknown option '${name}' (in '${arg}')\nRun tessera --help for the options.`);
+    out.push(name);
+    if (spec.kind !== 'boolean') {
+      if (at + 1 < arg.length) out.push(arg.slice(at + 1));
+      break;
+    }
+  }
+  return out;
 }
 
 /**

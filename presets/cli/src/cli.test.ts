@@ -718,4 +718,105 @@ describe('stream-json input and the control protocol', () => {
     cli.end();
     expect(await cli.exit).toBe(0);
   }, 60_000);
+
+  it('a control_request without request_id or request: an error control_response when it has an id, a stderr line naming the line otherwise; the process goes on', async () => {
+    const cli = host([], () => undefined);
+    cli.send({ type: 'control_request', request_id: 'r_noreq' });
+    cli.send({ type: 'control_request', request: { subtype: 'interrupt' } });
+    cli.send(user('hello'));
+    const answered = await cli.waitFor((message) => message.type === 'control_response' && message.response.request_id === 'r_noreq');
+    expect(answered.response).toMatchObject({ subtype: 'error', request_id: 'r_noreq', error: expect.stringMatching(/stdin line 1: .*"request"/) });
+    await cli.waitFor((message) => message.type === 'result');
+    cli.end();
+    expect(await cli.exit).toBe(0);
+    expect(cli.stderr()).toMatch(/stdin line 2: a control_request needs a "request_id"/);
+  }, 60_000);
+});
+
+describe('Claude Code compatibility (CLI audit)', () => {
+  const initOf = (stdout: string) => lines(stdout).find((message) => message.type === 'system' && message.subtype === 'init')!;
+
+  it('--setting-sources limits which settings files load, with their permissions, hooks and project MCP servers ("" loads none)', () => {
+    mkdirSync(join(workspace, '.claude'));
+    const marker = join(workspace, 'hook-ran');
+    writeFileSync(
+      join(workspace, '.claude', 'settings.json'),
+      JSON.stringify({
+        permissions: { deny: ['Bash'] },
+        hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: `touch ${marker}` }] }] },
+        enableAllProjectMcpServers: true,
+      }),
+    );
+    writeFileSync(join(workspace, '.mcp.json'), JSON.stringify({ mcpServers: { proj: { command: process.execPath, args: ['-e', ''] } } }));
+    const run = (sources: string) => runBin(['-p', 'hi', '--provider', 'demo', '--output-format', 'stream-json', '--verbose', '--allowedTools', 'Bash(pwd)', '--setting-sources', sources]);
+    const denied = (stdout: string) => JSON.stringify(lines(stdout).filter((message) => message.type === 'user')).includes('Bash is denied by the rule Bash');
+
+    for (const sources of ['', 'user', 'local']) {
+      const isolated = run(sources);
+      expect(isolated.code, isolated.stderr).toBe(0);
+      expect(denied(isolated.stdout)).toBe(false);
+      expect(initOf(isolated.stdout).mcp_servers.map((server: { name: string }) => server.name)).not.toContain('proj');
+      expect(existsSync(marker)).toBe(false);
+    }
+    const project = run('project');
+    expect(denied(project.stdout)).toBe(true);
+    expect(initOf(project.stdout).mcp_servers.map((server: { name: string }) => server.name)).toContain('proj');
+    expect(existsSync(marker)).toBe(true);
+
+    const bad = runBin(['-p', 'hi', '--provider', 'demo', '--setting-sources', 'user,everything']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("--setting-sources");
+    expect(bad.stdout).toBe('');
+  });
+
+  it('a bare-name deny (--disallowedTools or settings) removes the tool from system/init tools', () => {
+    const run = runBin(['-p', 'hi', '--provider', 'demo', '--output-format', 'stream-json', '--verbose', '--disallowedTools', 'Bash', '--settings', '{"permissions":{"deny":["Write","Read(./secret/**)"]}}']);
+    expect(run.code).toBe(0);
+    const tools = initOf(run.stdout).tools as string[];
+    expect(tools).not.toContain('Bash');
+    expect(tools).not.toContain('Write');
+    expect(tools).toEqual(expect.arrayContaining(['Read', 'Glob']));
+  });
+
+  it('--session-id must be a UUID, and one already in use is refused with exit 1, the stored session untouched', () => {
+    const notUuid = runBin(['-p', 'hi', '--provider', 'demo', '--output-format', 'json', '--session-id', 'not-a-uuid']);
+    expect(notUuid.code).toBe(1);
+    expect(notUuid.stdout).toBe('');
+    expect(notUuid.stderr).toMatch(/--session-id.*not-a-uuid.*UUID/);
+
+    const id = '22222222-2222-4333-8444-555555555555';
+    const first = runBin(['-p', 'first prompt', '--provider', 'demo', '--output-format', 'json', '--session-id', id, ...TASK_TOOLS]);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout).session_id).toBe(id);
+    const sessionsDir = join(home, '.tessera', 'agent', 'sessions');
+    const file = readdirSync(sessionsDir, { recursive: true }).map(String).find((name) => name.endsWith(`_${id}.jsonl`))!;
+    const before = readFileSync(join(sessionsDir, file));
+    const again = runBin(['-p', 'second prompt', '--provider', 'demo', '--output-format', 'json', '--session-id', id, ...TASK_TOOLS]);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toContain(`Error: Session ID ${id} is already in use.`);
+    expect(again.stderr).toContain(`--resume ${id}`);
+    expect(readFileSync(join(sessionsDir, file)).equals(before)).toBe(true);
+  });
+
+  it('a reader that closes stdout early (EPIPE) ends the run quietly: no stack trace, the session saved', async () => {
+    const child = spawn(process.execPath, [BIN, '-p', 'Summarise', '--provider', 'demo', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', ...TASK_TOOLS], {
+      cwd: workspace,
+      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', TESSERA_DEMO_DELAY_MS: '20' },
+    });
+    let stderr = '';
+    let first = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.once('data', (chunk: Buffer) => {
+      first = chunk.toString();
+      child.stdout.destroy();
+    });
+    child.stdin.end();
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(1);
+    const id = JSON.parse(first.split('\n')[0]!).session_id as string;
+    const sessionsDir = join(home, '.tessera', 'agent', 'sessions');
+    expect(readdirSync(sessionsDir, { recursive: true }).map(String).some((name) => name.endsWith(`_${id}.jsonl`))).toBe(true);
+  }, 60_000);
 });

@@ -45,7 +45,7 @@ export async function composeHost(options: {
   for (const warning of settings.warnings) io.stderr(`${warning}\n`);
   const choice = chooseProvider(flags.provider, settings.providerSettings, io.env);
   if (choice.kind === 'none') throw new CliUsageError(choice.message);
-  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show: (message) => io.stderr(`${message}\n`) });
+  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, settingSources: settings.settingSources, show: (message) => io.stderr(`${message}\n`) });
   for (const warning of mcpSetup.warnings) io.stderr(`${warning}\n`);
   const runOptions = runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp });
   // Many clients' sessions share this event loop: after each model reply a session waits its turn (fairRoundsPlugin).

@@ -13,6 +13,8 @@ export interface CliIO {
   stdinIsTTY?: boolean;
   /** Whether stdout is a terminal (the interactive UI needs one; otherwise print mode). */
   stdoutIsTTY?: boolean;
+  /** Aborted when nobody reads stdout any more (EPIPE); a print run then ends without output. */
+  stdoutClosed?: AbortSignal;
 }
 
 /** A subcommand: its own arguments (after the subcommand name) → exit code. */

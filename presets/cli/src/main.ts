@@ -24,10 +24,31 @@ const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
   },
 };
 
+let stdoutGone: AbortController | undefined;
+
+/**
+ * Aborted when the reader of stdout has gone (EPIPE: `| head`, a host that closed the pipe).
+ * Listening once turns Node's unhandled-error stack dump into a quiet end of the run.
+ */
+function stdoutClosed(): AbortSignal {
+  if (stdoutGone === undefined) {
+    const gone = new AbortController();
+    stdoutGone = gone;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+      gone.abort();
+    });
+  }
+  return stdoutGone.signal;
+}
+
 /** The process's own stdio, working directory, environment and home, as `CliIO`. */
 export function processIO(): CliIO {
+  const closed = stdoutClosed();
   return {
-    stdout: (text) => void process.stdout.write(text),
+    // Once the reader has gone, output has nowhere to go.
+    stdout: (text) => void (closed.aborted || process.stdout.write(text)),
+    stdoutClosed: closed,
     stderr: (text) => void process.stderr.write(text),
     cwd: process.cwd(),
     env: process.env,

@@ -100,16 +100,23 @@ function openInBrowser(url: string): void {
   });
 }
 
-/** The preset's `mcp` option for a run: flags, `~/.claude.json`, the approval keys of the merged settings. */
+/**
+ * The preset's `mcp` option for a run: flags, `~/.claude.json`, the approval keys of the merged
+ * settings. With `--setting-sources`, servers of a scope left out are not read: `user` and
+ * `local` are `~/.claude.json`'s, `project` is `.mcp.json`.
+ */
 export function cliMcpOptions(options: {
   flags: CliFlags;
   home: string;
   cwd: string;
   settings: Readonly<Record<string, unknown>>;
+  settingSources?: readonly string[] | undefined;
   show: (message: string) => void;
 }): { mcp: NonNullable<CliPresetOptions['mcp']>; warnings: string[] } {
   const { flags, home, cwd, settings, show } = options;
-  const claude = flags.strictMcpConfig ? { warnings: [] } : readClaudeJsonServers(home, cwd);
+  const reads = (scope: string): boolean => options.settingSources === undefined || options.settingSources.includes(scope);
+  const read: ClaudeJsonServers = flags.strictMcpConfig || (!reads('user') && !reads('local')) ? { warnings: [] } : readClaudeJsonServers(home, cwd);
+  const claude: ClaudeJsonServers = { ...(reads('user') && read.user ? { user: read.user } : {}), ...(reads('local') && read.local ? { local: read.local } : {}), warnings: read.warnings };
   const approval: McpProjectApprovalSettings = {
     ...(typeof settings.enableAllProjectMcpServers === 'boolean' ? { enableAllProjectMcpServers: settings.enableAllProjectMcpServers } : {}),
     ...(Array.isArray(settings.enabledMcpjsonServers) ? { enabledMcpjsonServers: settings.enabledMcpjsonServers.filter((name): name is string => typeof name === 'string') } : {}),
@@ -119,6 +126,7 @@ export function cliMcpOptions(options: {
     mcp: {
       ...(flags.mcpConfig.length > 0 ? { configs: flags.mcpConfig } : {}),
       ...(flags.strictMcpConfig ? { strict: true } : {}),
+      ...(reads('project') ? {} : { projectConfig: false }),
       ...(claude.user ? { userServers: claude.user } : {}),
       ...(claude.local ? { localServers: claude.local } : {}),
       approval,

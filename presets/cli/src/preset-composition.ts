@@ -7,7 +7,8 @@ import { editCheckpoints } from '@tessera/plugin-checkpoints';
 import { bundlePlugins } from '@tessera/plugin-bundle-plugins';
 import { builtinCommands } from '@tessera/plugin-commands';
 import { compaction } from '@tessera/plugin-compaction';
-import { configPlugin } from '@tessera/plugin-config';
+import { configPlugin, LoadedSettings } from '@tessera/plugin-config';
+import type { LoadedConfig } from '@tessera/plugin-config/settings';
 import { contextWindow } from '@tessera/plugin-context-window';
 import { hooksPlugin } from '@tessera/plugin-hooks';
 import { mcpClient, type McpAuthorize, type McpLog, type McpProjectApprovalSettings } from '@tessera/plugin-mcp/plugin';
@@ -41,6 +42,11 @@ export interface CliPresetOptions {
   home?: string;
   /** `--settings`: one more settings layer for the config plugin. */
   settingsFile?: string;
+  /**
+   * The settings the CLI already read (its `--setting-sources`, inline `--settings` JSON): the
+   * config plugin's `LoadedSettings` is this, not a second read of every file.
+   */
+  loadedSettings?: LoadedConfig;
   /** The model: a settings or environment profile, or the built-in demo model. */
   provider: { kind: 'profile'; name?: string; profile: ProviderProfile } | { kind: 'demo'; delayMs?: number };
   /** Merged rules (settings plus `--allowedTools` / `--disallowedTools`). */
@@ -75,6 +81,8 @@ export interface CliPresetOptions {
     | {
         configs?: readonly string[];
         strict?: boolean;
+        /** `false`: the project's `.mcp.json` is not read (`--setting-sources` without `project`). */
+        projectConfig?: boolean;
         userServers?: Record<string, unknown>;
         localServers?: Record<string, unknown>;
         approval?: McpProjectApprovalSettings;
@@ -102,7 +110,9 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
   const rules = options.permissions ?? {};
   const exclude = options.tools === undefined ? [] : BUILTIN_TOOL_NAMES.filter((name) => !options.tools!.includes(name));
   const members: Plugin[] = [
-    configPlugin({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...(options.settingsFile === undefined ? {} : { settingsFile: options.settingsFile }) }),
+    options.loadedSettings === undefined
+      ? configPlugin({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...(options.settingsFile === undefined ? {} : { settingsFile: options.settingsFile }) })
+      : loadedSettingsPlugin(options.loadedSettings),
     ...(options.provider.kind === 'demo' ? [demoProvider(options.provider.delayMs)] : profilePlugins),
     options.sessionPersistence === false ? inMemorySessionStore() : jsonlSessionStore(agentDir === undefined ? {} : { agentDir }),
     permissionsPlugin({
@@ -137,6 +147,7 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
         mcpConfigBaseDir: options.cwd,
         ...(mcp.configs && mcp.configs.length > 0 ? { mcpConfig: [...mcp.configs] } : {}),
         ...(mcp.strict ? { strictMcpConfig: true } : {}),
+        ...(mcp.projectConfig === false ? { projectConfig: false } : {}),
         ...(mcp.userServers ? { userServers: mcp.userServers } : {}),
         ...(mcp.localServers ? { localServers: mcp.localServers } : {}),
         ...(mcp.approval ? { approval: mcp.approval } : {}),
@@ -157,6 +168,17 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
 
 function demoProvider(delayMs = 0): Plugin {
   return scriptedProvider({ turns: demoModel(delayMs), name: 'demo', model: DEMO_MODEL_ID, recordRequests: false });
+}
+
+/** `LoadedSettings` as the CLI read them, in the config plugin's place. */
+function loadedSettingsPlugin(loaded: LoadedConfig): Plugin {
+  return definePlugin({
+    name: 'config',
+    provides: [LoadedSettings],
+    register({ bind }) {
+      bind(LoadedSettings).toConstantValue(loaded);
+    },
+  });
 }
 
 /** Binds the CLI's approver as the `ApprovalHandler` every approval chain ends with. */

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SystemPromptBuilder } from '@tessera/contracts';
@@ -84,5 +84,62 @@ describe('parseArgs', () => {
 
   it('splits tool lists on commas and spaces outside parentheses', () => {
     expect(splitToolList('Read, Bash(git log:*),Bash(npm run test *) Write')).toEqual(['Read', 'Bash(git log:*)', 'Bash(npm run test *)', 'Write']);
+  });
+
+  it('combines boolean short flags as Commander does (-pc is -p -c)', () => {
+    expect(parseArgs(['-pc', 'hi'])).toMatchObject({ print: true, continue: true, positionals: ['hi'] });
+    expect(parseArgs(['-cp', '--output-format', 'json', 'hi'])).toMatchObject({ print: true, continue: true, outputFormat: 'json', positionals: ['hi'] });
+    expect(() => parseArgs(['-px', 'hi'])).toThrow(/unknown option '-x'/);
+  });
+
+  it('an option value that starts with "-" is the value, as Commander takes required option arguments', () => {
+    expect(parseArgs(['-p', 'hi', '--append-system-prompt', '-be terse']).appendSystemPrompt).toBe('-be terse');
+    expect(parseArgs(['--system-prompt', '--- role: reviewer', '-p', 'hi'])).toMatchObject({ systemPrompt: '--- role: reviewer', print: true, positionals: ['hi'] });
+    expect(parseArgs(['--system-prompt', '-pc']).systemPrompt).toBe('-pc');
+  });
+});
+
+describe('loadCliSettings', () => {
+  it('inline --settings JSON leaves no file behind, and its errors name --settings', () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'tessera-settings-tmp-'));
+    const home = mkdtempSync(join(tmpdir(), 'tessera-preset-home-'));
+    const cwd = mkdtempSync(join(tmpdir(), 'tessera-preset-cwd-'));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    try {
+      const settings = loadCliSettings({ cwd, home, env: {}, flags: parseArgs(['--settings', '{"permissions":{"allow":["Bash(pwd)"]},"env":{"API_TOKEN":"secret-value"}}']) });
+      expect(settings.permissions.allow).toContain('Bash(pwd)');
+      expect(() => loadCliSettings({ cwd, home, env: {}, flags: parseArgs(['--settings', '{"permissions": [}']) })).toThrow(/^Settings error: --settings:1:/);
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+  });
+
+  it('--setting-sources limits the settings files read: their permissions and hooks ("" reads none)', () => {
+    const home = mkdtempSync(join(tmpdir(), 'tessera-preset-home-'));
+    const cwd = mkdtempSync(join(tmpdir(), 'tessera-preset-cwd-'));
+    const hooks = (marker: string) => ({ PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: `echo ${marker}` }] }] });
+    mkdirSync(join(home, '.claude'));
+    writeFileSync(join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { deny: ['WebFetch'] }, hooks: hooks('user') }));
+    mkdirSync(join(cwd, '.claude'));
+    writeFileSync(join(cwd, '.claude', 'settings.json'), JSON.stringify({ permissions: { deny: ['Bash'] }, hooks: hooks('project'), enableAllProjectMcpServers: true }));
+    writeFileSync(join(cwd, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { deny: ['Write'] } }));
+    const load = (...argv: string[]) => loadCliSettings({ cwd, home, env: {}, flags: parseArgs(argv) });
+
+    expect(load().permissions.deny).toEqual(['WebFetch', 'Bash', 'Write']);
+    const none = load('--setting-sources', '');
+    expect(none.permissions.deny).toEqual([]);
+    expect(none.hookFiles).toEqual([]);
+    expect(none.loaded.config.enableAllProjectMcpServers).toBeUndefined();
+    expect(none.settingSources).toEqual([]);
+    const user = load('--setting-sources', 'user');
+    expect(user.permissions.deny).toEqual(['WebFetch']);
+    expect(user.hookFiles).toEqual([join(home, '.claude', 'settings.json')]);
+    expect(load('--setting-sources', 'project,local').permissions.deny).toEqual(['Bash', 'Write']);
+    // Flags and --settings are not files a source names: they always apply.
+    expect(load('--setting-sources', '', '--disallowedTools', 'Read', '--settings', '{"permissions":{"deny":["Glob"]}}').permissions.deny).toEqual(['Glob', 'Read']);
+    expect(() => load('--setting-sources', 'user,policy')).toThrow(/--setting-sources.*'policy'.*user, project, local/);
   });
 });

@@ -1,8 +1,8 @@
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describeError, parsePermissionMode, PERMISSION_MODES, type Diagnostic, type PermissionMode } from '@tessera/contracts';
-import { loadConfig, mergeSettings, resolveProvider, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config/settings';
+import { describeError, parsePermissionMode, PERMISSION_MODES, type Diagnostic, type HooksConfig, type HooksSource, type PermissionMode } from '@tessera/contracts';
+import { loadConfig, mergeSettings, readSettingsLayer, resolveProvider, settingsLayerPaths, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config/settings';
 import { CliUsageError, type CliFlags } from './args.js';
 import type { CliPermissionRules } from './preset.js';
 import type { ProviderSettings } from './provider-selection.js';
@@ -10,12 +10,17 @@ import type { ProviderSettings } from './provider-selection.js';
 /** What the CLI takes from settings and flags, merged, before anything is composed. */
 export interface CliSettings {
   cwd: string;
+  /** The layers read (only the `--setting-sources` ones), merged; inline `--settings` JSON is the layer named `--settings`. */
   loaded: LoadedConfig;
-  /** The `--settings` layer as a file (inline JSON is written to a private temp file). */
+  /** `--settings <file>`; inline JSON has no file (it is in `loaded`). */
   settingsFile?: string;
+  /** `--setting-sources`: the only file scopes read; undefined: all of them. */
+  settingSources?: readonly SettingSource[];
   permissions: CliPermissionRules;
   permissionMode?: PermissionMode;
   hookFiles: string[];
+  /** Hooks of inline `--settings` JSON, which has no file for the hooks plugin to read. */
+  hookConfigs: Array<{ config: HooksConfig; source: HooksSource }>;
   tools?: string[];
   /** `language` from the settings: the language the model answers in. */
   language?: string;
@@ -37,17 +42,12 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
  */
 export function loadCliSettings(options: { cwd: string; home: string; env: Readonly<Record<string, string | undefined>>; flags: CliFlags }): CliSettings {
   const { cwd, home, env, flags } = options;
-  let settingsFile: string | undefined;
-  if (flags.settings !== undefined) {
-    const value = flags.settings.trim();
-    if (value.startsWith('{')) {
-      const dir = mkdtempSync(join(tmpdir(), 'tessera-settings-'));
-      settingsFile = join(dir, 'settings-flag.json');
-      writeFileSync(settingsFile, value, { mode: 0o600 });
-    } else settingsFile = resolve(cwd, value);
-  }
-  const loaded = loadConfig({ cwd, home, env, ...(settingsFile === undefined ? {} : { settingsFile }) });
-  const flagProblems = loaded.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' && settingsFile !== undefined && diagnostic.file === settingsFile);
+  const sources = flags.settingSources === undefined ? undefined : checkSettingSources(flags.settingSources);
+  const inline = flags.settings !== undefined && flags.settings.trim().startsWith('{') ? flags.settings.trim() : undefined;
+  const settingsFile = flags.settings === undefined || inline !== undefined ? undefined : resolve(cwd, flags.settings.trim());
+  const loaded = inline === undefined ? loadLayers(cwd, home, env, settingsFile, sources) : loadInline(inline, cwd, home, env, sources);
+  const flagLayer = flags.settings === undefined ? undefined : loaded.layers.find((layer) => layer.scope === 'cli');
+  const flagProblems = loaded.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' && flagLayer !== undefined && diagnostic.file === flagLayer.file);
   if (flagProblems.length > 0) throw new CliUsageError(flagProblems.map(formatDiagnostic).join('\n'));
   // Provider profiles can name a server and the environment variable whose value is sent to it
   // as the key: they are read only from the user's own files and --settings, never from a
@@ -77,6 +77,7 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
     cwd,
     loaded,
     ...(settingsFile === undefined ? {} : { settingsFile }),
+    ...(sources === undefined ? {} : { settingSources: sources }),
     permissions: {
       allow: [...toolList(permissions.allow as string[] | undefined), ...flags.allowedTools],
       ask: toolList(permissions.ask as string[] | undefined),
@@ -84,7 +85,8 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
       additionalDirectories: [...toolList(permissions.additionalDirectories as string[] | undefined), ...flags.addDir.map((dir) => resolve(cwd, dir))],
     },
     ...(mode === undefined ? {} : { permissionMode: mode as PermissionMode }),
-    hookFiles: loaded.layers.filter((layer) => layer.exists && !layer.failed && layer.settings?.hooks !== undefined).map((layer) => layer.file),
+    hookFiles: loaded.layers.filter((layer) => layer.exists && !layer.failed && layer.settings?.hooks !== undefined && layer.file !== INLINE_SETTINGS).map((layer) => layer.file),
+    hookConfigs: loaded.layers.flatMap((layer) => (layer.file === INLINE_SETTINGS && !layer.failed && layer.settings?.hooks !== undefined ? [{ config: layer.settings.hooks as HooksConfig, source: { file: INLINE_SETTINGS } }] : [])),
     ...(tools === undefined ? {} : { tools }),
     ...(typeof (loaded.config as { language?: unknown }).language === 'string' && (loaded.config as { language: string }).language.trim() !== '' ? { language: (loaded.config as { language: string }).language.trim() } : {}),
     providerSettings: {
@@ -94,6 +96,62 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
     },
     warnings,
   };
+}
+
+/** The settings files `--setting-sources` can name, as Claude Code's. */
+export type SettingSource = 'user' | 'project' | 'local';
+const SETTING_SOURCES: readonly SettingSource[] = ['user', 'project', 'local'];
+
+/** What inline `--settings` JSON is called in messages and layers (it is never left on disk). */
+const INLINE_SETTINGS = '--settings';
+
+function checkSettingSources(names: readonly string[]): SettingSource[] {
+  const unknown = names.filter((name) => !(SETTING_SOURCES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new CliUsageError(`error: option '--setting-sources <sources>' argument '${unknown.join(',')}' is invalid. Use a comma-separated list of ${SETTING_SOURCES.join(', ')} ("" for none).`);
+  }
+  return [...new Set(names as SettingSource[])];
+}
+
+/**
+ * The settings layers, as `loadConfig` reads them; with `sources`, only the files of those
+ * scopes are read (the `--settings` layer always is), so an SDK host's isolation (`""`) keeps
+ * a repository's permissions, hooks and MCP approvals out.
+ */
+function loadLayers(cwd: string, home: string, env: Readonly<Record<string, string | undefined>>, settingsFile: string | undefined, sources: readonly SettingSource[] | undefined): LoadedConfig {
+  if (sources === undefined) return loadConfig({ cwd, home, env, ...(settingsFile === undefined ? {} : { settingsFile }) });
+  const layers: SettingsLayer[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const seen = new Set<string>();
+  for (const { file, scope } of settingsLayerPaths(resolve(cwd), resolve(home), settingsFile)) {
+    if ((scope !== 'cli' && !sources.includes(scope)) || seen.has(file)) continue;
+    seen.add(file);
+    const read = readSettingsLayer(file, scope);
+    layers.push(read.layer);
+    diagnostics.push(...read.diagnostics);
+    if (scope === 'cli' && !read.layer.exists) diagnostics.push({ severity: 'error', file, message: `The --settings file ${file} does not exist; check the path.` });
+  }
+  return { config: mergeSettings(layers.flatMap((layer) => (layer.settings ? [layer.settings] : []))), layers, diagnostics };
+}
+
+/**
+ * Inline `--settings` JSON: read through a private temp file that is removed before this
+ * returns (the JSON may hold keys), and named `--settings` in the layers and messages.
+ */
+function loadInline(json: string, cwd: string, home: string, env: Readonly<Record<string, string | undefined>>, sources: readonly SettingSource[] | undefined): LoadedConfig {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-settings-'));
+  const file = join(dir, 'settings-flag.json');
+  try {
+    writeFileSync(file, json, { mode: 0o600 });
+    const loaded = loadLayers(cwd, home, env, file, sources);
+    return {
+      ...loaded,
+      layers: loaded.layers.map((layer) => (layer.file === file ? { ...layer, file: INLINE_SETTINGS } : layer)),
+      diagnostics: loaded.diagnostics.map((diagnostic) => (diagnostic.file === file ? { ...diagnostic, file: INLINE_SETTINGS } : diagnostic)),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const TRUSTED_SCOPES: ReadonlySet<SettingsLayer['scope']> = new Set(['user', 'cli']);

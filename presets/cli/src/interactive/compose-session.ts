@@ -48,7 +48,7 @@ export async function composeSession(options: {
   show: (message: string) => void;
 }): Promise<ComposedSession> {
   const { flags, io, cwd, settings, choice, approvals, show } = options;
-  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show });
+  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, settingSources: settings.settingSources, show });
   for (const warning of mcpSetup.warnings) show(warning);
   const kernel = await createKernel({ plugins: await loadCliPreset(runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: approvals, mcp: mcpSetup.mcp })) });
   const make = (extra: Partial<ConstructorParameters<typeof InteractiveSession>[0]>): InteractiveSession =>

@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   describeError,
-  isValidSessionId,
   parsePermissionMode,
   PERMISSION_MODES,
   type ApprovalAnswer,
@@ -14,6 +13,7 @@ import {
   type Message,
   type SessionEvent,
   compareText,
+  SessionStore,
 } from '@tessera/contracts';
 import { createKernel, definePlugin, InteractiveSession, Stage, type Kernel, type Plugin, type Session } from '@tessera/kernel';
 import type { CliFlags } from '../args.js';
@@ -45,6 +45,7 @@ import { runPresetOptions } from '../run-preset-options.js';
 import { cliCommandHostAdapters, hostListings, loadedPluginsForInit, mcpServerStates, type HostListings } from '../host-adapters.js';
 import { cliMcpOptions } from '../mcp-setup.js';
 import { McpClients } from '@tessera/plugin-mcp/plugin';
+import { offeredTools } from '@tessera/plugin-permissions';
 
 const STDIN_CAP_BYTES = 10 * 1024 * 1024;
 /** How long a `can_use_tool` ask may wait for the host before it counts as a refusal. */
@@ -114,7 +115,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   }
 
   const host = new HostBridge(control, initialize?.request, flags, io);
-  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, show: (message) => io.stderr(`${message}\n`) });
+  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, settingSources: settings.settingSources, show: (message) => io.stderr(`${message}\n`) });
   for (const warning of mcpSetup.warnings) io.stderr(`${warning}\n`);
   let kernel: Kernel;
   try {
@@ -122,7 +123,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
     kernel = await createKernel({
       plugins: await loadCliPreset({
         ...runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: host.approvalHandler(), mcp: mcpSetup.mcp }),
-        hookConfigs: host.hookConfigs(),
+        hookConfigs: [...settings.hookConfigs, ...host.hookConfigs()],
         ...(flags.fallbackModel === undefined
           ? {}
           : {
@@ -150,7 +151,15 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Nobody reads the output any more: end the turn and the input, save the session, exit 1 quietly.
+  const onStdoutClosed = (): void => {
+    if (exitCode === 0) exitCode = 1;
+    interactive?.abort();
+    lines?.end();
+  };
+  io.stdoutClosed?.addEventListener('abort', onStdoutClosed, { once: true });
   try {
+    await refuseSessionIdInUse(kernel, flags);
     const resumeId = await resolveResume(kernel, flags, cwd);
     interactive = new InteractiveSession({
       kernel,
@@ -173,6 +182,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   } catch (error) {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    io.stdoutClosed?.removeEventListener('abort', onStdoutClosed);
     io.stderr(`${describeError(error)}\n`);
     await kernel.shutdown().catch(() => undefined);
     return 1;
@@ -188,7 +198,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   const listings = await hostListings(kernel, interactive);
   host.kernel = kernel;
   const modelLabel = choice.kind === 'demo' ? DEMO_MODEL_ID : (session.getModel() ?? choice.profile.model ?? 'default');
-  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags, loadedPluginsForInit(kernel), () => mcpServerStates(kernel), listings));
+  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags, settings.permissions.deny ?? [], loadedPluginsForInit(kernel), () => mcpServerStates(kernel), listings));
   if (initialize) host.answerInitialize(initialize.requestId, interactive, listings);
   // In headless input mode `system/init` is the first line, before anything the input causes.
   if (lines) run.sendInit();
@@ -228,7 +238,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
               return;
             }
             case 'control_request':
-              host.handleRequest(value, interactive!, session, queue);
+              host.handleRequest(value, entry.line, interactive!, session, queue);
               return;
             case 'control_response':
               control.handleResponse(value);
@@ -261,6 +271,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    io.stdoutClosed?.removeEventListener('abort', onStdoutClosed);
     await interactive.shutdown({ reason: exitCode === 0 ? 'other' : 'prompt_input_exit' }).catch((error: unknown) => io.stderr(`Could not save the session: ${describeError(error)}\n`));
     mark('session shut down');
     await kernel.shutdown().catch(() => undefined);
@@ -283,8 +294,8 @@ function checkFlagCombinations(flags: CliFlags): void {
   if (flags.replayUserMessages && flags.inputFormat !== 'stream-json') {
     throw new CliUsageError('Error: --replay-user-messages requires --input-format=stream-json and --output-format=stream-json.');
   }
-  if (flags.sessionId !== undefined && !isValidSessionId(flags.sessionId)) {
-    throw new CliUsageError(`Error: Invalid session ID "${flags.sessionId}". Use a UUID (letters, digits, "-" and "_", at most 128 characters).`);
+  if (flags.sessionId !== undefined && !UUID.test(flags.sessionId)) {
+    throw new CliUsageError(`Error: --session-id "${flags.sessionId}" is not a valid UUID; pass one such as ${randomUUID()}, or leave the flag out for a new session.`);
   }
   if (flags.sessionId !== undefined && (flags.continue || flags.resume !== undefined) && !flags.forkSession) {
     throw new CliUsageError('Error: --session-id can only be used with --continue or --resume if --fork-session is also specified.');
@@ -296,6 +307,21 @@ function checkFlagCombinations(flags: CliFlags): void {
   if (flags.permissionMode !== undefined && parsePermissionMode(flags.permissionMode) === undefined) {
     throw new CliUsageError(`error: option '--permission-mode <mode>' argument '${flags.permissionMode}' is invalid. Allowed choices are ${PERMISSION_MODES.join(', ')}.`);
   }
+}
+
+/** `--session-id` takes a UUID, as Claude Code's. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `--session-id` names a new session: one already stored is refused, as Claude Code refuses it
+ * (a second conversation written into it would hide the first); `--resume` continues one.
+ */
+export async function refuseSessionIdInUse(kernel: Kernel, flags: CliFlags): Promise<void> {
+  if (flags.sessionId === undefined) return;
+  const store = kernel.getOptional(SessionStore);
+  if (store === undefined || (await store.load(flags.sessionId)) === undefined) return;
+  await store.release?.(flags.sessionId);
+  throw new CliUsageError(`Error: Session ID ${flags.sessionId} is already in use. To continue that conversation, use --resume ${flags.sessionId}; for a new one, pass another id or leave --session-id out.`);
 }
 
 /** With a prompt argument, piped stdin is waited for this long before the run goes on without it. */
@@ -396,6 +422,7 @@ function initMessage(
   model: string,
   choice: ProviderChoice,
   flags: CliFlags,
+  deny: readonly string[],
   plugins: ReadonlyArray<{ name: string; path: string }>,
   mcpServers: () => ReadonlyArray<{ name: string; status: string }>,
   listings: HostListings,
@@ -405,7 +432,8 @@ function initMessage(
     subtype: 'init',
     cwd,
     session_id: session.sessionId,
-    tools: session.toolSchemas.map((schema) => schema.name),
+    // As the model's list: a tool a bare-name deny rule removes is not offered (Claude Code lists it nowhere).
+    tools: offeredTools({ deny }, session.toolSchemas).map((schema) => schema.name),
     mcp_servers: mcpServers().map((server) => ({ name: server.name, status: server.status })),
     model,
     permissionMode: session.getPermissionMode(),
@@ -838,10 +866,18 @@ class HostBridge {
   }
 
   /** A `control_request` from the host. Always answered: success, or an error saying why. */
-  handleRequest(message: Record<string, unknown>, interactive: InteractiveSession, session: Session, queue: UserQueue): void {
+  handleRequest(message: Record<string, unknown>, line: number, interactive: InteractiveSession, session: Session, queue: UserQueue): void {
     const requestId = typeof message.request_id === 'string' ? message.request_id : undefined;
     const request = isRecord(message.request) ? message.request : undefined;
-    if (requestId === undefined || request === undefined) return;
+    // A malformed request is answered when it can be (the host waits on its id), else reported by line.
+    if (requestId === undefined) {
+      this.io.stderr(`stdin line ${line}: a control_request needs a "request_id" (a string) and a "request" object; it was skipped.\n`);
+      return;
+    }
+    if (request === undefined) {
+      this.control.respondError(requestId, `stdin line ${line}: a control_request needs a "request" object with a "subtype"; nothing was done.`, 'invalid_request');
+      return;
+    }
     try {
       switch (request.subtype) {
         case 'initialize':

@@ -126,6 +126,8 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
         provider: choice.kind === 'profile' ? { kind: 'profile', name: choice.name, profile: choice.profile } : { kind: 'demo' },
         permissions: settings.permissions,
         hookFiles: settings.hookFiles,
+        hookConfigs: settings.hookConfigs,
+        loadedSettings: settings.loaded,
         sessionLog: false,
       }),
     });
