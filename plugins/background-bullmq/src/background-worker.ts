@@ -160,9 +160,9 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   });
   await subscriber.subscribe(keys.control);
 
-  const execute = (taskId: string, runId: string, request: TRunnableRequest, holdEventsUntilStarted = false): TaskExecution => {
+  const execute = (taskId: string, runId: string, request: TRunnableRequest, holdEventsUntilStarted = false, attempt?: number): TaskExecution => {
     const runner = runners.get(request.kind)!;
-    const execution = new TaskExecution({ store, taskId, runId, request, runner, clock, logFlushMs, holdEventsUntilStarted, ...(options.watchdog ? { watchdog: options.watchdog } : {}), report: (error, phase) => report(error, taskId, phase) });
+    const execution = new TaskExecution({ store, taskId, runId, request, runner, clock, logFlushMs, holdEventsUntilStarted, ...(attempt === undefined ? {} : { attempt }), ...(options.watchdog ? { watchdog: options.watchdog } : {}), report: (error, phase) => report(error, taskId, phase) });
     executions.set(taskId, execution);
     return execution;
   };
@@ -174,10 +174,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     return fail(state, outcome.error, now);
   };
 
-  /** Ends a plain task from the run's outcome. */
-  const settle = async (taskId: string, outcome: TExecutionOutcome, known?: StoredTask): Promise<void> => {
+  /** Ends a plain task from the run's outcome, unless a later attempt than `attempt` began (this run's worker was taken for dead). */
+  const settle = async (taskId: string, outcome: TExecutionOutcome, attempt: number, known?: StoredTask): Promise<void> => {
     if (outcome.type === 'tripped') return;
-    await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [endEvent(state, outcome, clock.now())]), known);
+    await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [endEvent(state, outcome, clock.now())]), known, attempt);
   };
 
   const answerSend = async (execution: TaskExecution, input: string, replyKey: string): Promise<void> => {
@@ -261,12 +261,14 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, staleWorkerError(taskId, `worker stopped renewing job ${job.id}'s lock`), clock.now())]));
       return 'stale_worker';
     }
+    // The attempt fences every commit and log line of this run: a worker that stalled past its
+    // lock (taken for dead, the job run again) cannot end or write over the attempt that runs now.
+    const attempt = begun > 0 ? begun : await store.beginAttempt(taskId, id);
     // Runner progress waits for the start below to be committed, so the stream keeps its order.
-    const execution = execute(taskId, taskId, request, true);
+    const execution = execute(taskId, taskId, request, true, attempt);
     let runPromise: Promise<TExecutionOutcome> | undefined;
     try {
-      const attempt = begun > 0 ? begun : await store.beginAttempt(taskId, id);
-      if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`]);
+      if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`], attempt);
       runPromise = execution.run();
       const start = (state: IBackgroundTaskState): TBackgroundTaskEvent[] | undefined => {
         if (isTerminal(state.status)) return undefined;
@@ -288,7 +290,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
           await store.update(taskId, (state) => {
             const events = start(state);
             return events && [...events, endEvent(state, early, clock.now())];
-          }, stored);
+          }, stored, attempt);
         } finally {
           execution.startCommitted();
         }
@@ -296,7 +298,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       }
       let started: StoredTask | undefined;
       try {
-        started = await store.update(taskId, start, stored);
+        started = await store.update(taskId, start, stored, attempt);
       } finally {
         // Also when the commit failed: held progress must not wait for a start that never comes.
         execution.startCommitted();
@@ -312,7 +314,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         await job.moveToWait(token);
         throw new WaitingError();
       }
-      await settle(taskId, outcome, started);
+      await settle(taskId, outcome, attempt, started);
       return 'done';
     } catch (error) {
       // A failed step must not leave the run going with nobody to record its end.
@@ -322,7 +324,8 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       }
       throw error;
     } finally {
-      executions.delete(taskId);
+      // A stale run of this task may end after a later attempt took the task's entry here.
+      if (executions.get(taskId) === execution) executions.delete(taskId);
       handingBack.delete(taskId);
       stoppedByShutdown.delete(taskId);
     }
@@ -337,7 +340,12 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       clock,
       execute,
       executions,
-      nextRun: async (taskId) => (await schedules!.getJobScheduler(taskId))?.next ?? undefined,
+      nextRun: async (taskId) => {
+        const scheduler = await schedules!.getJobScheduler(taskId);
+        // A scheduler an earlier version created with a BullMQ `limit` keeps its last tick as `next` once the limit is used up.
+        if (!scheduler || (scheduler.limit !== undefined && (scheduler.iterationCount ?? 0) >= scheduler.limit)) return undefined;
+        return scheduler.next ?? undefined;
+      },
       removeScheduler: async (taskId) => {
         await schedules!.removeJobScheduler(taskId);
       },

@@ -365,9 +365,11 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
     const data: BackgroundJobData = { taskId: id };
     let nextRunAt: number | undefined;
     if ('pattern' in schedule) {
+      // No BullMQ `limit`: it counts ticks, skipped ones too, and would stop the ticks before
+      // `maxRuns` fires ran. The fire that reaches `maxRuns` removes the scheduler (settleFire).
       const job = await queue.upsertJobScheduler(
         id,
-        { pattern: schedule.pattern, ...(request.timezone ? { tz: request.timezone } : {}), ...(request.maxRuns ? { limit: request.maxRuns } : {}) },
+        { pattern: schedule.pattern, ...(request.timezone ? { tz: request.timezone } : {}) },
         { name: 'fire', data, opts: { removeOnComplete: true, removeOnFail: { count: 100 } } },
       );
       nextRunAt = job?.timestamp !== undefined && job.opts.delay !== undefined ? job.timestamp + job.opts.delay : undefined;

@@ -34,30 +34,39 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
   const { job, store, clock, executions } = context;
   const { taskId } = job.data;
   const stored = await store.read(taskId);
-  if (!stored || isTerminal(stored.state.status) || stored.cancel !== undefined) {
+  if (!stored || isTerminal(stored.state.status)) {
     // A schedule whose task ended or was closed has no business firing again.
     await context.removeScheduler(taskId).catch(() => undefined);
     return 'ended';
   }
+  if (stored.cancel !== undefined) return endCancelled(context);
   const request = stored.request as IBackgroundScheduledTaskRequest;
   let woke = false;
-  let ended = false;
   const current = await store.update(taskId, (state, current) => {
     woke = false;
-    ended = current.cancel !== undefined || isTerminal(state.status);
-    if (ended || state.status !== 'sleeping') return undefined;
+    if (current.cancel !== undefined || (state.status !== 'queued' && state.status !== 'sleeping')) return undefined;
     const now = clock.now();
+    state.lastActivityAt = now;
+    if (state.status === 'queued') {
+      // The first tick came before the client committed the schedule's start (a date due now,
+      // a cron tick right away): it starts the task itself, and the client's start then finds
+      // it running and leaves it.
+      transition(state, 'START', now);
+      state.startedAt = now;
+      woke = true;
+      return [snapshotEvent('background_task_started', state)];
+    }
     transition(state, 'WAKE', now);
     delete state.nextRunAt;
-    state.lastActivityAt = now;
     woke = true;
     return [snapshotEvent('background_task_updated', state)];
   });
-  if (ended || !current) {
-    // Cancelled, ended or removed after the read above (the client ends a sleeping schedule itself).
+  if (!current || isTerminal(current.state.status)) {
+    // Ended or removed after the read above (the client ends a sleeping schedule itself).
     await context.removeScheduler(taskId).catch(() => undefined);
     return 'ended';
   }
+  if (current.cancel !== undefined) return endCancelled(context);
   if (!woke) {
     const { fireTick, firePid, fires } = await store.getFields(taskId, ['fireTick', 'firePid', 'fires']);
     if (job.id !== undefined && fireTick === job.id) {
@@ -106,6 +115,30 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     return outcome.type;
   }
   return settleFire(context, request, fire, outcome.type === 'completed' ? outcome.result.output : '', 'fired');
+}
+
+/**
+ * A tick that finds a cancel asked. The client ends a queued or sleeping schedule itself, and a
+ * live worker's fire ends the task when it stops; but a fire this very tick started is lost (its
+ * worker stopped renewing the tick's lock), so no one else will: kill what it left running and
+ * commit the cancel here, or the task stays `running` for good.
+ */
+async function endCancelled(context: ScheduledFireContext): Promise<string> {
+  const { job, store, clock } = context;
+  const { taskId } = job.data;
+  await context.removeScheduler(taskId).catch(() => undefined);
+  const { fireTick, firePid } = await store.getFields(taskId, ['fireTick', 'firePid']);
+  const lost = job.id !== undefined && fireTick === job.id;
+  if (lost) {
+    await context.reapGroup(taskId, firePid === undefined ? undefined : Number(firePid));
+    const failed = await store.incrementField(taskId, 'failedFires');
+    await store.appendLog(taskId, [`[schedule] the fire of tick ${job.id} was lost: the worker running it stopped (stale_worker; ${failed} failed); the task was cancelled meanwhile`]);
+  }
+  await store.update(taskId, (state, current) => {
+    if (isTerminal(state.status) || current.cancel === undefined || (state.status === 'running' && !lost)) return undefined;
+    return [cancelState(state, current.cancel, clock.now())];
+  });
+  return 'ended';
 }
 
 /** After a fire (or a lost one): the task sleeps until the next tick, or completes when none is left. */

@@ -43,6 +43,8 @@ export interface TaskExecutionOptions {
    * start itself (and may wait a moment first), and no runner event may reach the stream before it.
    */
   holdEventsUntilStarted?: boolean;
+  /** The attempt this run is (a plain task's): its commits and log lines are refused once a later attempt began. */
+  attempt?: number;
 }
 
 /**
@@ -188,7 +190,7 @@ export class TaskExecution {
     try {
       for (;;) {
         const page = await readLog.call(this.handle, { offset: this.logCursor });
-        if (page.lines.length > 0) await this.options.store.appendLog(this.options.taskId, page.lines);
+        if (page.lines.length > 0) await this.options.store.appendLog(this.options.taskId, page.lines, this.options.attempt);
         this.logCursor = page.nextCursor.offset;
         if (!page.hasMore || page.lines.length === 0) return;
       }
@@ -203,7 +205,7 @@ export class TaskExecution {
     const { taskId, clock } = this.options;
     const error = new BackgroundTaskError('timeout', `Background task ${taskId} ${message}`, { code: 'background_task_timeout', taskId, timeoutReason: reason });
     this.enqueue(async () => {
-      await this.options.store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, error, clock.now())]));
+      await this.options.store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, error, clock.now())]), undefined, this.options.attempt);
     });
     void this.stop(`watchdog: ${reason}`);
   }
@@ -267,7 +269,7 @@ export class TaskExecution {
           events.push(snapshotEvent('background_task_updated', state));
         }
         return events;
-      });
+      }, undefined, this.options.attempt);
     });
   }
 }

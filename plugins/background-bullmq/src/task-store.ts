@@ -40,17 +40,20 @@ return 1`;
 
 // Compare-and-set of the state plus its events, so stream order is commit order. Each event
 // gets a version of its own (one commit of a run's start and end carries two snapshots, and a
-// reader keeps a snapshot only when its version is newer); the task takes the last.
+// reader keeps a snapshot only when its version is newer); the task takes the last. A fence
+// (ARGV[5], '' for none) is the attempt of the run committing: once a later attempt began, a
+// stale run's commit is refused (-3) instead of ending the attempt that runs now.
 const COMMIT = `
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -2 end
+if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], 'attempts') ~= ARGV[5] then return -3 end
 if tonumber(current) ~= tonumber(ARGV[1]) then return -1 end
 local version = tonumber(current)
-for i = 5, #ARGV do
+for i = 6, #ARGV do
   version = version + 1
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ${expandEvent('ARGV[i]', 'ARGV[2]')})
 end
-if #ARGV < 5 then version = version + 1 end
+if #ARGV < 6 then version = version + 1 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version, 'status', ARGV[4])
 return version`;
 
@@ -71,8 +74,10 @@ redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', 'v', tonumber(current) + 1, 'e', ARGV[4])
 return 1`;
 
+// ARGV[2] fences the lines as COMMIT's ARGV[5] does: a stale run's output is dropped (-1).
 const APPEND_LOG = `
-local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 2))
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[2], 'attempts') ~= ARGV[2] then return -1 end
+local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
 local max = tonumber(ARGV[1])
 local dropped = tonumber(redis.call('HGET', KEYS[2], 'logDropped') or '0')
 if length > max then
@@ -269,9 +274,10 @@ export class RedisTaskStore {
   /**
    * Applies `mutate` and commits it atomically with its events; retries on a concurrent commit.
    * Resolves with the committed record, the unchanged one when `mutate` returned `undefined`,
-   * or `undefined` when the task does not exist (closed).
+   * or `undefined` when the task does not exist (closed) or `fence`, the attempt of the run
+   * committing, is no longer the task's (a later attempt began: this run's worker is stale).
    */
-  async update(taskId: string, mutate: TTaskMutation, known?: StoredTask): Promise<StoredTask | undefined> {
+  async update(taskId: string, mutate: TTaskMutation, known?: StoredTask, fence?: number): Promise<StoredTask | undefined> {
     for (let attempt = 0; attempt < 100; attempt += 1) {
       // A record the caller just read or committed saves one read; a stale one fails the compare-and-set and is re-read.
       const stored = attempt === 0 && known ? known : await this.read(taskId);
@@ -281,8 +287,8 @@ export class RedisTaskStore {
       const events = mutate(state, stored);
       if (!events) return stored;
       const stateJson = JSON.stringify(state);
-      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, stateJson, this.maxEvents, state.status, ...events.map((event) => eventArg(event, state)))) as number;
-      if (version === -2) return undefined;
+      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, stateJson, this.maxEvents, state.status, fence ?? '', ...events.map((event) => eventArg(event, state)))) as number;
+      if (version === -2 || version === -3) return undefined;
       if (version > 0) return copyWith(stored, { state, version });
     }
     throw new BackgroundTaskError('capacity', `Background task ${taskId} changed 100 times while one update was being committed; retry later.`, { code: 'background_store_contention', taskId });
@@ -335,10 +341,13 @@ export class RedisTaskStore {
     return this.redis.hget(this.keys.task(taskId), field);
   }
 
-  /** Appends log lines; returns the absolute number of lines ever written. */
-  async appendLog(taskId: string, lines: readonly string[]): Promise<number> {
+  /**
+   * Appends log lines; returns the absolute number of lines ever written, or -1 when `fence` (the
+   * attempt of the run writing) is no longer the task's and the lines were dropped.
+   */
+  async appendLog(taskId: string, lines: readonly string[], fence?: number): Promise<number> {
     if (lines.length === 0) return 0;
-    return (await this.scripts.appendLog(this.keys.log(taskId), this.keys.task(taskId), this.maxLogLines, ...lines)) as number;
+    return (await this.scripts.appendLog(this.keys.log(taskId), this.keys.task(taskId), this.maxLogLines, fence ?? '', ...lines)) as number;
   }
 
   /** One page of the task's log; cursors are absolute line numbers, as in the in-process runtime. */

@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { IBackgroundTaskState } from '@tessera/plugin-background';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBackgroundWorker, type BackgroundWorkerOptions } from './background-worker.js';
 import { BullmqBackgroundTaskManager } from './bullmq-background-task-manager.js';
 import { ensureBuilt, hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
@@ -66,6 +67,13 @@ function setup() {
   };
   return { childWorker, worker, client, base };
 }
+
+/** The task once it reached a terminal state (a schedule left sleeping or running for good times out). */
+const ended = (manager: BullmqBackgroundTaskManager, id: string, timeoutMs = 10_000) =>
+  until(async () => {
+    const state = await manager.fetch(id);
+    return state && ['completed', 'failed', 'cancelled'].includes(state.status) ? state : undefined;
+  }, `task ${id} ended`, timeoutMs) as Promise<IBackgroundTaskState>;
 
 const runningWithPid = (manager: BullmqBackgroundTaskManager, id: string) =>
   until(async () => {
@@ -166,6 +174,33 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     expect(log.some((line) => line.startsWith('[worker] attempt 2'))).toBe(true);
   });
 
+  it('a worker that stalls past its lock and then resumes neither ends nor writes over the attempt that runs now', async () => {
+    const { childWorker, worker, client } = setup();
+    const child = await childWorker();
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const manager = client(1);
+    const task = await manager.spawn({ kind: 'process', command: 'echo attempt; sleep 4; echo finished-ok', cwd: dir });
+    const first = await runningWithPid(manager, task.id);
+    cleanups.push(() => void process.kill(-first.pid!, 'SIGKILL'));
+    const log = async () => (await manager.readLog(task.id)).lines;
+    await until(async () => (await log()).includes('[stdout] attempt') || undefined, 'log copied to Redis');
+    // Stopped, not dead: its lock expires, a surviving worker kills its process group and runs attempt 2.
+    child.kill('SIGSTOP');
+    await worker();
+    await until(async () => (await log()).some((line) => line.startsWith('[worker] attempt 2')) || undefined, 'attempt 2 started');
+    await until(() => liveGroupMembers(first.pid!) === 0 || undefined, 'the first attempt killed');
+    // Back, it finds its run killed and its job's lock gone (BullMQ reports that once the run ended):
+    // that end, and its log, must not reach the task.
+    child.kill('SIGCONT');
+    await until(() => (stderr.includes('worker error') ? true : undefined), 'the stalled worker finished its stale run');
+    expect(await manager.wait(task.id)).toMatchObject({ status: 'completed', exitCode: 0 });
+    const lines = await log();
+    expect(lines.filter((line) => line === '[stdout] attempt')).toHaveLength(2);
+    expect(lines.filter((line) => line === '[stdout] finished-ok')).toHaveLength(1);
+    expect(lines.some((line) => line.includes('SIGKILL'))).toBe(false);
+  });
+
   it('a cron tick that comes while the previous fire still runs is skipped and recorded, not run beside it', async () => {
     const { childWorker, worker, client } = setup();
     await childWorker();
@@ -240,6 +275,57 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
       await until(async () => (await log()).some((line) => /^\[schedule\] fire \d+ completed$/.test(line)) || undefined, `a later fire completes (${unfinished})`, 10_000);
       expect((await manager.cancel(task.id, 'enough')).status).toBe('cancelled');
     }
+  });
+
+  it('a dated schedule whose only tick a worker takes before the client committed its start fires and completes', async () => {
+    const { worker, client } = setup();
+    await worker();
+    const manager = client();
+    // The client's start commit (queued -> running -> sleeping) is held until the worker has
+    // handled the tick: the race the first tick can win, made certain.
+    const update = manager.store.update.bind(manager.store);
+    vi.spyOn(manager.store, 'update').mockImplementationOnce(async (taskId, mutate, known) => {
+      await until(async () => ((await manager.store.readLog(taskId)).totalLines > 0 ? true : undefined), 'the worker handled the tick');
+      return update(taskId, mutate, known);
+    });
+    const task = await manager.spawn({ kind: 'scheduled', schedule: new Date(Date.now() - 1000).toISOString(), cwd: dir, task: { kind: 'process', command: 'echo dated', cwd: dir } });
+    expect(await ended(manager, task.id, 5_000)).toMatchObject({ status: 'completed', resultMetadata: { fires: 1, skippedFires: 0 } });
+    const lines = (await manager.readLog(task.id)).lines;
+    expect(lines).toContain('[stdout] dated');
+    expect(lines.some((line) => line.includes('skipped tick'))).toBe(false);
+  });
+
+  it('a cron task with maxRuns completes after that many fires; skipped ticks do not count', async () => {
+    const { worker, client } = setup();
+    await worker();
+    const manager = client();
+    // Each fire outlasts a tick, so the tick after it is skipped.
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', maxRuns: 2, cwd: dir, task: { kind: 'process', command: 'sleep 1.6', cwd: dir } });
+    const done = await ended(manager, task.id);
+    expect(done).toMatchObject({ status: 'completed', resultMetadata: { fires: 2, failedFires: 0 } });
+    expect(Number(done.resultMetadata!.skippedFires)).toBeGreaterThanOrEqual(1);
+    expect(await manager.queue('scheduled').getJobScheduler(task.id)).toBeUndefined();
+  });
+
+  it('a cron task cancelled while the worker of its fire is dead ends cancelled when the tick comes back, and the fire is reaped', async () => {
+    const { childWorker, worker, base } = setup();
+    const child = await childWorker();
+    const manager = new BullmqBackgroundTaskManager({ ...base, cancelTimeoutMs: 300 });
+    cleanups.push(() => manager.shutdown());
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'echo fire-$$; sleep 30', cwd: dir } });
+    const log = async () => (await manager.readLog(task.id)).lines;
+    const pidLine = await until(async () => (await log()).find((line) => line.startsWith('[stdout] fire-')), 'the first fire printed its pid', 10_000);
+    const pid = Number(pidLine.replace('[stdout] fire-', ''));
+    cleanups.push(() => void process.kill(-pid, 'SIGKILL'));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    // Nobody runs the fire any more: the cancel finds it running and times out waiting for its end.
+    expect((await manager.cancel(task.id, 'user cancel')).status).toBe('running');
+    await worker();
+    expect(await ended(manager, task.id)).toMatchObject({ status: 'cancelled', cancelReason: 'user cancel' });
+    await until(() => liveGroupMembers(pid) === 0 || undefined, 'the orphaned fire reaped', 5_000);
+    expect((await log()).some((line) => /^\[schedule\] the fire of tick \S+ was lost: .*the task was cancelled meanwhile$/.test(line))).toBe(true);
   });
 
   it('a worker keeps the log lines its maxLogLines says, as the client does', async () => {
