@@ -67,6 +67,13 @@ export interface SessionCluster {
    * revision; false when another replica saved since, or this process never loaded it.
    */
   isCurrent(sessionId: string): Promise<boolean>;
+  /**
+   * Lets go of this process's copy of the session without saving it: its saves are skipped until
+   * the session is loaded again. For a copy that ends while another replica may be changing the
+   * session (its lock is busy), whose save would overwrite that replica's turn. Optional: without
+   * it such a copy's final save is made, and refused only when it is stale.
+   */
+  discard?(sessionId: string): void;
   /** The stored session's head, or `undefined` when none is stored. */
   head(sessionId: string): Promise<StoredSessionHead | undefined>;
   /** Heads of every stored session, newest `updatedAt` first. */

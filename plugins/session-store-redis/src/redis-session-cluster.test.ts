@@ -1,12 +1,42 @@
+import { connect, createServer, type Socket } from 'node:net';
 import type { ClusterTurnEvent } from '@tessera/session-hub';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { until } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
 import { hasRedisServer, useClusterRedis } from './cluster.test-helper.js';
 import { RedisSessionCluster } from './redis-session-cluster.js';
+import { RedisSessionStore } from './redis-session-store.js';
 
 const { cleanups, connect: client, replica: makeReplica, prefixOf: prefixWith } = useClusterRedis();
 const replica = (prefix: string, options: { lockTtlMs?: number; followBlockMs?: number } = {}) => makeReplica(prefix, options);
 const prefixOf = (): string => prefixWith('c');
+
+/** A TCP proxy to Redis on loopback whose `freeze()` stops forwarding without closing anything (a partition, a frozen NAT). */
+async function frozenProxy(target: number): Promise<{ port: number; freeze(): void; close(): Promise<void> }> {
+  const sockets: Socket[] = [];
+  const server = createServer((inbound) => {
+    const outbound = connect(target, '127.0.0.1');
+    sockets.push(inbound, outbound);
+    for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
+    inbound.pipe(outbound);
+    outbound.pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    freeze() {
+      for (const socket of sockets) {
+        socket.unpipe();
+        socket.pause();
+      }
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 describe.runIf(hasRedisServer)('RedisSessionCluster: locks (real redis-server)', () => {
   it('is exclusive: a second lock is session_busy until the first is released', async () => {
@@ -59,19 +89,43 @@ describe.runIf(hasRedisServer)('RedisSessionCluster: locks (real redis-server)',
     await after.release();
   });
 
-  it('a holder that cannot reach Redis to renew its lease is told it expired, once the TTL has passed', async () => {
+  it('a holder that cannot reach Redis to renew its lease is told it expired before the key can expire', async () => {
     const prefix = prefixOf();
-    const a = replica(prefix, { lockTtlMs: 300 });
+    const a = replica(prefix, { lockTtlMs: 400 });
+    const observer = client();
     const lease = await a.cluster.lock('s1');
-    const lostAt = Date.now();
     // The replica's connection drops for good: every renewal fails.
     a.redis.disconnect();
-    await until(() => lease.signal.aborted || undefined, 'the lease to expire');
-    // Not at the first failed renewal (within a third of the TTL): only when the TTL has run out since the last good one.
-    expect(Date.now() - lostAt).toBeGreaterThanOrEqual(190);
+    await until(() => lease.signal.aborted || undefined, 'the lease to expire', 5_000);
+    // Declared lost while the key still stands: no other replica can hold the session yet.
+    expect(await observer.pttl(`${prefix}:session:s1:lock`)).toBeGreaterThan(0);
     expect(lease.signal.reason).toMatchObject({ code: 'session_lease_lost', details: { sessionId: 's1', reason: 'expired' } });
     expect(String((lease.signal.reason as Error).message)).toContain('could not be renewed before it expired');
     await lease.release();
+  });
+
+  it('a holder whose connection hangs (no error, no reply) is told its lease expired before another replica can take the session', async () => {
+    const prefix = prefixOf();
+    const observer = client();
+    const proxy = await frozenProxy(observer.options.port!);
+    cleanups.push(() => proxy.close());
+    const redis = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 1 });
+    redis.on('error', () => undefined);
+    cleanups.push(() => redis.disconnect());
+    const store = new RedisSessionStore({ redis, prefix });
+    const a = new RedisSessionCluster({ redis, store, lockTtlMs: 400 });
+    const lease = await a.lock('s1');
+    const b = replica(prefix, { lockTtlMs: 400 });
+    // The network stops forwarding: A's renewals are sent and never answered.
+    proxy.freeze();
+    const taken = b.cluster.lock('s1', { waitMs: 5_000 }).then((other) => ({ other, aAborted: lease.signal.aborted }));
+    await until(() => lease.signal.aborted || undefined, 'the hung lease to be reported lost', 5_000);
+    expect(await observer.pttl(`${prefix}:session:s1:lock`)).toBeGreaterThan(0);
+    expect(lease.signal.reason).toMatchObject({ code: 'session_lease_lost', details: { reason: 'expired' } });
+    // B gets the session only after A was told to stop.
+    const { other, aAborted } = await taken;
+    expect(aAborted).toBe(true);
+    await other.release();
   });
 
   it('is released only by its holder; a holder whose lease was taken is told through its signal', async () => {
@@ -158,6 +212,26 @@ describe.runIf(hasRedisServer)('RedisSessionCluster: heads and turn fan-out (rea
     const again: ClusterTurnEvent[] = [];
     await b.cluster.follow('s1', 't1', (event) => again.push(event));
     expect(again).toEqual(seen);
+  });
+
+  it('close() stops the turns it follows: their reader connections close and their listeners get nothing more', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix, { followBlockMs: 200 });
+    const observer = client();
+    const lease = await a.cluster.lock('s1');
+    cleanups.push(() => lease.release());
+    a.cluster.publish('s1', { type: 'turn-start', turnId: 't1' });
+    expect(await b.cluster.runningTurn('s1')).toBe('t1');
+    const connections = async (): Promise<number> => String(await observer.client('LIST')).trim().split('\n').length;
+    const before = await connections();
+    const seen: ClusterTurnEvent[] = [];
+    await b.cluster.follow('s1', 't1', (event) => seen.push(event));
+    await until(async () => (await connections()) === before + 1 || undefined, "the follower's connection", 5_000);
+    await b.cluster.close();
+    await until(async () => (await connections()) === before || undefined, "the follower's connection to close", 5_000);
+    a.cluster.publish('s1', { type: 'turn-end', turnId: 't1' });
+    expect(seen).toEqual([{ type: 'turn-start', turnId: 't1' }]);
   });
 
   it('announces each turn start to the watchers of its session on every replica, until they stop watching', async () => {

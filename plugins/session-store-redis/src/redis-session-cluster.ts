@@ -56,6 +56,10 @@ export class RedisSessionCluster implements SessionCluster {
     return this.options.store.isCurrent(sessionId);
   }
 
+  discard(sessionId: string): void {
+    this.options.store.discard(sessionId);
+  }
+
   async head(sessionId: string): Promise<StoredSessionHead | undefined> {
     assertValidSessionId(sessionId);
     const { redis, store } = this.options;
@@ -117,8 +121,9 @@ export class RedisSessionCluster implements SessionCluster {
     return this.controls.watchTurns(sessionId, listener);
   }
 
-  /** Closes the connection control requests use (the shared one is the store's owner's to close). */
+  /** Stops the turns it follows and closes the connection control requests use (the shared one is the store's owner's to close). */
   close(): Promise<void> {
+    this.feed.close();
     return this.controls.close();
   }
 }

@@ -31,8 +31,10 @@ export interface RedisSessionLocksOptions {
 }
 
 /**
- * Per-session locks: `SET key token NX PX ttl` with a random token, renewed every third of the
- * TTL while held, released by a compare-and-delete script.
+ * Per-session locks: `SET key token NX PX ttl` with a random token, renewed every quarter of the
+ * TTL while held, released by a compare-and-delete script. A holder whose renewals Redis has not
+ * confirmed declares its lease lost a quarter of the TTL before the key may expire (counted from
+ * when the last confirmed call was sent), so it stops before another replica can take the session.
  */
 export class RedisSessionLocks {
   constructor(private readonly options: RedisSessionLocksOptions) {}
@@ -44,8 +46,9 @@ export class RedisSessionLocks {
     const token = randomUUID();
     const started = Date.now();
     for (let attempt = 0; ; attempt += 1) {
+      const sentAt = Date.now();
       const taken = await call('take a session lock', () => redis.set(key, token, 'PX', ttlMs, 'NX'));
-      if (taken === 'OK') return new RedisSessionLease(sessionId, key, token, this.options);
+      if (taken === 'OK') return new RedisSessionLease(sessionId, key, token, this.options, sentAt);
       const waited = Date.now() - started;
       if (waited >= waitMs) throw new SessionBusyError(sessionId, waitMs);
       await new Promise((resolve) => setTimeout(resolve, Math.min(25 * 2 ** Math.min(attempt, 4), waitMs - waited)));
@@ -63,7 +66,10 @@ class RedisSessionLease implements SessionLease {
   private readonly controller = new AbortController();
   readonly signal = this.controller.signal;
   private readonly timer: NodeJS.Timeout;
-  private lastRenewed = Date.now();
+  /** Declares the lease lost a quarter of the TTL before the key may expire, counted from the last renewal Redis confirmed. */
+  private deadline: NodeJS.Timeout | undefined;
+  /** When the key expires at the earliest: the send time of the last confirmed SET or RENEW, plus the TTL. */
+  private validUntil: number;
   private renewing = false;
   private released = false;
 
@@ -72,37 +78,64 @@ class RedisSessionLease implements SessionLease {
     private readonly key: string,
     private readonly token: string,
     private readonly options: RedisSessionLocksOptions,
+    takenAt: number,
   ) {
-    this.timer = setInterval(() => void this.renew(), Math.max(10, Math.floor(options.ttlMs / 3)));
+    this.validUntil = takenAt + options.ttlMs;
+    this.timer = setInterval(() => void this.renew(), this.period);
     this.timer.unref();
+    this.armDeadline();
+  }
+
+  /** Renewals are this far apart, and loss is declared this long before the key may expire: two renewals get a chance. */
+  private get period(): number {
+    return Math.max(10, Math.floor(this.options.ttlMs / 4));
   }
 
   async release(): Promise<void> {
     if (this.released) return;
-    this.released = true;
-    clearInterval(this.timer);
+    this.stop();
     // A release that fails leaves the key to expire on its own after the TTL.
     await RELEASE.run(this.options.redis, [this.key], [this.token]).catch(() => undefined);
+  }
+
+  /**
+   * A local timer, not the renewal's reply, decides loss: a connection that hangs without an
+   * error (a partition) never settles a call, yet the key expires in Redis all the same.
+   */
+  private armDeadline(): void {
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => this.lose('expired'), Math.max(0, this.validUntil - this.period - Date.now()));
+    this.deadline.unref();
   }
 
   private async renew(): Promise<void> {
     if (this.renewing || this.released) return;
     this.renewing = true;
+    const sentAt = Date.now();
     try {
       const renewed = await RENEW.run(this.options.redis, [this.key], [this.token, this.options.ttlMs]);
       if (this.released) return;
-      if (renewed === 1) this.lastRenewed = Date.now();
-      else this.lose('taken');
+      if (renewed !== 1) return this.lose('taken');
+      if (sentAt + this.options.ttlMs > this.validUntil) {
+        this.validUntil = sentAt + this.options.ttlMs;
+        this.armDeadline();
+      }
     } catch {
-      if (!this.released && Date.now() - this.lastRenewed >= this.options.ttlMs) this.lose('expired');
+      // The deadline declares the loss if no later renewal succeeds in time.
     } finally {
       this.renewing = false;
     }
   }
 
-  private lose(reason: 'taken' | 'expired'): void {
+  private stop(): void {
     this.released = true;
     clearInterval(this.timer);
+    clearTimeout(this.deadline);
+  }
+
+  private lose(reason: 'taken' | 'expired'): void {
+    if (this.released) return;
+    this.stop();
     this.controller.abort(new SessionLeaseLostError(this.sessionId, reason));
   }
 }

@@ -134,6 +134,37 @@ describe.runIf(hasRedisServer)('RedisSessionStore (real redis-server)', () => {
     expect((await store(prefix).load('shared'))!.history).toHaveLength(3);
   });
 
+  it('an unchanged copy saves nothing, even when it lists other tool schemas (a copy resumed on another replica)', async () => {
+    const prefix = prefixOf();
+    const a = store(prefix);
+    const b = store(prefix);
+    await a.save({ ...record('s1', [user('one')]), toolSchemas: [{ name: 'Read', description: 'reads', parameters: { type: 'object' } }, { name: 'tessera_command_model', description: 'a command', parameters: { type: 'object' } }] });
+    const loaded = (await b.load('s1'))!;
+    // B's copy ends untouched, its tools listed without the command tools: the stored revision stays A's.
+    await b.save({ ...loaded, toolSchemas: [{ name: 'Read', description: 'reads', parameters: { type: 'object' } }], updatedAt: '2026-01-02T00:00:00.000Z' });
+    expect(await b.storedRevision('s1')).toBe(1);
+    // A's next save is not refused as stale.
+    await a.save({ ...record('s1', [...loaded.history, user('two')]), toolSchemas: loaded.toolSchemas });
+    expect(await a.storedRevision('s1')).toBe(2);
+    // A real change of another field is saved.
+    await a.save({ ...record('s1', [...loaded.history, user('two')]), name: 'named' });
+    expect((await b.load('s1'))!.name).toBe('named');
+  });
+
+  it('a discarded copy is never saved, until the session is loaded again', async () => {
+    const prefix = prefixOf();
+    const a = store(prefix);
+    const b = store(prefix);
+    await a.save(record('s1', [user('one')]));
+    const loaded = (await b.load('s1'))!;
+    b.discard('s1');
+    await b.save({ ...loaded, history: [...loaded.history, user('from a discarded copy')] });
+    expect(await b.storedRevision('s1')).toBe(1);
+    const again = (await b.load('s1'))!;
+    await b.save({ ...again, history: [...again.history, user('two')] });
+    expect((await a.load('s1'))!.history.map((entry) => (entry.data as { content: string }).content)).toEqual(['one', 'two']);
+  });
+
   it('runs saves of one session from one process one after another (none is refused as stale)', async () => {
     const prefix = prefixOf();
     const a = store(prefix);

@@ -76,6 +76,8 @@ export class RedisSessionStore implements SessionStore {
   readonly keys: SessionKeys;
   private readonly redis: Redis;
   private readonly known = new Map<string, KnownCopy>();
+  /** Copies let go of without a save (`discard`): their saves are skipped until the session is loaded again. */
+  private readonly discarded = new Set<string>();
   private readonly saving = new Map<string, Promise<void>>();
 
   constructor(options: RedisSessionStoreConfig) {
@@ -98,6 +100,7 @@ export class RedisSessionStore implements SessionStore {
 
   private async write(record: ISessionRecord, change: SessionRecordChange | undefined): Promise<void> {
     const id = record.id;
+    if (this.discarded.has(id)) return;
     const { history, messages, updatedAt, ...rest } = record;
     const meta = JSON.stringify(rest);
     const known = this.known.get(id);
@@ -110,8 +113,8 @@ export class RedisSessionStore implements SessionStore {
       (known.messagesLength === 0 || JSON.stringify(messages[known.messagesLength - 1]) === known.lastMessage);
     const newEntries = appendHistory ? history.slice(known!.historyLength) : history;
     const newMessages = appendMessages ? messages.slice(known!.messagesLength) : messages;
-    // Nothing new: a stale copy ending without changes must not count as a conflict.
-    if (known && appendHistory && appendMessages && newEntries.length === 0 && newMessages.length === 0 && meta === known.meta) return;
+    // Nothing new: a stale copy ending without changes must not count as a conflict, nor an unchanged copy raise the revision.
+    if (known && appendHistory && appendMessages && newEntries.length === 0 && newMessages.length === 0 && sameFields(meta, known.meta)) return;
     const write = async (full: boolean): Promise<[number, number]> => {
       const entries = full ? history : newEntries;
       const added = full ? messages : newMessages;
@@ -154,6 +157,7 @@ export class RedisSessionStore implements SessionStore {
   async load(id: string): Promise<ISessionRecord | undefined> {
     assertValidSessionId(id);
     const parts = await this.read(id);
+    this.discarded.delete(id);
     if (!parts) return undefined;
     const { record, revision } = this.parse(id, parts);
     this.known.set(id, {
@@ -186,6 +190,17 @@ export class RedisSessionStore implements SessionStore {
   /** Forgets this process's copy: a later save of the session must load it first. */
   release(id: string): void {
     this.known.delete(id);
+    this.discarded.delete(id);
+  }
+
+  /**
+   * Lets go of this process's copy without saving it: its saves are skipped until the session is
+   * loaded again (or released). A replica ending its copy while another one holds the session's
+   * lock must not overwrite what that one is writing.
+   */
+  discard(id: string): void {
+    this.known.delete(id);
+    this.discarded.add(id);
   }
 
   /** The revision of this process's copy (last load or save), or `undefined` when it has none. */
@@ -258,6 +273,23 @@ function checkRecord(record: ISessionRecord): void {
   if (typeof record.updatedAt !== 'string' || Number.isNaN(Date.parse(record.updatedAt))) throw invalid('updatedAt', 'must be an ISO date');
   if (!Array.isArray(record.history)) throw invalid('history', 'must be an array');
   if (!Array.isArray(record.messages)) throw invalid('messages', 'must be an array');
+}
+
+/** Record fields a copy rebuilds when it is opened rather than changes: a copy that differs only there has nothing to save. */
+const REBUILT_FIELDS = ['toolSchemas'];
+
+/**
+ * Whether two stored `meta` values hold the same fields, leaving out the rebuilt ones (a copy
+ * resumed on another replica lists its tools without the command tools until its first turn).
+ */
+function sameFields(meta: string, stored: string): boolean {
+  if (meta === stored) return true;
+  const fields = (json: string): string => {
+    const parsed = JSON.parse(json) as Record<string, unknown>;
+    for (const field of REBUILT_FIELDS) delete parsed[field];
+    return JSON.stringify(Object.fromEntries(Object.entries(parsed).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+  };
+  return fields(meta) === fields(stored);
 }
 
 function scoreOf(updatedAt: string): number {

@@ -27,7 +27,15 @@ type StreamEntry = [id: string, fields: string[]];
  * commands on the shared connection, which keeps them in the order they were published.
  */
 export class RedisTurnFeed {
+  /** Stops every follower still reading (each has a connection of its own). */
+  private readonly followers = new Set<() => void>();
+
   constructor(private readonly options: RedisTurnFeedOptions) {}
+
+  /** Stops every follower: their connections close, their listeners get nothing more. */
+  close(): void {
+    for (const stop of [...this.followers]) stop();
+  }
 
   publish(sessionId: string, event: ClusterTurnEvent): void {
     const { redis, keys, report } = this.options;
@@ -95,8 +103,10 @@ export class RedisTurnFeed {
     reader.on('error', () => undefined);
     const stop = (): void => {
       stopped = true;
+      this.followers.delete(stop);
       reader.disconnect();
     };
+    this.followers.add(stop);
     void (async () => {
       let failures = 0;
       while (!stopped) {
@@ -117,7 +127,7 @@ export class RedisTurnFeed {
           await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures, 5000)));
         }
       }
-      reader.disconnect();
+      stop();
     })();
     return stop;
   }

@@ -29,6 +29,8 @@ export class Turn {
   done = false;
   /** How many clients stream this turn; a disconnect of the last may abort it. */
   viewers = 0;
+  /** A remote turn: stops following it (its Redis reader); called when the turn ends here. */
+  stopFollowing: (() => void) | undefined;
 
   /** `remote`: the turn runs on another server replica and this one follows it. */
   constructor(
@@ -46,9 +48,11 @@ export class Turn {
     for (const listener of this.listeners) listener(chunk);
   }
 
+  /** The turn ended, or this replica stops following it (the session left the hub). */
   end(): void {
     if (this.done) return;
     this.done = true;
+    this.stopFollowing?.();
     for (const listener of this.listeners) listener(undefined);
     this.listeners.clear();
   }
@@ -72,6 +76,8 @@ export class HubSession {
   mapper: UiStreamMapper | undefined;
   /** A turn is being started (lock, refresh) and has no `Turn` yet. */
   starting = false;
+  /** Changes under the cluster lock in progress (a rename, a command): the copy is not let go meanwhile. */
+  busy = 0;
   readonly pending = new Map<string, PendingAsk>();
   private readonly watchers = new Set<(chunk: UIChunk) => void>();
   private current: InteractiveSession;

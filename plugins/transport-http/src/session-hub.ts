@@ -80,7 +80,7 @@ export class SessionHub {
   /** Creates a session (or resumes a stored one of the same owner). */
   async create(owner: string, request: { cwd?: string; name?: string; model?: string; permissionMode?: string; resume?: string }): Promise<HubSession> {
     if (this.closing) throw new HubError('shutting_down', 503, 'The server is shutting down.');
-    this.checkSessionLimit(owner);
+    await this.makeRoom(owner);
     const mode = request.permissionMode === undefined ? undefined : parsePermissionMode(request.permissionMode);
     if (request.permissionMode !== undefined && mode === undefined) throw new HubError('invalid_request', 400, `Unknown permission mode "${request.permissionMode}".`, 'permissionMode');
     if (mode === 'bypassPermissions' && this.options.allowBypassPermissions !== true) {
@@ -92,7 +92,10 @@ export class SessionHub {
         if (request[field] !== undefined) throw new HubError('invalid_request', 400, `${field} cannot be given with resume: the stored session keeps its own ${field === 'cwd' ? 'folder' : 'model'} (change the model with /model after resuming).`, field);
       }
       const resumed = await this.resume(owner, request.resume, mode);
-      if (request.name !== undefined) await resumed.interactive.setName(request.name);
+      if (request.name === undefined) return resumed;
+      // Naming saves: in replica mode under the session's lock on the newest copy, as `rename` does (`session_busy` while a turn runs elsewhere).
+      if (this.options.cluster) return this.rename(owner, resumed.id, request.name);
+      await resumed.interactive.setName(request.name);
       return resumed;
     }
     const cwd = this.roots.checkCwd(request.cwd, this.options.defaultCwd);
@@ -105,10 +108,14 @@ export class SessionHub {
     if (cluster) {
       // Stored at once, so any replica can serve the session's next request.
       if (request.name === undefined) await session.save();
-      if (!(await this.clustered(() => cluster.isCurrent(interactive.getSessionId())))) {
-        await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
-        throw new HubError('store_unavailable', 503, 'The session could not be stored (the shared session store did not take it); retry in a moment.');
+      let stored = false;
+      try {
+        stored = await this.clustered(() => cluster.isCurrent(interactive.getSessionId()));
+      } finally {
+        // Not stored, or the check itself failed (Redis away): the session never reaches the hub, so it ends here.
+        if (!stored) await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
       }
+      if (!stored) throw new HubError('store_unavailable', 503, 'The session could not be stored (the shared session store did not take it); retry in a moment.');
     }
     return this.adopt(owner, cwd, interactive);
   }
@@ -175,6 +182,7 @@ export class SessionHub {
     const live = this.live.get(id);
     if (live) {
       if (live.owner !== owner) throw new HubError('session_not_found', 404, `No session ${id}.`);
+      this.touch(live);
       return this.refresh(live, cluster);
     }
     return this.gates.run(id, async () => {
@@ -227,11 +235,17 @@ export class SessionHub {
     };
   }
 
-  /** A turn of a watched session started somewhere: one started on another replica is followed here, so its watchers get its parts. */
+  /**
+   * A turn of a watched session started somewhere: one started on another replica is followed
+   * here, so its watchers get its parts. The announced turn itself, not whichever runs now: it
+   * may have ended before this replica got to it (a short turn, a busy replica), and its stream
+   * still replays it in full.
+   */
   private followAnnounced(sessionId: string, turnId: string): void {
     const session = this.live.get(sessionId);
-    if (!session || session.turn?.id === turnId) return;
-    void this.attach(session.owner, sessionId).catch(() => undefined);
+    const cluster = this.options.cluster;
+    if (!session || !cluster || session.turn?.id === turnId) return;
+    void this.followRemote(session, cluster, turnId).catch(() => undefined);
   }
 
   async rename(owner: string, id: string, name: string): Promise<HubSession> {
@@ -299,19 +313,28 @@ export class SessionHub {
     if (!cluster) return undefined;
     const turnId = await this.clustered(() => cluster.runningTurn(id));
     if (turnId === undefined) return undefined;
+    return this.followRemote(session, cluster, turnId);
+  }
+
+  /** Follows turn `turnId` of another replica into `session.turn`, replayed from its start (an ended one too); a turn already followed or running here is kept. */
+  private async followRemote(session: HubSession, cluster: SessionCluster, turnId: string): Promise<Turn> {
     if (session.turn && !session.turn.done) return session.turn;
     const turn = new Turn(turnId, true);
     session.turn = turn;
     try {
-      await this.clustered(() =>
-        cluster.follow(id, turnId, (event) => {
+      const stop = await this.clustered(() =>
+        cluster.follow(session.id, turnId, (event) => {
           if (event.type === 'turn-part') session.broadcast(event.part as UIChunk);
           else if (event.type === 'turn-end') {
-            if (event.lost) session.broadcast({ type: 'error', errorText: 'The server replica running this turn stopped before the turn ended.' });
+            // A turn gone before any of its parts reached this replica (a newer one replaced it) shows nothing.
+            if (event.lost && turn.chunks.length > 0) session.broadcast({ type: 'error', errorText: 'The server replica running this turn stopped before the turn ended.' });
             turn.end();
           }
         }),
       );
+      turn.stopFollowing = stop;
+      // Ended here while the follower started (the session left the hub).
+      if (turn.done) stop();
     } catch (error) {
       turn.end();
       throw error;
@@ -385,11 +408,13 @@ export class SessionHub {
     this.turnWatches.clear();
     for (const stop of this.unroute.values()) stop();
     this.unroute.clear();
+    for (const session of sessions) if (session.turn?.remote) session.turn.end();
     await Promise.all(
       sessions.map(async (session) => {
         if (!session.hostOwned) {
+          const holdsLock = session.runsHere;
           session.stop();
-          await session.interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
+          await this.endCopy(session.interactive, holdsLock, false);
           return;
         }
         // A session the host offered stays the host's: a turn a client started here is stopped,
@@ -426,10 +451,35 @@ export class SessionHub {
     return false;
   }
 
-  private checkSessionLimit(owner: string): void {
-    if ((this.liveByOwner.get(owner)?.size ?? 0) >= (this.options.maxSessionsPerOwner ?? 100)) {
-      throw new HubError('too_many_sessions', 429, `At most ${this.options.maxSessionsPerOwner ?? 100} live sessions per token; delete one first.`);
+  /**
+   * Makes room for one more live session of `owner`, or refuses (`too_many_sessions`). In replica
+   * mode a live session is only a copy of a stored one, which any replica reopens on its next
+   * request: the least recently used idle copy (no turn, change under way, watcher or pending
+   * ask; not the host's) is let go, so reading its sessions never locks a token out and memory
+   * stays bounded.
+   */
+  private async makeRoom(owner: string): Promise<void> {
+    const limit = this.options.maxSessionsPerOwner ?? 100;
+    for (;;) {
+      const mine = this.liveByOwner.get(owner);
+      if ((mine?.size ?? 0) < limit) return;
+      const idle = this.options.cluster
+        ? [...(mine ?? [])].find((session) => !session.hostOwned && !session.running && session.busy === 0 && session.watcherCount === 0 && session.pending.size === 0)
+        : undefined;
+      if (!idle) throw new HubError('too_many_sessions', 429, `At most ${limit} live sessions per token; delete one first.`);
+      // Ended as a stale copy is: its background tasks go on (they belong to the stored session).
+      await this.gates.run(idle.id, async () => {
+        this.forget(idle);
+        await this.endCopy(idle.interactive, false, false);
+      });
     }
+  }
+
+  /** Marks `session` as just used: the owner's set keeps its sessions least recently used first. */
+  private touch(session: HubSession): void {
+    const mine = this.liveByOwner.get(session.owner);
+    if (!mine?.delete(session)) return;
+    mine.add(session);
   }
 
   /** Runs a turn of `session`; in replica mode its events are published and the lease released at its end. */
@@ -487,11 +537,16 @@ export class SessionHub {
     if (!cluster) return work(session);
     // A turn running here holds the lock already, and its copy is the newest.
     if (session.turn && !session.turn.done && !session.turn.remote) return work(session);
-    const lease = await this.lock(id, cluster);
+    session.busy += 1;
     try {
-      return await work(await this.refresh(session, cluster));
+      const lease = await this.lock(id, cluster);
+      try {
+        return await work(await this.refresh(session, cluster));
+      } finally {
+        await lease.release();
+      }
     } finally {
-      await lease.release();
+      session.busy -= 1;
     }
   }
 
@@ -518,7 +573,8 @@ export class SessionHub {
       const old = session.interactive;
       const mode = old.getSession().getPermissionMode();
       session.cancelAsks();
-      // The stale copy ends first: its final save is skipped (nothing new) or refused (it would overwrite newer entries).
+      // The stale copy ends first, unsaved: its save could only be refused (it would overwrite newer entries).
+      cluster.discard?.(session.id);
       await old.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
       if (!head) {
         this.forget(session);
@@ -541,7 +597,7 @@ export class SessionHub {
   private async load(owner: string, id: string, cluster: SessionCluster): Promise<HubSession> {
     const head = await this.clustered(() => cluster.head(id));
     if (!head || head.fields[this.ownerField] !== owner || !this.roots.contains(head.cwd)) throw new HubError('session_not_found', 404, `No session ${id}.`);
-    this.checkSessionLimit(owner);
+    await this.makeRoom(owner);
     let interactive: InteractiveSession;
     try {
       interactive = await this.options.sessions.open({ cwd: head.cwd, resumeSessionId: id });
@@ -568,8 +624,9 @@ export class SessionHub {
   private async unload(session: HubSession): Promise<void> {
     this.forget(session);
     if (!session.hostOwned) {
+      const holdsLock = session.runsHere;
       session.stop();
-      await session.interactive.shutdown({ reason: 'other' }).catch(() => undefined);
+      await this.endCopy(session.interactive, holdsLock, true);
       return;
     }
     // The host's session: only a turn a client started here is stopped.
@@ -577,9 +634,30 @@ export class SessionHub {
     else session.cancelAsks();
   }
 
-  /** Takes the session out of the hub (its approval route too). */
+  /**
+   * Ends this process's copy of a session, saving it. In replica mode the save must not overwrite
+   * a turn another replica runs at the copy's revision: it is made under the session's lock
+   * (taken here unless a turn running here holds it), and the copy ends unsaved when the lock is
+   * busy or Redis cannot be reached.
+   */
+  private async endCopy(interactive: InteractiveSession, holdsLock: boolean, cancelBackgroundTasks: boolean): Promise<void> {
+    const cluster = this.options.cluster;
+    let lease: SessionLease | undefined;
+    if (cluster && !holdsLock) {
+      lease = await cluster.lock(interactive.getSessionId(), { waitMs: 0 }).catch(() => undefined);
+      if (!lease) cluster.discard?.(interactive.getSessionId());
+    }
+    try {
+      await interactive.shutdown({ reason: 'other', cancelBackgroundTasks }).catch(() => undefined);
+    } finally {
+      await lease?.release();
+    }
+  }
+
+  /** Takes the session out of the hub (its approval route too, and the follower of a turn another replica runs). */
   private forget(session: HubSession): void {
     if (this.live.get(session.id) !== session) return;
+    if (session.turn?.remote) session.turn.end();
     this.live.delete(session.id);
     const mine = this.liveByOwner.get(session.owner);
     mine?.delete(session);

@@ -1,0 +1,236 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApprovalHandler, SessionStore } from '@tessera/contracts';
+import { createKernel, definePlugin, type Kernel } from '@tessera/kernel';
+import { builtinCommands } from '@tessera/plugin-commands';
+import { permissionsPlugin } from '@tessera/plugin-permissions';
+import type { ScriptedRequest, ScriptedTurn } from '@tessera/plugin-provider-scripted';
+import { builtinTools } from '@tessera/plugin-tools';
+import { testPreset } from '@tessera/preset-test';
+import { ApprovalRouter, kernelSessionFactory, SessionCluster } from '@tessera/session-hub';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hasRedisServer, startRedis, until, type TestRedis } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
+import { SessionHub, type Turn, type UIChunk } from '@tessera/plugin-transport-http';
+import { redisSessionStore, type RedisSessionStore } from './index.js';
+
+// Two hubs (replicas) in one process, each with its own kernel and Redis connection, sharing one
+// real redis-server, one key prefix and one allowed root: the replica mode of `tessera serve`.
+
+const OWNER = 'alice';
+let server: TestRedis | undefined;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  if (hasRedisServer) server = await startRedis();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Replica {
+  hub: SessionHub;
+  kernel: Kernel;
+  cluster: SessionCluster;
+}
+
+/**
+ * A prompt containing "ask" makes the model call Write, which waits for a permission answer (a
+ * turn paused mid-way); any other prompt, and the call after a tool result, is answered in text.
+ */
+function model(request: ScriptedRequest): ScriptedTurn {
+  const last = request.messages.at(-1);
+  const prompt = last?.role === 'user' && typeof last.content === 'string' ? last.content : Array.isArray(last?.content) && last.content[0]?.type === 'text' ? last.content[0].text : undefined;
+  if (prompt?.includes('ask')) return { toolCalls: [{ name: 'Write', input: { file_path: join(tmpdir(), `tessera-replicas-${Date.now()}.txt`), content: 'x' } }] };
+  return { text: `answer to ${prompt ?? 'a tool result'}` };
+}
+
+/** Two replicas over one prefix; `wrap` may change what B's hub sees of its cluster (a replica slow to handle an announcement). */
+async function replicas(options: { maxSessionsPerOwner?: number; wrapB?: (cluster: SessionCluster) => SessionCluster } = {}): Promise<{ a: Replica; b: Replica; root: string; prefix: string }> {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tessera-replicas-')));
+  mkdirSync(join(root, 'project'));
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  const prefix = `r${Math.random().toString(36).slice(2, 10)}`;
+  const make = async (wrap: (cluster: SessionCluster) => SessionCluster = (cluster) => cluster): Promise<Replica> => {
+    const approvals = new ApprovalRouter();
+    const kernel = await createKernel({
+      plugins: testPreset({
+        turns: model,
+        replace: [
+          permissionsPlugin({ rules: { allow: [], ask: [], deny: [] }, settingsRoot: root }),
+          redisSessionStore({ connection: `redis://127.0.0.1:${server!.port}`, prefix, lockTtlMs: 2_000, onWarning: () => undefined }),
+        ],
+        plugins: [definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }), ...builtinTools(), ...builtinCommands()],
+      }),
+    });
+    const cluster = kernel.get(SessionCluster);
+    const hub = new SessionHub({
+      sessions: kernelSessionFactory(kernel),
+      approvals,
+      allowedRoots: [root],
+      defaultCwd: join(root, 'project'),
+      cluster: wrap(cluster),
+      ...(options.maxSessionsPerOwner === undefined ? {} : { maxSessionsPerOwner: options.maxSessionsPerOwner }),
+    });
+    cleanups.push(async () => {
+      await hub.shutdown();
+      await kernel.shutdown();
+    });
+    return { hub, kernel, cluster };
+  };
+  return { a: await make(), b: await make(options.wrapB), root, prefix };
+}
+
+/** The turn's parts as they come, and its end. */
+function collect(turn: Turn): { chunks: UIChunk[]; ended: Promise<void> } {
+  const chunks: UIChunk[] = [];
+  const ended = new Promise<void>((resolve) =>
+    turn.follow((chunk) => {
+      if (chunk) chunks.push(chunk);
+      else resolve();
+    }),
+  );
+  return { chunks, ended };
+}
+
+/** Starts a turn on `replica` that stops at its Write ask, and returns it with the ask's id. */
+async function pausedTurn(replica: Replica, id: string, prompt: string): Promise<{ turn: Turn; requestId: string }> {
+  const turn = await replica.hub.startTurn(OWNER, id, prompt);
+  const requestId = await until(() => replica.hub.get(OWNER, id).pendingAsks()[0]?.requestId, 'the Write ask', 5_000);
+  return { turn, requestId };
+}
+
+/** The user prompts of the stored transcript, as a fresh reader (a third replica) loads it. */
+async function storedPrompts(prefix: string, id: string): Promise<string[]> {
+  const redis = new Redis({ host: '127.0.0.1', port: server!.port });
+  try {
+    const history = await redis.lrange(`${prefix}:session:${id}:history`, 0, -1);
+    return history.flatMap((json) => {
+      const entry = JSON.parse(json) as { type: string; data?: { content?: unknown } };
+      return entry.type === 'user' && typeof entry.data?.content === 'string' ? [entry.data.content] : [];
+    });
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe.runIf(hasRedisServer)('SessionHub replica mode: two replicas on one redis-server', () => {
+  it('naming a session through POST /v1/sessions {resume, name} on B while a turn runs on A is session_busy, and the turn keeps its entries', async () => {
+    const { a, b, prefix } = await replicas();
+    const { id } = await a.hub.create(OWNER, {});
+    const { turn, requestId } = await pausedTurn(a, id, 'turn on A, ask first');
+    const running = collect(turn);
+    await expect(b.hub.create(OWNER, { resume: id, name: 'renamed on B' })).rejects.toMatchObject({ code: 'session_busy', status: 409 });
+    await a.hub.answer(OWNER, id, requestId, 'allow');
+    await running.ended;
+    expect(running.chunks.at(-1)).toMatchObject({ type: 'finish' });
+    expect(await storedPrompts(prefix, id)).toEqual(['turn on A, ask first']);
+
+    // Once the turn ended, the same request names the session, on the newest copy.
+    const named = await b.hub.create(OWNER, { resume: id, name: 'renamed on B' });
+    expect(named.name).toBe('renamed on B');
+    expect(named.interactive.getHistory().some((entry) => entry.type === 'user')).toBe(true);
+    expect(await storedPrompts(prefix, id)).toEqual(['turn on A, ask first']);
+  });
+
+  it('a replica that only read a session ends its copy (DELETE ?keep=true, shutdown) without overwriting the turn another replica runs', async () => {
+    const { a, b, prefix } = await replicas();
+    const { id } = await a.hub.create(OWNER, {});
+    await collect(await a.hub.startTurn(OWNER, id, 'turn 1')).ended;
+    // B loads its copy (a GET), then lets it go while A runs turn 2: with no change of its own,
+    await b.hub.summary(OWNER, id);
+    const second = await pausedTurn(a, id, 'turn 2, ask first');
+    const running = collect(second.turn);
+    await b.hub.delete(OWNER, id, { keep: true });
+    await a.hub.answer(OWNER, id, second.requestId, 'allow');
+    await running.ended;
+    expect(await storedPrompts(prefix, id)).toEqual(['turn 1', 'turn 2, ask first']);
+
+    // and at B's shutdown (a rolling restart), even with a change of its own it could not save then.
+    await b.hub.summary(OWNER, id);
+    b.hub.get(OWNER, id).interactive.getSession().setRecordField('changedOnB', true);
+    const third = await pausedTurn(a, id, 'turn 3, ask first');
+    const runningThird = collect(third.turn);
+    await b.hub.shutdown();
+    await a.hub.answer(OWNER, id, third.requestId, 'allow');
+    await runningThird.ended;
+    expect(await storedPrompts(prefix, id)).toEqual(['turn 1', 'turn 2, ask first', 'turn 3, ask first']);
+  });
+
+  it('a WebSocket watcher on B gets a whole turn run on A even when B handles the turn-start announcement after the turn ended', async () => {
+    let announced: (() => void) | undefined;
+    const late = new Promise<void>((resolve) => (announced = resolve));
+    // B's hub gets each announcement only once `late` resolves: a replica busy while the turn ran.
+    const { a, b } = await replicas({
+      wrapB: (cluster) =>
+        Object.assign(Object.create(cluster) as SessionCluster, {
+          watchTurns: (sessionId: string, listener: (turnId: string) => void) => cluster.watchTurns!(sessionId, (turnId) => void late.then(() => listener(turnId))),
+        }),
+    });
+    const { id } = await a.hub.create(OWNER, {});
+    const seen: UIChunk[] = [];
+    const stop = await b.hub.watch(OWNER, id, (chunk) => seen.push(chunk));
+    cleanups.push(stop);
+    const ran = collect(await a.hub.startTurn(OWNER, id, 'a short turn'));
+    await ran.ended;
+    announced!();
+    await until(() => seen.some((chunk) => chunk.type === 'finish') || undefined, "the turn's finish on B's watcher", 5_000);
+    expect(seen[0]).toMatchObject({ type: 'start' });
+    expect(seen.at(-1)).toMatchObject({ type: 'finish' });
+    expect(JSON.stringify(seen)).toContain('answer to a short turn');
+  });
+
+  it("reading a token's stored sessions on a replica never locks it out (too_many_sessions): idle copies are let go, least recently used first", async () => {
+    const { a, b } = await replicas({ maxSessionsPerOwner: 2 });
+    const first = await a.hub.create(OWNER, {});
+    const second = await a.hub.create(OWNER, {});
+    const third = await b.hub.create(OWNER, {});
+    expect((await b.hub.summary(OWNER, first.id)).id).toBe(first.id);
+    expect((await b.hub.summary(OWNER, second.id)).id).toBe(second.id);
+    expect(b.hub.size).toBe(2);
+    // The copy let go is reopened on its next use.
+    expect((await b.hub.summary(OWNER, third.id)).id).toBe(third.id);
+    expect(b.hub.size).toBe(2);
+    // A copy in use (a turn waiting for its ask) is never let go: past the limit, the refusal stands.
+    const { requestId } = await pausedTurn(b, third.id, 'keep me, ask first');
+    const watching = await b.hub.watch(OWNER, second.id, () => undefined);
+    cleanups.push(watching);
+    await expect(b.hub.summary(OWNER, first.id)).rejects.toMatchObject({ code: 'too_many_sessions', status: 429 });
+    await b.hub.answer(OWNER, third.id, requestId, 'allow');
+  });
+
+  it('stops following a turn of another replica when the session leaves this replica (DELETE ?keep=true): its Redis connection closes', async () => {
+    const { a, b } = await replicas();
+    const { id } = await a.hub.create(OWNER, {});
+    await b.hub.summary(OWNER, id);
+    const { turn, requestId } = await pausedTurn(a, id, 'followed, ask first');
+    const running = collect(turn);
+    const observer = new Redis({ host: '127.0.0.1', port: server!.port });
+    cleanups.push(() => observer.disconnect());
+    const connections = async (): Promise<number> => String(await observer.client('LIST')).trim().split('\n').length;
+    const before = await connections();
+    const followed = await b.hub.attach(OWNER, id);
+    expect(followed?.remote).toBe(true);
+    await until(async () => (await connections()) === before + 1 || undefined, "the follower's connection", 5_000);
+    await b.hub.delete(OWNER, id, { keep: true });
+    expect(followed!.done).toBe(true);
+    await until(async () => (await connections()) === before || undefined, "the follower's connection to close", 5_000);
+    await a.hub.answer(OWNER, id, requestId, 'allow');
+    await running.ended;
+  });
+
+  it('a create whose store check fails after the save (Redis gone) ends the new session instead of leaking it', async () => {
+    const { b } = await replicas({
+      wrapB: (cluster) => Object.assign(Object.create(cluster) as SessionCluster, { isCurrent: () => Promise.reject(new Error('connection lost')) }),
+    });
+    await expect(b.hub.create(OWNER, {})).rejects.toMatchObject({ code: 'store_unavailable', status: 503 });
+    const [head] = await b.cluster.heads();
+    // The session was stored, then ended: the store let go of its copy (a session left running keeps it).
+    expect((b.kernel.get(SessionStore) as RedisSessionStore).revision(head!.id)).toBeUndefined();
+    expect(b.hub.size).toBe(0);
+  });
+});
