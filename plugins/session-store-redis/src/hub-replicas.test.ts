@@ -137,6 +137,20 @@ describe.runIf(hasRedisServer)('SessionHub replica mode: two replicas on one red
     expect(await storedPrompts(prefix, id)).toEqual(['turn on A, ask first']);
   });
 
+  it('deleting a session on B stops the turn A runs in it (its tools do not go on), and the session is gone on both', async () => {
+    const { a, b, prefix } = await replicas();
+    const { id } = await a.hub.create(OWNER, {});
+    const { turn } = await pausedTurn(a, id, 'turn on A, ask first');
+    const running = collect(turn);
+    await b.hub.open(OWNER, id);
+    await b.hub.delete(OWNER, id);
+    await running.ended;
+    expect(running.chunks.some((chunk) => chunk.type === 'abort')).toBe(true);
+    expect(a.hub.get(OWNER, id).running).toBe(false);
+    expect(await storedPrompts(prefix, id)).toEqual([]);
+    await expect(b.hub.open(OWNER, id)).rejects.toMatchObject({ code: 'session_not_found' });
+  });
+
   it('a replica that only read a session ends its copy (DELETE ?keep=true, shutdown) without overwriting the turn another replica runs', async () => {
     const { a, b, prefix } = await replicas();
     const { id } = await a.hub.create(OWNER, {});

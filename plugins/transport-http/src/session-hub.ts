@@ -262,6 +262,10 @@ export class SessionHub {
    */
   async delete(owner: string, id: string, options: { keep?: boolean } = {}): Promise<void> {
     const session = this.get(owner, id);
+    const cluster = this.options.cluster;
+    // A turn another replica runs is stopped first, as a local one is: its tools must not go on
+    // acting for a session that is gone (`abort` is the owner's, checked again where it runs).
+    if (cluster && !options.keep && !session.hostOwned && !session.runsHere) await forwardControl(cluster, id, { type: 'abort', owner }).catch(() => undefined);
     // Not while the same id is being loaded or reopened: its store state belongs to the new copy.
     await this.gates.run(id, async () => {
       await this.unload(session);
