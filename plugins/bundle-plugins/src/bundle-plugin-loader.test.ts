@@ -5,6 +5,7 @@ import { BundlePluginLoader } from './bundle-plugin-loader.js';
 import { BundlePluginRegistry } from './bundle-plugin-registry.js';
 import { sandbox, samplePlugin, writeTree } from './bundle-plugins.test-helper.js';
 import { PluginPaths } from './plugin-paths.js';
+import { readPluginSettings } from './plugin-settings.js';
 
 let box: ReturnType<typeof sandbox>;
 const loader = new BundlePluginLoader();
@@ -122,5 +123,22 @@ describe('BundlePluginRegistry names', () => {
       ['only-a', 'a:only-a'],
       ['b:build', 'b:build'],
     ]);
+  });
+});
+
+describe('plugin settings and setting sources', () => {
+  it('settingSources limits which files enable plugins and declare marketplaces ([]: none)', () => {
+    writeTree(box.home, { '.tessera/settings.json': { enabledPlugins: { 'mine@m': true } } });
+    writeTree(box.cwd, {
+      '.claude/settings.json': { enabledPlugins: { 'team@m': true }, extraKnownMarketplaces: { team: { source: { source: 'directory', path: '/x' } } } },
+      '.claude/settings.local.json': { enabledPlugins: { 'local@m': true } },
+    });
+    const read = (settingSources?: Array<'user' | 'project' | 'local'>) => readPluginSettings({ home: box.home, cwd: box.cwd, ...(settingSources ? { settingSources } : {}) });
+    expect(read().enabledPlugins).toEqual({ 'mine@m': true, 'team@m': true, 'local@m': true });
+    expect(read(['user']).enabledPlugins).toEqual({ 'mine@m': true });
+    expect(read(['user']).extraKnownMarketplaces).toEqual({});
+    expect(read(['project', 'local']).enabledPlugins).toEqual({ 'team@m': true, 'local@m': true });
+    expect(read(['project']).extraKnownMarketplaces).toHaveProperty('team');
+    expect(read([]).enabledPlugins).toEqual({});
   });
 });

@@ -22,6 +22,11 @@ export interface BundlePluginManagerOptions {
   pluginDirs?: readonly string[];
   /** Overrides the settings file `--scope` writes (`user`, `project`, `local`). */
   settingsFiles?: Partial<Record<PluginScope, string>>;
+  /**
+   * Only these scopes' settings files enable plugins and declare marketplaces (the CLI's
+   * `--setting-sources`; `[]`: none, so only `pluginDirs` load). Default: all of them.
+   */
+  settingSources?: readonly PluginScope[];
   /** Asked before trusting a marketplace or enabling a plugin's hooks and MCP servers; without it `--yes` is needed. */
   approve?: ApproveCallback;
   /** The git executable (default `git`). */
@@ -67,7 +72,7 @@ export class BundlePluginManager {
     const home = resolve(options.home ?? homedir());
     const cwd = resolve(options.cwd ?? process.cwd());
     this.paths = options.pluginsDir === undefined ? PluginPaths.forHome(home) : new PluginPaths(resolve(cwd, options.pluginsDir));
-    const settings = { home, cwd, ...(options.settingsFiles ? { files: options.settingsFiles } : {}) };
+    const settings = { home, cwd, ...(options.settingsFiles ? { files: options.settingsFiles } : {}), ...(options.settingSources ? { settingSources: options.settingSources } : {}) };
     const git = new GitClient(options.git);
     const loader = new BundlePluginLoader();
     this.marketplaces = new MarketplaceClient({

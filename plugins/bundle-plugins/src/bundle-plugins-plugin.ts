@@ -69,5 +69,8 @@ function check(options: BundlePluginsOptions): void {
     if (value !== undefined && (typeof value !== 'string' || value === '')) fail(key, 'must be a non-empty string');
   }
   if (options.pluginDirs !== undefined && !(Array.isArray(options.pluginDirs) && options.pluginDirs.every((dir) => typeof dir === 'string' && dir !== ''))) fail('pluginDirs', 'must be an array of directory paths');
+  if (options.settingSources !== undefined && !(Array.isArray(options.settingSources) && options.settingSources.every((scope) => scope === 'user' || scope === 'project' || scope === 'local'))) {
+    fail('settingSources', 'must be an array of "user", "project" and "local"');
+  }
   if (options.approve !== undefined && typeof options.approve !== 'function') fail('approve', 'must be a function (request) => boolean');
 }

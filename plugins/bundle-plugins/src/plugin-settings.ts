@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Diagnostic } from '@tessera/contracts';
-import { loadConfig } from '@tessera/plugin-config';
+import { loadConfig, mergeSettings, readSettingsLayer, settingsLayerPaths, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config';
 import { readJsonObject, updateJsonObject } from './json-file.js';
 import type { PluginScope } from './plugin-state.js';
 
@@ -17,6 +17,11 @@ export interface PluginSettingsOptions {
   cwd: string;
   /** Overrides the file written for a scope (see `settingsFileFor`). */
   files?: Partial<Record<PluginScope, string>>;
+  /**
+   * Only the settings files of these scopes are read for `enabledPlugins` and
+   * `extraKnownMarketplaces` (Claude Code's `--setting-sources`; `[]`: none). Default: all.
+   */
+  settingSources?: readonly PluginScope[];
 }
 
 /**
@@ -32,16 +37,21 @@ export function settingsFileFor(scope: PluginScope, options: PluginSettingsOptio
   return join(options.cwd, '.claude', scope === 'project' ? 'settings.json' : 'settings.local.json');
 }
 
-/** Reads the six settings layers through the config plugin's loader. Never throws. */
+/**
+ * Reads the six settings layers through the config plugin's loader (with `settingSources`,
+ * only those scopes' files). Never throws.
+ */
 export function readPluginSettings(options: PluginSettingsOptions): PluginSettings {
+  const sources = options.settingSources;
   try {
-    const { config, diagnostics, layers } = loadConfig({ cwd: options.cwd, home: options.home });
+    const { config, diagnostics, layers } = sources === undefined ? loadConfig({ cwd: options.cwd, home: options.home }) : loadScopes(options.cwd, options.home, sources);
     const raw = config as Record<string, unknown>;
     const extra = (raw.extraKnownMarketplaces ?? raw.additionalMarketplaces ?? {}) as PluginSettings['extraKnownMarketplaces'];
     const enabled: Record<string, boolean> = { ...(config.enabledPlugins ?? {}) };
     // An override file outside the six layers still counts, above the layer it stands for.
     for (const scope of ['user', 'project', 'local'] as const) {
       const file = options.files?.[scope];
+      if (sources !== undefined && !sources.includes(scope)) continue;
       if (file === undefined || layers.some((layer) => layer.file === resolve(options.cwd, file))) continue;
       Object.assign(enabled, readEnabled(resolve(options.cwd, file)));
     }
@@ -50,6 +60,21 @@ export function readPluginSettings(options: PluginSettingsOptions): PluginSettin
   } catch (error) {
     return { enabledPlugins: {}, extraKnownMarketplaces: {}, diagnostics: [{ severity: 'error', file: options.cwd, message: `Settings could not be read, so no bundle plugin is enabled: ${(error as Error).message}` }] };
   }
+}
+
+/** The layers of `sources` only, merged as `loadConfig` merges them (a file of another scope is not opened). */
+function loadScopes(cwd: string, home: string, sources: readonly PluginScope[]): Pick<LoadedConfig, 'config' | 'diagnostics' | 'layers'> {
+  const layers: SettingsLayer[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const seen = new Set<string>();
+  for (const { file, scope } of settingsLayerPaths(resolve(cwd), resolve(home))) {
+    if (scope === 'cli' || !sources.includes(scope) || seen.has(file)) continue;
+    seen.add(file);
+    const read = readSettingsLayer(file, scope);
+    layers.push(read.layer);
+    diagnostics.push(...read.diagnostics);
+  }
+  return { config: mergeSettings(layers.flatMap((layer) => (layer.settings ? [layer.settings] : []))), layers, diagnostics };
 }
 
 function readEnabled(file: string): Record<string, boolean> {

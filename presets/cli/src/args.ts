@@ -5,6 +5,8 @@
  * positional prompt.
  */
 
+import { randomUUID } from 'node:crypto';
+
 export type OutputFormat = 'text' | 'json' | 'stream-json';
 export type InputFormat = 'text' | 'stream-json';
 
@@ -34,6 +36,8 @@ export interface CliFlags {
   appendSystemPrompt?: string;
   appendSystemPromptFile?: string;
   maxTurns?: number;
+  /** `--max-budget-usd`: print mode stops once the run has cost this much (USD). */
+  maxBudgetUsd?: number;
   mcpConfig: string[];
   /** `--plugin-dir`: bundle plugin folders loaded as they are, for this run. */
   pluginDir: string[];
@@ -51,7 +55,7 @@ export interface CliFlags {
   positionals: string[];
 }
 
-type Kind = 'boolean' | 'string' | 'optional' | 'list' | 'number' | 'negated' | 'values';
+type Kind = 'boolean' | 'string' | 'optional' | 'list' | 'number' | 'amount' | 'negated' | 'values';
 
 interface FlagSpec {
   key: keyof CliFlags;
@@ -84,6 +88,7 @@ const FLAGS: readonly FlagSpec[] = [
   { key: 'appendSystemPrompt', kind: 'string', names: ['--append-system-prompt'] },
   { key: 'appendSystemPromptFile', kind: 'string', names: ['--append-system-prompt-file'] },
   { key: 'maxTurns', kind: 'number', names: ['--max-turns'] },
+  { key: 'maxBudgetUsd', kind: 'amount', names: ['--max-budget-usd'] },
   { key: 'mcpConfig', kind: 'values', names: ['--mcp-config'] },
   { key: 'pluginDir', kind: 'values', names: ['--plugin-dir'] },
   { key: 'strictMcpConfig', kind: 'boolean', names: ['--strict-mcp-config'] },
@@ -115,6 +120,23 @@ const IGNORED = new Map<string, 'boolean' | 'string'>([
 
 export class CliUsageError extends Error {
   readonly exitCode = 1;
+}
+
+/** `--session-id` takes a UUID, as Claude Code's. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `--session-id` as Claude Code checks it in every mode: a UUID, and with `-c`/`-r` only
+ * together with `--fork-session`. (One already stored is refused once the store is open:
+ * `refuseSessionIdInUse`.)
+ */
+export function checkSessionIdFlags(flags: CliFlags): void {
+  if (flags.sessionId !== undefined && !UUID.test(flags.sessionId)) {
+    throw new CliUsageError(`Error: --session-id "${flags.sessionId}" is not a valid UUID; pass one such as ${randomUUID()}, or leave the flag out for a new session.`);
+  }
+  if (flags.sessionId !== undefined && (flags.continue || flags.resume !== undefined) && !flags.forkSession) {
+    throw new CliUsageError('Error: --session-id can only be used with --continue or --resume if --fork-session is also specified.');
+  }
 }
 
 export function defaultFlags(): CliFlags {
@@ -232,6 +254,13 @@ export function parseArgs(given: readonly string[], options: { ignoreUnknown?: b
         const number = Number(value);
         if (!Number.isInteger(number) || number < 0) throw new CliUsageError(`error: option '${spec.names.at(-1)} <n>' expects a whole number ≥ 0, got '${value}'`);
         record[spec.key] = number;
+        break;
+      }
+      case 'amount': {
+        const value = takeValue();
+        const amount = Number(value);
+        if (value.trim() === '' || !Number.isFinite(amount) || amount <= 0) throw new CliUsageError(`error: option '${spec.names.at(-1)} <amount>' expects an amount in US dollars greater than 0 (e.g. 0.50), got '${value}'`);
+        record[spec.key] = amount;
         break;
       }
       case 'optional': {
@@ -355,6 +384,7 @@ Options:
   --system-prompt <text>              Replace the system prompt (--system-prompt-file <path> reads it)
   --append-system-prompt <text>       Append to the system prompt (--append-system-prompt-file <path>)
   --max-turns <n>                     Stop after n model turns (print mode)
+  --max-budget-usd <amount>           Stop once the run has cost this many US dollars (print mode)
   --mcp-config <files...>             MCP servers from JSON files or strings
   --plugin-dir <paths...>             Load bundle plugins from these folders for this run
   --settings <file|json>              One more settings layer, on top of the others

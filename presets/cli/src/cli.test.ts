@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { FakeAnthropicServer, TEST_TLS, TestProxy, TlsTerminator } from '@tessera/test-servers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { RecordingTerminal } from '@tessera/plugin-tui';
+import { parseArgs } from './args.js';
+import { runInteractive } from './interactive/run-interactive.js';
 import { main } from './main.js';
 
 // The CLI end to end: in-process through `main(argv, io)` for the output formats, and as real
@@ -103,7 +106,7 @@ const schemas = {
   stream_event: z.object({ type: z.literal('stream_event'), ...base, parent_tool_use_id: z.null(), event: z.object({ type: z.string() }).loose() }),
   result: z.object({
     type: z.literal('result'),
-    subtype: z.enum(['success', 'error_max_turns', 'error_during_execution']),
+    subtype: z.enum(['success', 'error_max_turns', 'error_during_execution', 'error_max_budget_usd']),
     ...base,
     is_error: z.boolean(),
     duration_ms: z.number(),
@@ -243,6 +246,17 @@ describe('usage errors and exit codes', () => {
     expect(code).toBe(1);
     expect(JSON.parse(stdout)).toMatchObject({ subtype: 'error_max_turns', is_error: true, num_turns: 2, errors: ['Reached maximum number of turns (2)'] });
   });
+
+  it('text output: a run that fails inside (max turns) prints its result on stdout, exit 1; a usage error stays on stderr', async () => {
+    const failed = await runMain(['-p', 'Summarise', '--provider', 'demo', '--max-turns', '2', ...TASK_TOOLS]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe('Reached maximum number of turns (2)\n');
+    expect(failed.stderr).toBe('');
+    const usage = await runMain(['-p', 'Summarise', '--provider', 'demo', '--max-turns', 'abc']);
+    expect(usage.code).toBe(1);
+    expect(usage.stdout).toBe('');
+    expect(usage.stderr).toContain('--max-turns');
+  });
 });
 
 describe('against the loopback Anthropic API', () => {
@@ -274,6 +288,48 @@ describe('against the loopback Anthropic API', () => {
     expect(code).toBe(1);
     expect(JSON.parse(stdout)).toMatchObject({ subtype: 'error_during_execution', is_error: true, errors: [expect.stringContaining('max_tokens is too large')] });
   });
+
+  it('text output: a provider error is the result on stdout (exit 1), as Claude Code prints failures inside the run', async () => {
+    server.fail(401, { message: 'invalid x-api-key' });
+    const { code, stdout, stderr } = await runAgainst(['-p', 'hi']);
+    expect(code).toBe(1);
+    expect(stdout).toContain('invalid x-api-key');
+    expect(stderr).not.toContain('invalid x-api-key');
+  });
+
+  it('--max-budget-usd: the reply that reaches the budget ends the run, its tool calls not run: error_max_budget_usd, exit 1', async () => {
+    // Sonnet at $3 per million input tokens: the first reply alone costs $3.
+    server.reply({ usage: { input_tokens: 1_000_000 }, toolCalls: [{ name: 'Write', input: { file_path: join(workspace, 'spent.txt'), content: 'x' } }] });
+    const over = await runAgainst(['-p', 'write it', '--output-format', 'json', '--model', 'sonnet', '--allowedTools', 'Write', '--max-budget-usd', '0.5']);
+    expect(over.code).toBe(1);
+    const result = JSON.parse(over.stdout);
+    check(result);
+    expect(result).toMatchObject({ subtype: 'error_max_budget_usd', is_error: true, terminal_reason: 'budget_exhausted', num_turns: 1, errors: [expect.stringContaining('Reached maximum budget ($0.5)')] });
+    expect(result.total_cost_usd).toBeGreaterThanOrEqual(0.5);
+    expect(server.requests).toHaveLength(1);
+    expect(existsSync(join(workspace, 'spent.txt'))).toBe(false);
+
+    // Under the budget nothing changes.
+    server.reply({ text: ['cheap'] });
+    const under = await runAgainst(['-p', 'hi', '--output-format', 'json', '--model', 'sonnet', '--max-budget-usd', '0.5']);
+    expect(under.code).toBe(0);
+    expect(JSON.parse(under.stdout)).toMatchObject({ subtype: 'success', result: 'cheap' });
+
+    // stream-json (the Agent SDK's maxBudgetUsd): the budget spans the turns; once spent, the next turn makes no model call.
+    server.reply({ text: ['expensive'], usage: { input_tokens: 1_000_000 } });
+    const before = server.requests.length;
+    const user = (text: string) => `${JSON.stringify({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' })}\n`;
+    const sdk = await runAgainst(['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--model', 'sonnet', '--max-budget-usd', '0.5'], user('one') + user('two'));
+    expect(sdk.code).toBe(0);
+    const results = lines(sdk.stdout).filter((message) => message.type === 'result');
+    expect(results.map((message) => message.subtype)).toEqual(['success', 'error_max_budget_usd']);
+    expect(results[1]).toMatchObject({ is_error: true, num_turns: 0, terminal_reason: 'budget_exhausted' });
+    expect(server.requests.length - before).toBe(1);
+
+    const bad = await runMain(['-p', 'hi', '--provider', 'demo', '--max-budget-usd', 'lots']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("option '--max-budget-usd <amount>' expects an amount in US dollars");
+  }, 60_000);
 
   it('--provider <profile> uses a user-settings profile, its $ENV: key resolved; an unknown profile is refused', async () => {
     mkdirSync(join(home, '.tessera'), { recursive: true });
@@ -537,6 +593,21 @@ describe('sessions across processes', () => {
     expect(readdirSync(sessionsDir, { recursive: true }).map(String).some((name) => name.endsWith(`_${id}.jsonl`))).toBe(true);
   });
 
+  it('-p -c with no conversation in the folder exits 1 naming the problem, and starts no session', () => {
+    const empty = runBin(['-p', 'hi', '-c', '--provider', 'demo', '--output-format', 'json']);
+    expect(empty.code).toBe(1);
+    expect(empty.stdout).toBe('');
+    expect(empty.stderr).toContain(`No conversation found to continue in ${workspace}`);
+    expect(empty.stderr).toContain('--continue');
+    expect(existsSync(join(home, '.tessera', 'agent', 'sessions'))).toBe(false);
+    // Another folder's conversation is not this folder's.
+    const elsewhere = join(workspace, 'elsewhere');
+    mkdirSync(elsewhere);
+    expect(runBin(['-p', 'hi', '--provider', 'demo'], { cwd: elsewhere }).code).toBe(0);
+    expect(runBin(['-p', 'hi', '-c', '--provider', 'demo'], { cwd: workspace }).code).toBe(1);
+    expect(runBin(['-p', 'hi', '-c', '--provider', 'demo'], { cwd: elsewhere }).code).toBe(0);
+  });
+
   it('--no-session-persistence writes no session file', () => {
     const run = runBin(['-p', 'Summarise', '--provider', 'demo', '--no-session-persistence', '--output-format', 'json', ...TASK_TOOLS]);
     expect(run.code).toBe(0);
@@ -797,6 +868,39 @@ describe('Claude Code compatibility (CLI audit)', () => {
     expect(again.stderr).toContain(`Error: Session ID ${id} is already in use.`);
     expect(again.stderr).toContain(`--resume ${id}`);
     expect(readFileSync(join(sessionsDir, file)).equals(before)).toBe(true);
+  });
+
+  it('interactive mode checks --session-id as print mode does (a non-UUID or an id in use is refused, the stored session untouched) and refuses --max-budget-usd', async () => {
+    let stderr = '';
+    const io = { stdout: () => undefined, stderr: (text: string) => void (stderr += text), cwd: workspace, home, env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0' }, stdinIsTTY: true, stdoutIsTTY: true };
+    const interactive = (argv: string[]) => runInteractive(parseArgs(['--provider', 'demo', ...argv]), io, { terminal: new RecordingTerminal(80, 24) });
+
+    await expect(interactive(['--session-id', 'not-a-uuid'])).rejects.toThrow(/--session-id "not-a-uuid" is not a valid UUID/);
+    await expect(interactive(['-c', '--session-id', '33333333-3333-4333-8444-555555555555'])).rejects.toThrow(/--fork-session/);
+    // --max-budget-usd is a print-mode flag: refused here rather than not enforced.
+    await expect(interactive(['--max-budget-usd', '1'])).rejects.toThrow(/--max-budget-usd works only in print mode/);
+
+    const id = '33333333-3333-4333-8444-555555555555';
+    expect(runBin(['-p', 'first prompt', '--provider', 'demo', '--session-id', id]).code).toBe(0);
+    const sessionsDir = join(home, '.tessera', 'agent', 'sessions');
+    const file = readdirSync(sessionsDir, { recursive: true }).map(String).find((name) => name.endsWith(`_${id}.jsonl`))!;
+    const before = readFileSync(join(sessionsDir, file));
+    expect(await interactive(['--session-id', id])).toBe(1);
+    expect(stderr).toContain(`Session ID ${id} is already in use`);
+    expect(stderr).toContain(`--resume ${id}`);
+    expect(readFileSync(join(sessionsDir, file)).equals(before)).toBe(true);
+  }, 30_000);
+
+  it('--replay-user-messages: the echo carries a uuid (the host\'s own when it sent one)', () => {
+    const user = (text: string, extra: Record<string, unknown> = {}) => JSON.stringify({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '', ...extra });
+    const hostUuid = '44444444-4444-4444-8444-555555555555';
+    const run = runBin(['--provider', 'demo', '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages'], { input: `${user('hello')}\n${user('again', { uuid: hostUuid })}\n` });
+    expect(run.code, run.stderr).toBe(0);
+    const echoes = lines(run.stdout).filter((message) => message.type === 'user' && message.isReplay === true);
+    expect(echoes).toHaveLength(2);
+    expect(echoes[0]!.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(echoes[1]!.uuid).toBe(hostUuid);
+    expect(echoes.every((message) => message.session_id === echoes[0]!.session_id && message.session_id !== '')).toBe(true);
   });
 
   it('a reader that closes stdout early (EPIPE) ends the run quietly: no stack trace, the session saved', async () => {

@@ -74,6 +74,25 @@ describe('tessera plugin', () => {
     expect(init().plugins).toEqual([]);
   });
 
+  it('--setting-sources reaches bundle plugins: a project-enabled plugin loads without it, not under "user" or ""', () => {
+    expect(run(['plugin', 'marketplace', 'add', marketplace, '--yes']).code).toBe(0);
+    const installed = run(['plugin', 'install', 'greeter@local-tools', '--scope', 'project', '--yes']);
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(workspace, '.claude', 'settings.json'), 'utf8')).enabledPlugins).toEqual({ 'greeter@local-tools': true });
+    const init = (...flags: string[]) => {
+      const { stdout, code, stderr } = run(['--provider', 'demo', '-p', 'hi', '--output-format', 'stream-json', '--verbose', ...flags]);
+      expect(code, stderr).toBe(0);
+      return JSON.parse(stdout.split('\n')[0]!) as { plugins: Array<{ name: string }>; slash_commands: string[] };
+    };
+    expect(init().plugins.map((plugin) => plugin.name)).toEqual(['greeter']);
+    expect(init('--setting-sources', 'project').plugins.map((plugin) => plugin.name)).toEqual(['greeter']);
+    for (const sources of ['user', '']) {
+      const isolated = init('--setting-sources', sources);
+      expect(isolated.plugins).toEqual([]);
+      expect(isolated.slash_commands).not.toContain('greeter:hello');
+    }
+  });
+
   it('--plugin-dir loads a plugin folder for one run', () => {
     const { stdout, code } = run(['--provider', 'demo', '-p', 'hi', '--output-format', 'stream-json', '--verbose', '--plugin-dir', join(marketplace, 'plugins', 'greeter')]);
     expect(code).toBe(0);

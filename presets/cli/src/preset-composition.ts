@@ -72,6 +72,11 @@ export interface CliPresetOptions {
   /** `--plugin-dir`: bundle plugin folders loaded as they are (always enabled). */
   pluginDirs?: readonly string[];
   /**
+   * `--setting-sources`: only these settings files enable bundle plugins (`[]`: none, only
+   * `pluginDirs` load); undefined: all of them.
+   */
+  settingSources?: ReadonlyArray<'user' | 'project' | 'local'>;
+  /**
    * MCP servers: `--mcp-config` values, `--strict-mcp-config`, Claude Code's user and local
    * servers (`~/.claude.json`), the project `.mcp.json` approval keys, and who does the OAuth
    * redirect step. `false` leaves the MCP client out.
@@ -157,7 +162,14 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
     );
   }
   if (options.bundlePlugins !== false) {
-    members.push(bundlePlugins({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...(options.pluginDirs && options.pluginDirs.length > 0 ? { pluginDirs: [...options.pluginDirs] } : {}) }));
+    members.push(
+      bundlePlugins({
+        cwd: options.cwd,
+        ...(home === undefined ? {} : { home }),
+        ...(options.pluginDirs && options.pluginDirs.length > 0 ? { pluginDirs: [...options.pluginDirs] } : {}),
+        ...(options.settingSources === undefined ? {} : { settingSources: [...options.settingSources] }),
+      }),
+    );
   }
   if (options.sessionLog !== false) members.push(sessionLogger(home === undefined ? {} : { dir: join(home, '.tessera', 'logs') }));
   if (options.approvalHandler) members.push(approvalHandlerPlugin(options.approvalHandler));

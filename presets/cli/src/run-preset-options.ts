@@ -36,6 +36,7 @@ export function runPresetOptions(options: {
     sessionPersistence: flags.sessionPersistence,
     sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
     pluginDirs: flags.pluginDir,
+    ...(settings.settingSources === undefined ? {} : { settingSources: settings.settingSources }),
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
   };
 }

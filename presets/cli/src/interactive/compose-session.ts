@@ -5,7 +5,7 @@ import type { IResumableSession } from '@tessera/kernel';
 import type { CliFlags } from '../args.js';
 import type { CliIO } from '../io.js';
 import { loadCliPreset } from '../load-cli-preset.js';
-import { resolveResume } from '../print/headless.js';
+import { refuseSessionIdInUse, resolveResume } from '../print/headless.js';
 import { runPresetOptions } from '../run-preset-options.js';
 import { resolveModelAlias, type ProviderChoice } from '../provider-selection.js';
 import type { CliSettings } from '../settings.js';
@@ -64,6 +64,8 @@ export async function composeSession(options: {
       ...extra,
     });
   try {
+    // As print mode: --session-id names a new session; one already stored is refused (exit 1).
+    await refuseSessionIdInUse(kernel, flags);
     const resumeId = await resolveResume(kernel, flags, cwd);
     const interactive = make({
       ...(flags.sessionId === undefined ? {} : { sessionId: flags.sessionId }),

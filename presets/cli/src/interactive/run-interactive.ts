@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { describeError } from '@tessera/contracts';
 import type { InteractiveSession } from '@tessera/kernel';
 import { processTerminal, TerminalApprovals, TesseraTui, type StatusLineCommand, type Terminal } from '@tessera/plugin-tui';
-import type { CliFlags } from '../args.js';
+import { checkSessionIdFlags, CliUsageError, type CliFlags } from '../args.js';
 import type { CliIO } from '../io.js';
 import { DEMO_MODEL_ID } from '../demo-model.js';
 import { chooseProvider } from '../provider-selection.js';
@@ -27,6 +27,10 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   // `TESSERA_TIMING=1`: where start-up time goes, as `+ms phase` lines on stderr (redirect it).
   const mark = io.env.TESSERA_TIMING === '1' ? (phase: string) => io.stderr(`[timing] +${Math.round(performance.now())} ms: ${phase}\n`) : () => undefined;
   mark('interactive');
+  // Before anything is drawn: a bad --session-id is a usage error (exit 1), as in print mode.
+  checkSessionIdFlags(flags);
+  // As Claude Code's, the budget is a print-mode flag: refused rather than silently not enforced.
+  if (flags.maxBudgetUsd !== undefined) throw new CliUsageError('Error: --max-budget-usd works only in print mode; add -p (or --print), or leave the flag out.');
   const run = loadRunSettings(flags, io);
   if ('exitCode' in run) return run.exitCode;
   const { cwd } = run;

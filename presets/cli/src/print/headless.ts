@@ -14,10 +14,11 @@ import {
   type SessionEvent,
   compareText,
   SessionStore,
+  toolUses,
 } from '@tessera/contracts';
 import { createKernel, definePlugin, InteractiveSession, Stage, type Kernel, type Plugin, type Session } from '@tessera/kernel';
 import type { CliFlags } from '../args.js';
-import { CliUsageError, splitToolList } from '../args.js';
+import { checkSessionIdFlags, CliUsageError, splitToolList } from '../args.js';
 import type { CliIO } from '../io.js';
 import { loadCliPreset } from '../load-cli-preset.js';
 import { DEMO_MODEL_ID } from '../demo-model.js';
@@ -160,6 +161,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   io.stdoutClosed?.addEventListener('abort', onStdoutClosed, { once: true });
   try {
     await refuseSessionIdInUse(kernel, flags);
+    await refuseNothingToContinue(kernel, flags, cwd);
     const resumeId = await resolveResume(kernel, flags, cwd);
     interactive = new InteractiveSession({
       kernel,
@@ -234,7 +236,9 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
                 });
               }
               if (content.text.trim() === '') return;
-              queue.push({ text: content.text, ...(flags.replayUserMessages ? { echo: { ...value, session_id: session.sessionId, isReplay: true } } : {}) });
+              // The echo carries a `uuid` as every line does: the host's own, else a new one.
+              const echo = flags.replayUserMessages ? { ...value, session_id: session.sessionId, uuid: typeof value.uuid === 'string' ? value.uuid : randomUUID(), isReplay: true } : undefined;
+              queue.push({ text: content.text, ...(echo ? { echo } : {}) });
               return;
             }
             case 'control_request':
@@ -294,12 +298,7 @@ function checkFlagCombinations(flags: CliFlags): void {
   if (flags.replayUserMessages && flags.inputFormat !== 'stream-json') {
     throw new CliUsageError('Error: --replay-user-messages requires --input-format=stream-json and --output-format=stream-json.');
   }
-  if (flags.sessionId !== undefined && !UUID.test(flags.sessionId)) {
-    throw new CliUsageError(`Error: --session-id "${flags.sessionId}" is not a valid UUID; pass one such as ${randomUUID()}, or leave the flag out for a new session.`);
-  }
-  if (flags.sessionId !== undefined && (flags.continue || flags.resume !== undefined) && !flags.forkSession) {
-    throw new CliUsageError('Error: --session-id can only be used with --continue or --resume if --fork-session is also specified.');
-  }
+  checkSessionIdFlags(flags);
   if (flags.systemPrompt !== undefined && flags.systemPromptFile !== undefined) throw new CliUsageError('Error: Cannot use both --system-prompt and --system-prompt-file.');
   if (flags.appendSystemPrompt !== undefined && flags.appendSystemPromptFile !== undefined) {
     throw new CliUsageError('Error: Cannot use both --append-system-prompt and --append-system-prompt-file.');
@@ -308,9 +307,6 @@ function checkFlagCombinations(flags: CliFlags): void {
     throw new CliUsageError(`error: option '--permission-mode <mode>' argument '${flags.permissionMode}' is invalid. Allowed choices are ${PERMISSION_MODES.join(', ')}.`);
   }
 }
-
-/** `--session-id` takes a UUID, as Claude Code's. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `--session-id` names a new session: one already stored is refused, as Claude Code refuses it
@@ -322,6 +318,17 @@ export async function refuseSessionIdInUse(kernel: Kernel, flags: CliFlags): Pro
   if (store === undefined || (await store.load(flags.sessionId)) === undefined) return;
   await store.release?.(flags.sessionId);
   throw new CliUsageError(`Error: Session ID ${flags.sessionId} is already in use. To continue that conversation, use --resume ${flags.sessionId}; for a new one, pass another id or leave --session-id out.`);
+}
+
+/**
+ * Print mode's `-c` (and `-r` without an id) with no conversation in this folder: exit 1, as
+ * Claude Code (a resume target not found), not a new session a script would take for the old one.
+ */
+async function refuseNothingToContinue(kernel: Kernel, flags: CliFlags, cwd: string): Promise<void> {
+  if (!flags.continue && flags.resume !== true) return;
+  if ((await InteractiveSession.listResumableSessions(kernel, cwd)).length > 0) return;
+  const flag = flags.continue ? '--continue' : '--resume';
+  throw new CliUsageError(`No conversation found to continue in ${cwd}. Leave out ${flag} to start a new one, or list the sessions with: tessera sessions list --all`);
 }
 
 /** With a prompt argument, piped stdin is waited for this long before the run goes on without it. */
@@ -472,7 +479,9 @@ class Output {
       if (this.flags.verbose) this.collected.push(result as unknown as Record<string, unknown>);
       else this.io.stdout(`${JSON.stringify(result)}\n`);
     } else if (result.is_error) {
-      this.io.stderr(`${result.errors?.join('\n') || result.result || 'Error'}\n`);
+      // As Claude Code: a failure inside the run is the result, on stdout (exit 1 says it failed);
+      // only usage errors before the run go to stderr.
+      this.io.stdout(`${result.errors?.join('\n') || result.result || 'Error'}\n`);
     } else this.io.stdout(`${result.result ?? ''}\n`);
   }
 
@@ -532,6 +541,11 @@ class TurnRunner {
     const { session, out, flags } = this;
     this.sendInit();
     const started = Date.now();
+    // `--max-budget-usd`, over the whole process (cost is cumulative across stream-json turns):
+    // checked before a turn and after each model call. Once reached, no further model call is
+    // made and the tool calls of the reply that reached it are not run.
+    const budget = flags.maxBudgetUsd;
+    let overBudget = budget !== undefined && this.spent() >= budget;
     const totals: TurnTotals = { usage: emptyUsage(), apiMs: 0, rounds: 0, denials: [], errors: [], lastStop: null, interrupted: false };
     const toolData = new Map<string, unknown>();
     const inputs = new Map<string, unknown>();
@@ -565,6 +579,11 @@ class TurnRunner {
           const answered = event.message.model ?? this.model;
           this.addModelUsage(answered, usage, hasPrice(answered) ? answered : (session.getModel() ?? answered));
           totals.lastStop = event.message.stopReason ?? null;
+          // Aborted here, synchronously, the turn ends before running the reply's tool calls.
+          if (budget !== undefined && !overBudget && this.spent() >= budget && toolUses(event.message).length > 0) {
+            overBudget = true;
+            this.interactive.abort();
+          }
           out.line(assistantMessage(event.message, session.sessionId, messageId, this.model));
           messageId = `msg_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
           break;
@@ -612,12 +631,12 @@ class TurnRunner {
     });
     let response = '';
     try {
-      const result = await this.interactive.submit(prompt);
+      const result = overBudget ? undefined : await this.interactive.submit(prompt);
       response = result?.response ?? '';
     } catch (error) {
       const message = describeError(error);
       // The session already reported it as an `error` event when it ended the turn.
-      if (!totals.errors.includes(message)) totals.errors.push(message);
+      if (!totals.errors.includes(message) && !overBudget) totals.errors.push(message);
     } finally {
       unsubscribe();
       stopMessages();
@@ -626,7 +645,7 @@ class TurnRunner {
 
     const history = session.getHistory();
     const hitMaxTurns = flags.maxTurns !== undefined && flags.maxTurns > 0 && totals.rounds >= flags.maxTurns && history.at(-1)?.role === 'tool';
-    const subtype: ResultSubtype = totals.errors.length > 0 || totals.interrupted ? 'error_during_execution' : hitMaxTurns ? 'error_max_turns' : 'success';
+    const subtype: ResultSubtype = overBudget ? 'error_max_budget_usd' : totals.errors.length > 0 || totals.interrupted ? 'error_during_execution' : hitMaxTurns ? 'error_max_turns' : 'success';
     addUsage(this.totalUsage, totals.usage);
     this.totalCost = [...this.models.entries()].reduce((sum, [, entry]) => sum + entry.costUSD, 0);
     const result: ResultMessage = {
@@ -640,18 +659,33 @@ class TurnRunner {
       num_turns: totals.rounds,
       ...(subtype === 'success' ? { result: response } : {}),
       stop_reason: subtype === 'success' ? (totals.lastStop ?? 'end_turn') : null,
-      terminal_reason: subtype === 'success' ? 'completed' : hitMaxTurns ? 'max_turns' : totals.interrupted ? 'aborted' : 'api_error',
+      terminal_reason: subtype === 'success' ? 'completed' : overBudget ? 'budget_exhausted' : hitMaxTurns ? 'max_turns' : totals.interrupted ? 'aborted' : 'api_error',
       total_cost_usd: this.totalCost,
       usage: totals.usage,
       modelUsage: Object.fromEntries(this.models),
       permission_denials: totals.denials,
       ...(subtype === 'success'
         ? {}
-        : { errors: hitMaxTurns ? [`Reached maximum number of turns (${flags.maxTurns})`] : totals.interrupted ? ['The turn was interrupted.', ...totals.errors] : totals.errors }),
+        : {
+            errors: overBudget
+              ? [`Reached maximum budget ($${budget}): this run has cost $${this.totalCost.toFixed(4)}`]
+              : hitMaxTurns
+                ? [`Reached maximum number of turns (${flags.maxTurns})`]
+                : totals.interrupted
+                  ? ['The turn was interrupted.', ...totals.errors]
+                  : totals.errors,
+          }),
     };
     out.result(result);
     this.lastFailed = result.is_error;
     return !result.is_error;
+  }
+
+  /** What the model calls of this process have cost so far (USD). */
+  private spent(): number {
+    let sum = 0;
+    for (const entry of this.models.values()) sum += entry.costUSD;
+    return sum;
   }
 
   private addModelUsage(model: string, usage: AnthropicUsage, pricedAs = model): void {

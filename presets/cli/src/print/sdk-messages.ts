@@ -30,7 +30,7 @@ export interface PermissionDenial {
   tool_input: unknown;
 }
 
-export type ResultSubtype = 'success' | 'error_max_turns' | 'error_during_execution';
+export type ResultSubtype = 'success' | 'error_max_turns' | 'error_during_execution' | 'error_max_budget_usd';
 
 export interface ResultMessage {
   type: 'result';
