@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeError, processWarningDiagnostics, systemClock, type Clock, type DiagnosticsReporter } from '@tessera/contracts';
@@ -121,7 +122,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     }
   };
 
-  const shell = createManagedShellProcessRunner({ logDir: join(tmpdir(), `tessera-worker-${process.pid}-${randomBytes(4).toString('hex')}`), ...options.shell });
+  // The worker's own log directory (no `shell.logDir` given) holds a run's file only until its
+  // log is in Redis, and goes with the worker; a directory the caller chose is left alone.
+  const ownLogDir = options.shell?.logDir === undefined ? join(tmpdir(), `tessera-worker-${process.pid}-${randomBytes(4).toString('hex')}`) : undefined;
+  const shell = createManagedShellProcessRunner({ ...(ownLogDir === undefined ? {} : { logDir: ownLogDir }), ...options.shell });
   const runners = new Map<TBackgroundTaskKind, IBackgroundTaskRunner>([['process', shell]]);
   for (const runner of options.runners ?? []) runners.set(runner.kind, runner);
   const kinds = options.kinds ?? [...new Set<TBackgroundTaskKind>([...runners.keys(), 'scheduled'])];
@@ -136,8 +140,13 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
   redis.on('error', (error) => report(error, undefined, 'redis connection'));
   const store = new RedisTaskStore(redis, keys, { ...(options.maxEvents === undefined ? {} : { maxEvents: options.maxEvents }), ...(options.maxLogLines === undefined ? {} : { maxLogLines: options.maxLogLines }) });
   const executions = new Map<string, TaskExecution>();
-  /** Tasks this worker is handing back at shutdown: their run's end is not the task's end. */
-  const handingBack = new Set<string>();
+  /** The run of each job this worker holds, by BullMQ job id (a plain task's is its task id; a fire's, its tick's). */
+  const jobRuns = new Map<string, TaskExecution>();
+  /**
+   * Tasks this worker is handing back at shutdown, with the cancel reason that stops their run:
+   * only a run that ended by that very cancel is handed back (one that ended otherwise meanwhile is settled).
+   */
+  const handingBack = new Map<string, string>();
   /** Runs this worker stopped as it shut down, with the reason (a cron fire stopped so is not the schedule's end). */
   const stoppedByShutdown = new Map<string, string>();
 
@@ -162,13 +171,27 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
 
   const execute = (taskId: string, runId: string, request: TRunnableRequest, holdEventsUntilStarted = false, attempt?: number): TaskExecution => {
     const runner = runners.get(request.kind)!;
-    const execution = new TaskExecution({ store, taskId, runId, request, runner, clock, logFlushMs, holdEventsUntilStarted, ...(attempt === undefined ? {} : { attempt }), ...(options.watchdog ? { watchdog: options.watchdog } : {}), report: (error, phase) => report(error, taskId, phase) });
+    const execution = new TaskExecution({ store, taskId, runId, request, runner, clock, logFlushMs, holdEventsUntilStarted, discardLogFile: ownLogDir !== undefined, ...(attempt === undefined ? {} : { attempt }), ...(options.watchdog ? { watchdog: options.watchdog } : {}), report: (error, phase) => report(error, taskId, phase) });
+    // A run of the same task still going here is stale: its job came back (this worker was taken
+    // for dead) and this is the later attempt. Stop it; its commits are fenced anyway.
+    executions.get(taskId)?.abandon(`a later attempt of task ${taskId} started on ${id}`);
     executions.set(taskId, execution);
     return execution;
   };
 
+  /**
+   * BullMQ says this worker lost a job's lock (it could not renew it, or found the job stalled):
+   * another worker may run the job now. The local run stops without committing anything.
+   */
+  const lockLost = (jobId: string, how: string): void => {
+    const execution = jobRuns.get(jobId);
+    if (!execution || execution.lost) return;
+    report(new Error(`lost the lock of job ${jobId} (${how}); stopping the local run without recording its end`), execution.taskId, 'job lock');
+    execution.abandon(`worker ${id} lost job ${jobId}'s lock`);
+  };
+
   /** The end of a plain task from the run's outcome (`state` changed in place). */
-  const endEvent = (state: IBackgroundTaskState, outcome: Exclude<TExecutionOutcome, { type: 'tripped' }>, now: number): TBackgroundTaskEvent => {
+  const endEvent = (state: IBackgroundTaskState, outcome: Exclude<TExecutionOutcome, { type: 'tripped' | 'lost' }>, now: number): TBackgroundTaskEvent => {
     if (outcome.type === 'completed') return complete(state, outcome.result, now);
     if (outcome.type === 'cancelled') return cancelState(state, outcome.reason, now);
     return fail(state, outcome.error, now);
@@ -176,7 +199,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
 
   /** Ends a plain task from the run's outcome, unless a later attempt than `attempt` began (this run's worker was taken for dead). */
   const settle = async (taskId: string, outcome: TExecutionOutcome, attempt: number, known?: StoredTask): Promise<void> => {
-    if (outcome.type === 'tripped') return;
+    if (outcome.type === 'tripped' || outcome.type === 'lost') return;
     await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [endEvent(state, outcome, clock.now())]), known, attempt);
   };
 
@@ -264,8 +287,16 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     // The attempt fences every commit and log line of this run: a worker that stalled past its
     // lock (taken for dead, the job run again) cannot end or write over the attempt that runs now.
     const attempt = begun > 0 ? begun : await store.beginAttempt(taskId, id);
+    if (attempt === 0) return 'closed';
+    if (attempt < 0) {
+      // A cancel came after the read above: no attempt began, so nothing is started.
+      await store.update(taskId, (state, current) => (isTerminal(state.status) ? undefined : [cancelState(state, current.cancel ?? 'cancelled', clock.now())]));
+      return 'cancelled';
+    }
     // Runner progress waits for the start below to be committed, so the stream keeps its order.
     const execution = execute(taskId, taskId, request, true, attempt);
+    const jobId = job.id ?? taskId;
+    jobRuns.set(jobId, execution);
     let runPromise: Promise<TExecutionOutcome> | undefined;
     try {
       if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`], attempt);
@@ -285,7 +316,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       // fails at once) commits its start and its end in one step: one script and round trip
       // fewer. Its events are still the start's, then the end's, with versions of their own.
       const early = await settledWithinTurn(runPromise);
-      if (early !== undefined && early.type !== 'tripped' && !handingBack.has(taskId)) {
+      if (early !== undefined && early.type !== 'tripped' && early.type !== 'lost' && !handingBack.has(taskId)) {
         try {
           await store.update(taskId, (state) => {
             const events = start(state);
@@ -298,16 +329,21 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       }
       let started: StoredTask | undefined;
       try {
-        started = await store.update(taskId, start, stored, attempt);
+        // A run whose lock was lost already (see lockLost) commits not even its start.
+        started = execution.lost ? undefined : await store.update(taskId, start, stored, attempt);
       } finally {
         // Also when the commit failed: held progress must not wait for a start that never comes.
         execution.startCommitted();
       }
-      // Cancelled while queued but after this worker read it: stop the run right away.
+      // Ended meanwhile (this run's attempt was taken over), or a cancel asked after this worker
+      // counted the attempt (the client left the stop to it): stop the run right away.
       if (!started || isTerminal(started.state.status)) execution.cancel('cancelled before start');
+      else if (started.cancel !== undefined) execution.cancel(started.cancel);
       else if (started.state.pid !== undefined) await recordGroup(taskId, started.state.pid);
       const outcome = await runPromise;
-      if (handingBack.has(taskId)) {
+      // The job is another worker's now: BullMQ must not finish it on this worker's behalf.
+      if (outcome.type === 'lost') throw new WaitingError();
+      if (outcome.type === 'cancelled' && handingBack.get(taskId) === outcome.reason) {
         // The attempt does not count: the task did not fail, this worker left.
         await store.incrementField(taskId, 'attempts', -1);
         await store.appendLog(taskId, [`[worker] ${id} stopped before the task ended; handed back to the queue`]);
@@ -326,6 +362,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     } finally {
       // A stale run of this task may end after a later attempt took the task's entry here.
       if (executions.get(taskId) === execution) executions.delete(taskId);
+      if (jobRuns.get(jobId) === execution) jobRuns.delete(jobId);
       handingBack.delete(taskId);
       stoppedByShutdown.delete(taskId);
     }
@@ -338,7 +375,11 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       job,
       store,
       clock,
-      execute,
+      execute: (taskId, runId, request) => {
+        const execution = execute(taskId, runId, request);
+        if (job.id !== undefined) jobRuns.set(job.id, execution);
+        return execution;
+      },
       executions,
       nextRun: async (taskId) => {
         const scheduler = await schedules!.getJobScheduler(taskId);
@@ -353,7 +394,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       stoppedByShutdown: (taskId) => stoppedByShutdown.get(taskId),
       recordGroup,
       reapGroup: reapOrphanedGroup,
-    }).finally(() => stoppedByShutdown.delete(job.data.taskId));
+    }).finally(() => {
+      stoppedByShutdown.delete(job.data.taskId);
+      if (job.id !== undefined) jobRuns.delete(job.id);
+    });
 
   const concurrencyOf = (kind: TBackgroundTaskKind): number =>
     typeof options.concurrency === 'number' ? options.concurrency : (options.concurrency?.[kind] ?? 4);
@@ -372,6 +416,11 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       name: id,
     });
     worker.on('error', (error) => report(error, undefined, `worker ${kind}`));
+    worker.on('lockRenewalFailed', (jobIds) => {
+      for (const jobId of jobIds) lockLost(jobId, 'could not renew it');
+    });
+    // This worker's own stalled check found a job it holds without its lock: moved back to wait.
+    worker.on('stalled', (jobId) => lockLost(jobId, 'found stalled'));
     // A job BullMQ itself failed for stalling (a backstop; processTask normally decides first).
     worker.on('failed', (job, error) => {
       if (!job || !error?.message?.includes(STALLED_FAILURE)) return;
@@ -401,9 +450,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       closing ??= (async () => {
         const stopAll = (): void => {
           for (const [taskId, execution] of executions) {
-            if (unfinished === 'hand-back') handingBack.add(taskId);
+            const why = unfinished === 'hand-back' ? `handed back: ${reason}` : reason;
+            if (unfinished === 'hand-back') handingBack.set(taskId, why);
             stoppedByShutdown.set(taskId, reason);
-            execution.cancel(unfinished === 'hand-back' ? `handed back: ${reason}` : reason);
+            execution.cancel(why);
           }
         };
         const timer = setTimeout(stopAll, graceMs);
@@ -417,6 +467,7 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
         await schedules?.close().catch(() => undefined);
         await subscriber.quit().catch(() => subscriber.disconnect());
         await redis.quit().catch(() => redis.disconnect());
+        if (ownLogDir !== undefined) await rm(ownLogDir, { recursive: true, force: true }).catch((error: unknown) => report(error, undefined, 'remove log directory'));
       })();
       return closing;
     },

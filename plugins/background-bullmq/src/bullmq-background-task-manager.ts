@@ -240,9 +240,11 @@ export class BullmqBackgroundTaskManager implements IBackgroundTaskManager {
     // worker's commit in flight (a fire putting its schedule back to sleep) is re-read with it.
     if (!(await this.store.requestCancel(taskId, reason))) throw this.notFound(taskId);
     if (before.state.kind === 'scheduled') await this.queue('scheduled').removeJobScheduler(taskId).catch((error: unknown) => this.report(error, taskId, 'remove job scheduler'));
-    const after = await this.store.update(taskId, (state) => {
-      // Nothing runs for a queued task or a sleeping schedule: the client ends it itself.
-      if (state.status === 'queued' || (state.kind === 'scheduled' && state.status === 'sleeping')) return [cancelState(state, reason, this.clock.now())];
+    const after = await this.store.update(taskId, (state, current) => {
+      // Nothing runs for a queued task or a sleeping schedule: the client ends it itself. A
+      // queued task with an attempt counted was taken by a worker before the flag was set (no
+      // attempt begins after it): its command is starting, so it is cancelled as a running one.
+      if ((state.status === 'queued' && current.attempts === 0) || (state.kind === 'scheduled' && state.status === 'sleeping')) return [cancelState(state, reason, this.clock.now())];
       return undefined;
     });
     if (!after) throw this.notFound(taskId);

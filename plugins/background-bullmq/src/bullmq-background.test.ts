@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { BackgroundTasks, SubagentLauncher, systemClock } from '@tessera/contracts';
 import { createKernel } from '@tessera/kernel';
 import { subagents } from '@tessera/plugin-subagents';
@@ -102,6 +102,14 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(await connection.exists(keys.task('0b6e4c1e-6a51-4c39-9b0e-3f0b1f5d2a77'))).toBe(0);
   });
 
+  it('beginAttempt refuses once a cancel was asked: no run begins behind a client that may end the queued task itself', async () => {
+    const { connection, keys, store, spawnOne } = await storeSetup();
+    const task = await spawnOne();
+    expect(await store.requestCancel(task.id, 'user')).toBe(true);
+    expect(await store.beginAttempt(task.id, 'worker-a')).toBe(-1);
+    expect(await connection.hmget(keys.task(task.id), 'attempts', 'worker')).toEqual(['0', null]);
+  });
+
   it('readForRun counts a plain first run in the same step, and only that', async () => {
     const { connection, keys, store, spawnOne } = await storeSetup();
 
@@ -192,6 +200,56 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect((await store.read(task.id))?.state.status).toBe('cancelled');
   });
 
+  it("a cron fire's wake commits its tick in the same step, and a fire that throws after waking is recorded failed and sleeps again", async () => {
+    const { base, client } = setup();
+    const manager = client();
+    await manager.start();
+    const keys = createTaskKeys('tessera', base.queue);
+    const connection = new Redis({ host: '127.0.0.1', port: redis.port });
+    cleanups.push(async () => connection.quit());
+    const store = new RedisTaskStore(connection, keys);
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: dir, task: { kind: 'process', command: 'true', cwd: dir } });
+    await until(async () => ((await store.read(task.id))?.state.status === 'sleeping' ? true : undefined), 'sleeping');
+    // The previous fire's process group, which this fire must not inherit.
+    await store.setFields(task.id, { fireTick: 'tick-0', firePid: '999999' });
+    const context = (tick: string, execute: () => TaskExecution) => ({
+      job: { id: tick, data: { taskId: task.id } } as Job<BackgroundJobData>,
+      store,
+      clock: systemClock,
+      execute,
+      executions: new Map<string, TaskExecution>(),
+      nextRun: async () => Date.now() + 60_000,
+      removeScheduler: async () => undefined,
+      report: () => undefined,
+      stoppedByShutdown: () => undefined,
+      recordGroup: async () => undefined,
+      reapGroup: async () => undefined,
+    });
+    let seenAtStart: unknown;
+    const fired = await runScheduledFire(
+      context('tick-1', () => {
+        // What a worker taking this tick back would find if this one died right now.
+        seenAtStart = connection.hmget(keys.task(task.id), 'status', 'fireTick', 'firePid');
+        return { run: async () => ({ type: 'completed', result: { output: 'ok' } }), describeHandle: () => ({}) } as unknown as TaskExecution;
+      }),
+    );
+    expect(fired).toBe('fired');
+    expect(await seenAtStart).toEqual(['running', 'tick-1', null]);
+
+    const failed = await runScheduledFire(
+      context('tick-2', () => {
+        throw new Error('runner exploded');
+      }),
+    );
+    expect(failed).toBe('failed');
+    const after = (await store.read(task.id))!;
+    expect(after.state).toMatchObject({ status: 'sleeping' });
+    expect(after.state.nextRunAt).toBeGreaterThan(Date.now());
+    expect(await connection.hmget(keys.task(task.id), 'fires', 'failedFires', 'fireTick')).toEqual(['2', '1', 'tick-2']);
+    expect((await store.readLog(task.id)).lines.at(-1)).toMatch(/^\[schedule\] fire 2 failed: the worker failed: .*runner exploded.* \(1 failed\); the schedule goes on$/);
+    await manager.cancel(task.id, 'done');
+  });
+
   it('cancels a queued task without a worker, and a running one by killing its process group', async () => {
     const { client, worker } = setup();
     const manager = client();
@@ -276,32 +334,52 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     await until(() => manager.get(task.id)?.status === 'completed' || undefined, 'mirror completed');
   });
 
-  it('a cancel that lands after a worker read the task, before it committed the start: the run is stopped at once and the task stays cancelled', async () => {
-    const { client, worker } = setup({ kinds: ['agent'] });
-    const manager = client();
+  it('a cancel racing a worker on a queued task: one landing after the worker read and counted it is a running cancel (started, then stopped), one before never starts the command', async () => {
+    const { base, client, worker } = setup({ kinds: ['agent'] });
+    const manager = client({ cancelTimeoutMs: 10_000 });
     await manager.start();
+    const keys = createTaskKeys('tessera', base.queue);
+    const listener = new Redis({ host: '127.0.0.1', port: redis.port });
+    cleanups.push(async () => listener.quit());
+    const published = new Promise<void>((resolve) => listener.on('message', () => resolve()));
+    await listener.subscribe(keys.control);
     const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });
-    const realUpdate = RedisTaskStore.prototype.update;
-    let raced: string | undefined;
-    // The worker's start commit (it passes the record it read, still queued): the client cancels first.
-    const update = vi.spyOn(RedisTaskStore.prototype, 'update').mockImplementation(async function (this: RedisTaskStore, taskId, mutate, known) {
-      if (raced === undefined && known?.state.status === 'queued') {
-        raced = taskId;
-        expect((await manager.cancel(taskId, 'changed my mind')).status).toBe('cancelled');
+    const realRead = RedisTaskStore.prototype.readForRun;
+    const cancels: Array<Promise<IBackgroundTaskState>> = [];
+    const read = vi.spyOn(RedisTaskStore.prototype, 'readForRun').mockImplementation(async function (this: RedisTaskStore, taskId, workerId) {
+      if (cancels.length === 1) {
+        // Second task: the cancel lands before the worker's read.
+        cancels.push(manager.cancel(taskId, 'before the read'));
+        await cancels[1];
+        return realRead.call(this, taskId, workerId);
       }
-      return realUpdate.call(this, taskId, mutate, known);
+      // First task: the cancel lands after the worker's read (which counted the attempt), before
+      // it started the runner: the client decides (ends it itself, or asks the worker) first.
+      const result = await realRead.call(this, taskId, workerId);
+      cancels.push(manager.cancel(taskId, 'changed my mind'));
+      await Promise.race([cancels[0], published]);
+      return result;
     });
-    cleanups.push(async () => update.mockRestore());
-    await worker({ runners: [agents], kinds: ['agent'] });
-    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
-    await until(() => agents.runs[0]?.cancelCalls.length || undefined, 'the run is stopped');
-    expect(raced).toBe(task.id);
-    expect(agents.runs[0]!.cancelCalls).toEqual(['cancelled before start']);
-    const ended = await manager.wait(task.id);
-    expect(ended).toMatchObject({ status: 'cancelled' });
-    // The worker's start never landed: no started event, and nothing after the cancel.
-    const types = (await manager.readEvents()).filter((entry) => entry.event.taskId === task.id).map((entry) => entry.event.type);
-    expect(types).toEqual(['background_task_created', 'background_task_cancelled']);
+    cleanups.push(async () => read.mockRestore());
+    await worker({ runners: [agents], kinds: ['agent'], concurrency: 1 });
+    const types = async (taskId: string) => (await manager.readEvents()).filter((entry) => entry.event.taskId === taskId).map((entry) => entry.event.type);
+
+    const taken = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    await until(() => cancels.length >= 1 || undefined, 'the first cancel');
+    expect(await cancels[0]).toMatchObject({ status: 'cancelled', cancelReason: 'changed my mind' });
+    // Never `queued → cancelled` with the command started behind it: the run started and was stopped.
+    expect(agents.runs).toHaveLength(1);
+    expect(agents.runs[0]!.cancelCalls).toEqual(['changed my mind']);
+    expect(await types(taken.id)).toEqual(['background_task_created', 'background_task_started', 'background_task_cancelled']);
+
+    const untouched = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    await until(() => cancels.length >= 2 || undefined, 'the second cancel');
+    expect(await cancels[1]).toMatchObject({ status: 'cancelled', cancelReason: 'before the read' });
+    expect(await manager.wait(untouched.id)).toMatchObject({ status: 'cancelled' });
+    // The command never ran: no runner start, and the record went from queued straight to cancelled.
+    expect(agents.runs).toHaveLength(1);
+    expect(await types(untouched.id)).toEqual(['background_task_created', 'background_task_cancelled']);
+    expect((await manager.fetch(untouched.id))?.startedAt).toBeUndefined();
   });
 
   it("holds a runner's progress until the run's start is committed, whether the run then ends at once or later", async () => {
@@ -486,6 +564,96 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const lines = (await manager.readLog(task.id)).lines;
     expect(lines.some((line) => line.includes('handed back to the queue'))).toBe(true);
     expect(lines.at(-2)).toBe('[stdout] end');
+  });
+
+  it('hand-back does not re-queue a run that already ended: the grace ends while its last log page is being copied, and its real outcome is kept', async () => {
+    const { client, worker } = setup({ kinds: ['agent'] });
+    const manager = client();
+    await manager.start();
+    let finish!: () => void;
+    let finished = false;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let lastPageReached!: () => void;
+    const lastPage = new Promise<void>((resolve) => (lastPageReached = resolve));
+    let starts = 0;
+    const cancels: string[] = [];
+    const runner = {
+      kind: 'agent' as const,
+      start({ taskId }: { taskId: string }) {
+        starts += 1;
+        return {
+          taskId,
+          result: new Promise<{ output: string }>((resolve) => (finish = () => ((finished = true), resolve({ output: 'all done' })))),
+          cancel: async (reason?: string) => void cancels.push(reason ?? ''),
+          // The copy of the log after the run ended waits: the window hand-back must not reach into.
+          readLog: async ({ offset }: { offset: number }) => {
+            if (finished) {
+              lastPageReached();
+              await released;
+            }
+            return { lines: [], cursor: { offset }, nextCursor: { offset }, hasMore: false, truncated: false, totalLines: 0 };
+          },
+        };
+      },
+    };
+    const leaving = await worker({ runners: [runner as never], kinds: ['agent'], concurrency: 1 });
+    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    await until(async () => ((await manager.fetch(task.id))?.status === 'running' ? true : undefined), 'running');
+    finish();
+    await lastPage;
+    // graceMs 0: the run is marked for hand-back and stopped at once, after it already completed.
+    const closing = leaving.shutdown({ graceMs: 0, unfinished: 'hand-back' });
+    expect(cancels).toEqual(['handed back: worker shutdown']);
+    release();
+    await closing;
+    expect(await manager.fetch(task.id)).toMatchObject({ status: 'completed', output: 'all done' });
+    expect((await manager.readLog(task.id)).lines.some((line) => line.includes('handed back'))).toBe(false);
+    expect(starts).toBe(1);
+  });
+
+  it('a worker whose job lock is taken from it stops the run (its process group killed) and records no end', async () => {
+    const { base, client, worker } = setup();
+    const manager = client();
+    const errors: string[] = [];
+    await worker({ kinds: ['process'], onError: (error, context) => void errors.push(`${context.phase}: ${String((error as Error).message)}`) });
+    const task = await manager.spawn({ kind: 'process', command: 'echo up; sleep 30; echo never', cwd: dir });
+    const running = await until(async () => {
+      const state = await manager.fetch(task.id);
+      return state?.status === 'running' && state.pid ? state : undefined;
+    }, 'running');
+    await until(async () => (await manager.readLog(task.id)).lines.includes('[stdout] up') || undefined, 'first log line');
+    // Another worker holds the job now (as after this one stalled past lockDurationMs): its next
+    // lock renewal fails.
+    const keys = createTaskKeys('tessera', base.queue);
+    const raw = new Redis({ host: '127.0.0.1', port: redis.port });
+    cleanups.push(async () => raw.quit());
+    await raw.set(`${keys.bullPrefix}:${keys.queueName('process')}:${task.id}:lock`, 'another-worker-token');
+    await until(() => liveGroupMembers(running.pid!) === 0 || undefined, 'the stale run stopped', 10_000);
+    await until(() => errors.some((line) => line.startsWith('job lock: lost the lock')) || undefined, 'the loss reported');
+    // Nothing of the stopped run reached Redis: the task is the other worker's to end.
+    const state = await manager.fetch(task.id);
+    expect(state).toMatchObject({ status: 'running' });
+    expect((await manager.readLog(task.id)).lines).toEqual(['[stdout] up']);
+    expect((await manager.readEvents()).filter((entry) => entry.event.taskId === task.id).map((entry) => entry.event.type)).toEqual(['background_task_created', 'background_task_started']);
+  });
+
+  it("deletes a run's log file on the worker once its log is in Redis, and the worker's log directory when it shuts down", async () => {
+    const { client, worker } = setup();
+    const manager = client();
+    const leaving = await worker({ kinds: ['process'] });
+    const task = await manager.spawn({ kind: 'process', command: 'echo kept-in-redis', cwd: dir });
+    const done = await manager.wait(task.id);
+    expect(done.status).toBe('completed');
+    const logPath = done.logPath!;
+    expect(logPath).toContain('tessera-worker-');
+    await until(() => !existsSync(logPath) || undefined, 'the log file deleted');
+    expect((await manager.readLog(task.id)).lines).toEqual(['[stdout] kept-in-redis', '[exit] exit code 0']);
+    const running = await manager.spawn({ kind: 'process', command: 'sleep 30', cwd: dir });
+    await until(async () => ((await manager.fetch(running.id))?.status === 'running' ? true : undefined), 'running');
+    await leaving.shutdown({ graceMs: 0 });
+    expect((await manager.fetch(running.id))?.status).toBe('cancelled');
+    expect(existsSync(dirname(logPath))).toBe(false);
   });
 
   it('send reaches the worker running the task (agent input, shell stdin); refused with the reason for queued, finished and unknown tasks', async () => {

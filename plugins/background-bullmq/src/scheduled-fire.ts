@@ -1,8 +1,8 @@
 import { describeError, type Clock } from '@tessera/contracts';
 import { type IBackgroundScheduledTaskRequest, type IBackgroundTaskRequest } from '@tessera/plugin-background';
-import type { Job } from 'bullmq';
+import { WaitingError, type Job } from 'bullmq';
 import type { BackgroundJobData } from './bullmq-background-task-manager.js';
-import type { TaskExecution } from './task-execution.js';
+import type { TaskExecution, TExecutionOutcome } from './task-execution.js';
 import { cancel as cancelState, complete, isTerminal, snapshotEvent, transition } from './task-lifecycle.js';
 import type { RedisTaskStore } from './task-store.js';
 
@@ -42,6 +42,9 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
   if (stored.cancel !== undefined) return endCancelled(context);
   const request = stored.request as IBackgroundScheduledTaskRequest;
   let woke = false;
+  // The tick this fire belongs to goes in the wake's own commit: a fire that dies right after
+  // waking is recognised as lost when its tick comes back, not taken for a fire still running.
+  // The previous fire's process group is forgotten in the same step.
   const current = await store.update(taskId, (state, current) => {
     woke = false;
     if (current.cancel !== undefined || (state.status !== 'queued' && state.status !== 'sleeping')) return undefined;
@@ -60,7 +63,7 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     delete state.nextRunAt;
     woke = true;
     return [snapshotEvent('background_task_updated', state)];
-  });
+  }, undefined, undefined, job.id === undefined ? undefined : { fireTick: job.id, firePid: '' });
   if (!current || isTerminal(current.state.status)) {
     // Ended or removed after the read above (the client ends a sleeping schedule itself).
     await context.removeScheduler(taskId).catch(() => undefined);
@@ -82,39 +85,63 @@ export async function runScheduledFire(context: ScheduledFireContext): Promise<s
     await store.appendLog(taskId, [`[schedule] skipped tick ${job.id}: the previous fire is still running (${skipped} skipped)`]);
     return 'skipped';
   }
-  const fire = await store.incrementField(taskId, 'fires');
-  await store.appendLog(taskId, [`[schedule] fire ${fire} started (tick ${job.id})`]);
-  const execution = context.execute(taskId, `${taskId}-run-${fire}`, request.task as Exclude<IBackgroundTaskRequest, { kind: 'scheduled' }>);
-  let outcome;
+  let fire = 0;
+  let execution: TaskExecution | undefined;
+  let running: Promise<TExecutionOutcome> | undefined;
   try {
-    const running = execution.run();
-    // Which tick this fire belongs to (a re-delivered tick is a lost fire) and its process group.
-    const pid = execution.describeHandle().pid;
+    fire = await store.incrementField(taskId, 'fires');
+    await store.appendLog(taskId, [`[schedule] fire ${fire} started (tick ${job.id})`]);
+    execution = context.execute(taskId, `${taskId}-run-${fire}`, request.task as Exclude<IBackgroundTaskRequest, { kind: 'scheduled' }>);
+    let outcome: TExecutionOutcome;
     try {
-      await store.setFields(taskId, { fireTick: String(job.id), ...(pid === undefined ? {} : { firePid: String(pid) }) });
-      if (pid !== undefined) await context.recordGroup(taskId, pid);
-    } catch (error) {
-      // The fire runs on; only a later worker's recognition of it as lost depends on these fields.
-      context.report(error, taskId, 'record fire');
+      running = execution.run();
+      // The fire's process group (its tick is already recorded, with the wake).
+      const pid = execution.describeHandle().pid;
+      if (pid !== undefined) {
+        try {
+          await store.setFields(taskId, { firePid: String(pid) });
+          await context.recordGroup(taskId, pid);
+        } catch (error) {
+          // The fire runs on; only a later worker's killing of its group if this one dies depends on these fields.
+          context.report(error, taskId, 'record fire');
+        }
+      }
+      outcome = await running;
+    } finally {
+      if (executions.get(taskId) === execution) executions.delete(taskId);
     }
-    outcome = await running;
-  } finally {
-    executions.delete(taskId);
+    // This worker lost the tick's lock: the tick is another worker's now, which records the fire lost.
+    if (outcome.type === 'lost') throw new WaitingError();
+    const stoppedFor = outcome.type === 'cancelled' ? context.stoppedByShutdown(taskId) : undefined;
+    if (outcome.type === 'completed') await store.appendLog(taskId, [`[schedule] fire ${fire} completed`]);
+    else if (outcome.type === 'failed' || stoppedFor !== undefined) {
+      await store.incrementField(taskId, 'failedFires');
+      const why = stoppedFor === undefined ? `failed: ${describeError((outcome as { error: unknown }).error)}` : `stopped: ${stoppedFor} (the worker shut down; the schedule goes on)`;
+      await store.appendLog(taskId, [`[schedule] fire ${fire} ${why}`]);
+    }
+    // A worker that shuts down stops its fire, not the schedule: the next tick runs on another worker.
+    if ((outcome.type === 'cancelled' && stoppedFor === undefined) || outcome.type === 'tripped') {
+      await context.removeScheduler(taskId).catch((error: unknown) => context.report(error, taskId, 'remove job scheduler'));
+      if (outcome.type === 'cancelled') await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [cancelState(state, outcome.reason, clock.now())]));
+      return outcome.type;
+    }
+    return await settleFire(context, request, fire, outcome.type === 'completed' ? outcome.result.output : '', 'fired');
+  } catch (error) {
+    if (error instanceof WaitingError) throw error;
+    // As for a plain task: whatever fails on the way (a Redis error, a throwing runner) stops the
+    // fire and is recorded as a failed one; the task goes back to sleep for the next tick (or
+    // ends as settleFire decides), never left `running` with nobody running it. Only when even
+    // that fails does the error reach BullMQ.
+    context.report(error, taskId, 'fire');
+    if (execution && running) {
+      execution.cancel(`the worker failed: ${describeError(error)}`);
+      await running.catch(() => undefined);
+    }
+    const failed = await store.incrementField(taskId, 'failedFires');
+    const fires = fire > 0 ? fire : Number((await store.getFields(taskId, ['fires'])).fires ?? 0);
+    await store.appendLog(taskId, [`[schedule] fire ${fire > 0 ? fire : '(not started)'} failed: the worker failed: ${describeError(error)} (${failed} failed); the schedule goes on`]);
+    return settleFire(context, request, fires, '', 'failed');
   }
-  const stoppedFor = outcome.type === 'cancelled' ? context.stoppedByShutdown(taskId) : undefined;
-  if (outcome.type === 'completed') await store.appendLog(taskId, [`[schedule] fire ${fire} completed`]);
-  else if (outcome.type === 'failed' || stoppedFor !== undefined) {
-    await store.incrementField(taskId, 'failedFires');
-    const why = stoppedFor === undefined ? `failed: ${describeError((outcome as { error: unknown }).error)}` : `stopped: ${stoppedFor} (the worker shut down; the schedule goes on)`;
-    await store.appendLog(taskId, [`[schedule] fire ${fire} ${why}`]);
-  }
-  // A worker that shuts down stops its fire, not the schedule: the next tick runs on another worker.
-  if ((outcome.type === 'cancelled' && stoppedFor === undefined) || outcome.type === 'tripped') {
-    await context.removeScheduler(taskId).catch((error: unknown) => context.report(error, taskId, 'remove job scheduler'));
-    if (outcome.type === 'cancelled') await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [cancelState(state, outcome.reason, clock.now())]));
-    return outcome.type;
-  }
-  return settleFire(context, request, fire, outcome.type === 'completed' ? outcome.result.output : '', 'fired');
 }
 
 /**

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import type { Clock } from '@tessera/contracts';
 import {
   cloneTaskState,
@@ -23,7 +24,9 @@ export type TExecutionOutcome =
   | { type: 'failed'; error: BackgroundTaskError }
   | { type: 'cancelled'; reason: string }
   /** A watchdog already failed the task in Redis. */
-  | { type: 'tripped' };
+  | { type: 'tripped' }
+  /** This worker lost the job's lock (another worker may run the job now): the run was stopped and must commit nothing. */
+  | { type: 'lost'; reason: string };
 
 export interface TaskExecutionOptions {
   store: RedisTaskStore;
@@ -45,6 +48,8 @@ export interface TaskExecutionOptions {
   holdEventsUntilStarted?: boolean;
   /** The attempt this run is (a plain task's): its commits and log lines are refused once a later attempt began. */
   attempt?: number;
+  /** Delete the handle's log file once the run ended and its log is in Redis (a worker's own temp log directory). */
+  discardLogFile?: boolean;
 }
 
 /**
@@ -78,6 +83,10 @@ export class TaskExecution {
   private logCursor = 0;
   private cancelReason: string | undefined;
   private tripped = false;
+  /** Set by `abandon()`: the run is no longer this worker's to record. */
+  private lostReason: string | undefined;
+  /** A log page could not be copied into Redis: the handle's log file is then kept. */
+  private logCopyFailed = false;
   private readonly permissions = new Set<string>();
   /** Resolved by `startCommitted()`; runner commits wait for it (with `holdEventsUntilStarted`). */
   private startGate: Promise<void> | undefined;
@@ -127,6 +136,10 @@ export class TaskExecution {
     this.watchdog?.stop();
     await this.flushLog();
     await this.chain;
+    if (this.options.discardLogFile && handle.logPath !== undefined && !this.logCopyFailed) {
+      void rm(handle.logPath, { force: true }).catch((error: unknown) => this.options.report(error, 'delete log file'));
+    }
+    if (this.lostReason !== undefined) return { type: 'lost', reason: this.lostReason };
     if (this.tripped) return { type: 'tripped' };
     if (this.cancelReason !== undefined && outcome.type === 'failed') return { type: 'cancelled', reason: this.cancelReason };
     return outcome;
@@ -154,6 +167,24 @@ export class TaskExecution {
     if (this.cancelReason !== undefined) return;
     this.cancelReason = reason;
     if (this.handle) void this.stop(reason);
+  }
+
+  /**
+   * This worker lost the job's lock (taken for dead; another worker may run the job now): stops
+   * the run's process like a cancel, but nothing more of the run reaches Redis (no progress, no
+   * log line, no end), and `run()` resolves `lost`. Idempotent; wins over a cancel in progress.
+   */
+  abandon(reason: string): void {
+    if (this.lostReason !== undefined) return;
+    this.lostReason = reason;
+    this.watchdog?.stop();
+    const stopping = this.cancelReason !== undefined;
+    this.cancelReason ??= reason;
+    if (this.handle && !stopping) void this.stop(reason);
+  }
+
+  get lost(): boolean {
+    return this.lostReason !== undefined;
   }
 
   /** Commits pid / log path once the handle exists (`background_task_started` carries them). */
@@ -186,21 +217,23 @@ export class TaskExecution {
 
   private async flushLog(): Promise<void> {
     const readLog = this.handle?.readLog;
-    if (!readLog) return;
+    if (!readLog || this.lostReason !== undefined) return;
     try {
       for (;;) {
         const page = await readLog.call(this.handle, { offset: this.logCursor });
+        if (this.lostReason !== undefined) return;
         if (page.lines.length > 0) await this.options.store.appendLog(this.options.taskId, page.lines, this.options.attempt);
         this.logCursor = page.nextCursor.offset;
         if (!page.hasMore || page.lines.length === 0) return;
       }
     } catch (error) {
+      this.logCopyFailed = true;
       this.options.report(error, 'copy log to Redis');
     }
   }
 
   private trip(reason: TBackgroundTaskTimeoutReason, message: string): void {
-    if (this.tripped || this.cancelReason !== undefined) return;
+    if (this.tripped || this.cancelReason !== undefined || this.lostReason !== undefined) return;
     this.tripped = true;
     const { taskId, clock } = this.options;
     const error = new BackgroundTaskError('timeout', `Background task ${taskId} ${message}`, { code: 'background_task_timeout', taskId, timeoutReason: reason });
@@ -214,7 +247,7 @@ export class TaskExecution {
   private enqueue(work: () => Promise<void>): void {
     const gate = this.startGate;
     const after = gate ? this.chain.then(() => gate) : this.chain;
-    this.chain = after.then(work).catch((error: unknown) => this.options.report(error, 'runner event'));
+    this.chain = after.then(() => (this.lostReason === undefined ? work() : undefined)).catch((error: unknown) => this.options.report(error, 'runner event'));
   }
 
   private onRunnerEvent(event: TBackgroundTaskRunnerEvent): void {

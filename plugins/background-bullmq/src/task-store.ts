@@ -42,19 +42,26 @@ return 1`;
 // gets a version of its own (one commit of a run's start and end carries two snapshots, and a
 // reader keeps a snapshot only when its version is newer); the task takes the last. A fence
 // (ARGV[5], '' for none) is the attempt of the run committing: once a later attempt began, a
-// stale run's commit is refused (-3) instead of ending the attempt that runs now.
+// stale run's commit is refused (-3) instead of ending the attempt that runs now. ARGV[6] is
+// the number of plain hash fields written with the state (name, value pairs after it; an empty
+// value deletes the field), so a field that must change with the state (a cron fire's tick)
+// never lags behind it.
 const COMMIT = `
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -2 end
 if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], 'attempts') ~= ARGV[5] then return -3 end
 if tonumber(current) ~= tonumber(ARGV[1]) then return -1 end
 local version = tonumber(current)
-for i = 6, #ARGV do
+local first = 7 + 2 * tonumber(ARGV[6])
+for i = first, #ARGV do
   version = version + 1
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'v', version, 'e', ${expandEvent('ARGV[i]', 'ARGV[2]')})
 end
-if #ARGV < 6 then version = version + 1 end
+if #ARGV < first then version = version + 1 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'version', version, 'status', ARGV[4])
+for i = 7, first - 1, 2 do
+  if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[1], ARGV[i]) else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
 return version`;
 
 // The cancel flag, and a version step: an update read before the flag was set fails its
@@ -89,9 +96,12 @@ end
 return dropped + length`;
 
 // One command instead of a MULTI transaction (which costs the worker a pipeline object and
-// three replies per task); a task closed meanwhile is not brought back as a stray hash.
+// three replies per task); a task closed meanwhile is not brought back as a stray hash. No run
+// begins once a cancel was asked (-1): a client that found no attempt begun after setting the
+// flag may end a queued task itself, sure that no worker starts its command.
 const BEGIN_ATTEMPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'cancel') == 1 then return -1 end
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 redis.call('HSET', KEYS[1], 'worker', ARGV[1])
 return attempts`;
@@ -100,6 +110,10 @@ return attempts`;
 // queued, runnable task nobody started or asked to cancel; `kind` and `status` mirror the
 // state for this check) the attempt is counted at once, which saves `beginAttempt`'s round
 // trip. The reply is the hash as it was before, then `begun` and the new attempts (or 0).
+// Counting the attempt is the run's start as far as a cancel is concerned: it happens only
+// while no cancel is asked, and a client that then finds `attempts` above 0 treats the task
+// as running (flag + message to the worker), never ending it `queued → cancelled` itself. So a
+// task cancelled while queued never has its command started, at no round trip more.
 const READ_FOR_RUN = `
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then return fields end
@@ -276,8 +290,11 @@ export class RedisTaskStore {
    * Resolves with the committed record, the unchanged one when `mutate` returned `undefined`,
    * or `undefined` when the task does not exist (closed) or `fence`, the attempt of the run
    * committing, is no longer the task's (a later attempt began: this run's worker is stale).
+   * `fields` are plain hash fields written in the same script as the state, only when `mutate`
+   * commits (an empty value deletes the field).
    */
-  async update(taskId: string, mutate: TTaskMutation, known?: StoredTask, fence?: number): Promise<StoredTask | undefined> {
+  async update(taskId: string, mutate: TTaskMutation, known?: StoredTask, fence?: number, fields?: Readonly<Record<string, string>>): Promise<StoredTask | undefined> {
+    const extra = fields === undefined ? [] : Object.entries(fields).flat();
     for (let attempt = 0; attempt < 100; attempt += 1) {
       // A record the caller just read or committed saves one read; a stale one fails the compare-and-set and is re-read.
       const stored = attempt === 0 && known ? known : await this.read(taskId);
@@ -287,7 +304,7 @@ export class RedisTaskStore {
       const events = mutate(state, stored);
       if (!events) return stored;
       const stateJson = JSON.stringify(state);
-      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, stateJson, this.maxEvents, state.status, fence ?? '', ...events.map((event) => eventArg(event, state)))) as number;
+      const version = (await this.scripts.commit(this.keys.task(taskId), this.keys.events, stored.version, stateJson, this.maxEvents, state.status, fence ?? '', extra.length / 2, ...extra, ...events.map((event) => eventArg(event, state)))) as number;
       if (version === -2 || version === -3) return undefined;
       if (version > 0) return copyWith(stored, { state, version });
     }
@@ -306,7 +323,10 @@ export class RedisTaskStore {
     await this.redis.xadd(this.keys.events, 'MAXLEN', '~', this.maxEvents, '*', 'v', 0, 'e', JSON.stringify(event));
   }
 
-  /** Counts a run and names its worker in one command; resolves with the new `attempts` (0 when the task was closed meanwhile). */
+  /**
+   * Counts a run and names its worker in one command; resolves with the new `attempts`, 0 when
+   * the task was closed meanwhile, or -1 when a cancel was asked (nothing counted: do not run it).
+   */
   async beginAttempt(taskId: string, workerId: string): Promise<number> {
     return Number(await this.scripts.beginAttempt(this.keys.task(taskId), workerId));
   }
