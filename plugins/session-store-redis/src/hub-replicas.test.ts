@@ -198,6 +198,32 @@ describe.runIf(hasRedisServer)('SessionHub replica mode: two replicas on one red
     expect(JSON.stringify(seen)).toContain('answer to a short turn');
   });
 
+  it("a WebSocket watcher on B gets the next turn too when its start is announced before B has read the previous turn's end", async () => {
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // B reads the first turn's end only once `held` resolves: the next turn's announcement overtakes it.
+    let ends = 0;
+    const { a, b } = await replicas({
+      wrapB: (cluster) =>
+        Object.assign(Object.create(cluster) as SessionCluster, {
+          follow: (sessionId: string, turnId: string, listener: Parameters<SessionCluster['follow']>[2]) =>
+            cluster.follow(sessionId, turnId, (event) => {
+              if (event.type === 'turn-end' && ends++ === 0) void held.then(() => listener(event));
+              else listener(event);
+            }),
+        }),
+    });
+    const { id } = await a.hub.create(OWNER, {});
+    const seen: UIChunk[] = [];
+    cleanups.push(await b.hub.watch(OWNER, id, (chunk) => seen.push(chunk)));
+    await collect(await a.hub.startTurn(OWNER, id, 'first turn')).ended;
+    await until(() => (JSON.stringify(seen).includes('answer to first turn') ? true : undefined), "the first turn's text on B", 5_000);
+    await collect(await a.hub.startTurn(OWNER, id, 'second turn')).ended;
+    release!();
+    await until(() => (JSON.stringify(seen).includes('answer to second turn') ? true : undefined), "the second turn's text on B", 5_000);
+    expect(seen.filter((chunk) => chunk.type === 'finish')).toHaveLength(2);
+  });
+
   it("reading a token's stored sessions on a replica never locks it out (too_many_sessions): idle copies are let go, least recently used first", async () => {
     const { a, b } = await replicas({ maxSessionsPerOwner: 2 });
     const first = await a.hub.create(OWNER, {});
@@ -206,9 +232,20 @@ describe.runIf(hasRedisServer)('SessionHub replica mode: two replicas on one red
     expect((await b.hub.summary(OWNER, first.id)).id).toBe(first.id);
     expect((await b.hub.summary(OWNER, second.id)).id).toBe(second.id);
     expect(b.hub.size).toBe(2);
-    // The copy let go is reopened on its next use.
+    // Used in the order third (created), first, second: the third, least recently used, was let go.
+    const isLive = (id: string): boolean => {
+      try {
+        return b.hub.get(OWNER, id) !== undefined;
+      } catch {
+        return false;
+      }
+    };
+    const liveOnB = (): string[] => [first.id, second.id, third.id].filter(isLive);
+    expect(liveOnB()).toEqual([first.id, second.id]);
+    // The copy let go is reopened on its next use, and now the first is the least recently used.
     expect((await b.hub.summary(OWNER, third.id)).id).toBe(third.id);
     expect(b.hub.size).toBe(2);
+    expect(liveOnB()).toEqual([second.id, third.id]);
     // A copy in use (a turn waiting for its ask) is never let go: past the limit, the refusal stands.
     const { requestId } = await pausedTurn(b, third.id, 'keep me, ask first');
     const watching = await b.hub.watch(OWNER, second.id, () => undefined);

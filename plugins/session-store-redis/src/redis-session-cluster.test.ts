@@ -231,6 +231,12 @@ describe.runIf(hasRedisServer)('RedisSessionCluster: heads and turn fan-out (rea
     await b.cluster.close();
     await until(async () => (await connections()) === before || undefined, "the follower's connection to close", 5_000);
     a.cluster.publish('s1', { type: 'turn-end', turnId: 't1' });
+    // The end is in the stream (a live follower replays it), and a reader still running on the
+    // closed replica would have read it within its block time: the closed one's listener got nothing.
+    const replay: ClusterTurnEvent[] = [];
+    cleanups.push(await a.cluster.follow('s1', 't1', (event) => replay.push(event)));
+    await until(() => replay.at(-1)?.type === 'turn-end' || undefined, 'the end in the stream', 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 400));
     expect(seen).toEqual([{ type: 'turn-start', turnId: 't1' }]);
   });
 

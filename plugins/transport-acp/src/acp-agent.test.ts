@@ -213,6 +213,11 @@ describe('session/load', () => {
     const error = await rpcError(h.agent.request(acp.methods.agent.session.load, { sessionId, cwd: other, mcpServers: [] }));
     expect(error.code).toBe(-32602);
     expect(error.message).toContain(`belongs to ${h.dir}`);
+    // The same for a session still open on this connection.
+    const open = await openSession(h);
+    const live = await rpcError(h.agent.request(acp.methods.agent.session.load, { sessionId: open, cwd: other, mcpServers: [] }));
+    expect(live.code).toBe(-32602);
+    expect(live.message).toContain(`belongs to ${h.dir}`);
   });
 
   it('answers an unknown session id with a resource-not-found error', async () => {

@@ -1,8 +1,8 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { RequestError } from '@agentclientprotocol/sdk';
 import { describeError, type PermissionMode } from '@tessera/contracts';
-import type { InteractiveSession } from '@tessera/kernel';
+import { ResumeSessionCwdMismatchError, type InteractiveSession } from '@tessera/kernel';
 import type { ApprovalRouter, SessionFactory } from '@tessera/session-hub';
 import { AcpSession, type AcpPeer } from './acp-session.js';
 
@@ -105,6 +105,11 @@ export class AcpAgent {
     const cwd = checkCwd(params.cwd);
     this.noteMcpServers(params.mcpServers);
     let session = this.sessions.get(params.sessionId);
+    const live = session?.interactive ?? this.attached.get(params.sessionId);
+    // A session open here (or the host's) is another folder's just as a stored one is.
+    if (live && resolve(live.getSession().cwd) !== resolve(cwd)) {
+      throw RequestError.invalidParams({ cwd: params.cwd }, new ResumeSessionCwdMismatchError(params.sessionId, live.getSession().cwd, cwd).message);
+    }
     if (!session) {
       const attached = this.attached.get(params.sessionId);
       if (attached) session = this.adopt(attached);

@@ -31,6 +31,8 @@ export class Turn {
   viewers = 0;
   /** A remote turn: stops following it (its Redis reader); called when the turn ends here. */
   stopFollowing: (() => void) | undefined;
+  /** A remote turn: a newer turn announced before this one's end was read here, followed once it ends. */
+  next: string | undefined;
 
   /** `remote`: the turn runs on another server replica and this one follows it. */
   constructor(

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describeError, isValidSessionId, parsePermissionMode, PERMISSION_MODES, type ICommandInfo, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
-import type { InteractiveSession } from '@tessera/kernel';
+import { canonicalName, type InteractiveSession } from '@tessera/kernel';
 import type { ApprovalRouter, SessionCluster, SessionFactory, SessionLease } from '@tessera/session-hub';
 import { AllowedRoots } from './allowed-roots.js';
 import { controlHandler, forwardControl } from './hub-control.js';
@@ -322,7 +322,12 @@ export class SessionHub {
 
   /** Follows turn `turnId` of another replica into `session.turn`, replayed from its start (an ended one too); a turn already followed or running here is kept. */
   private async followRemote(session: HubSession, cluster: SessionCluster, turnId: string): Promise<Turn> {
-    if (session.turn && !session.turn.done) return session.turn;
+    if (session.turn && !session.turn.done) {
+      // A newer turn announced while the previous one's end is still on its way here: followed
+      // right after that end, or its parts would be lost (the stream keeps the newest turn only).
+      if (session.turn.remote && session.turn.id !== turnId) session.turn.next = turnId;
+      return session.turn;
+    }
     const turn = new Turn(turnId, true);
     session.turn = turn;
     try {
@@ -333,6 +338,8 @@ export class SessionHub {
             // A turn gone before any of its parts reached this replica (a newer one replaced it) shows nothing.
             if (event.lost && turn.chunks.length > 0) session.broadcast({ type: 'error', errorText: 'The server replica running this turn stopped before the turn ended.' });
             turn.end();
+            const next = turn.next;
+            if (next !== undefined && session.turn === turn && this.live.get(session.id) === session) void this.followRemote(session, cluster, next).catch(() => undefined);
           }
         }),
       );
@@ -387,13 +394,14 @@ export class SessionHub {
   }
 
   async command(owner: string, id: string, name: string, args: string): Promise<ICommandResult> {
-    const command = name.trim().replace(/^\/+/, '');
-    // Owner first: a token learns nothing about sessions that are not its own.
-    const session = await this.open(owner, id);
-    if (this.options.allowHostCommands !== true && isHostCommand(session.interactive.listCommands(), command)) {
-      throw new HubError('command_not_allowed', 403, `/${command} changes the server for every client's sessions, so clients may not run it; run it in a terminal on the server host.`, 'name');
-    }
-    const result = await this.exclusive(owner, id, (live) => live.interactive.executeCommand(name, args));
+    const command = canonicalName(name);
+    // `exclusive` opens the owner's session first: a token learns nothing about sessions that are not its own.
+    const result = await this.exclusive(owner, id, (live) => {
+      if (this.options.allowHostCommands !== true && isHostCommand(live.interactive.listCommands(), command)) {
+        throw new HubError('command_not_allowed', 403, `/${command} changes the server for every client's sessions, so clients may not run it; run it in a terminal on the server host.`, 'name');
+      }
+      return live.interactive.executeCommand(name, args);
+    });
     if (!result) throw new HubError('unknown_command', 404, `No command /${name.slice(0, 80)}.`, 'name');
     return result;
   }
