@@ -22,6 +22,8 @@ export interface TestReplica {
  */
 export function useClusterRedis(): {
   cleanups: Array<() => Promise<void> | void>;
+  /** The server's port (for a `redis://` URL). */
+  port(): number;
   connect(): Redis;
   replica(prefix: string, options?: Omit<RedisSessionClusterOptions, 'redis' | 'store' | 'report'>): TestReplica;
   prefixOf(letter: string): string;
@@ -35,7 +37,8 @@ export function useClusterRedis(): {
     await server?.stop();
   });
   afterEach(async () => {
-    for (const cleanup of cleanups.splice(0)) await cleanup();
+    // Last made, first closed: what a test built on a replica goes before the replica.
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
   const connect = (): Redis => {
     const redis = new Redis({ host: '127.0.0.1', port: server!.port, maxRetriesPerRequest: 1 });
@@ -44,6 +47,7 @@ export function useClusterRedis(): {
   };
   return {
     cleanups,
+    port: () => server!.port,
     connect,
     replica(prefix, options = {}) {
       const redis = new Redis({ host: '127.0.0.1', port: server!.port, maxRetriesPerRequest: 1 });

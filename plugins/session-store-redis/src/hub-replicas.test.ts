@@ -10,8 +10,9 @@ import { builtinTools } from '@tessera/plugin-tools';
 import { testPreset } from '@tessera/preset-test';
 import { ApprovalRouter, kernelSessionFactory, SessionCluster } from '@tessera/session-hub';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hasRedisServer, startRedis, until, type TestRedis } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
+import { describe, expect, it } from 'vitest';
+import { until } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
+import { hasRedisServer, useClusterRedis } from './cluster.test-helper.js';
 import { SessionHub, type Turn, type UIChunk } from '@tessera/plugin-transport-http';
 import { redisSessionStore, type RedisSessionStore } from './index.js';
 
@@ -19,18 +20,7 @@ import { redisSessionStore, type RedisSessionStore } from './index.js';
 // real redis-server, one key prefix and one allowed root: the replica mode of `tessera serve`.
 
 const OWNER = 'alice';
-let server: TestRedis | undefined;
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  if (hasRedisServer) server = await startRedis();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { cleanups, port } = useClusterRedis();
 
 interface Replica {
   hub: SessionHub;
@@ -62,7 +52,7 @@ async function replicas(options: { maxSessionsPerOwner?: number; wrapB?: (cluste
         turns: model,
         replace: [
           permissionsPlugin({ rules: { allow: [], ask: [], deny: [] }, settingsRoot: root }),
-          redisSessionStore({ connection: `redis://127.0.0.1:${server!.port}`, prefix, lockTtlMs: 2_000, onWarning: () => undefined }),
+          redisSessionStore({ connection: `redis://127.0.0.1:${port()}`, prefix, lockTtlMs: 2_000, onWarning: () => undefined }),
         ],
         plugins: [definePlugin({ name: 'router', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue(approvals) }), ...builtinTools(), ...builtinCommands()],
       }),
@@ -106,7 +96,7 @@ async function pausedTurn(replica: Replica, id: string, prompt: string): Promise
 
 /** The user prompts of the stored transcript, as a fresh reader (a third replica) loads it. */
 async function storedPrompts(prefix: string, id: string): Promise<string[]> {
-  const redis = new Redis({ host: '127.0.0.1', port: server!.port });
+  const redis = new Redis({ host: '127.0.0.1', port: port() });
   try {
     const history = await redis.lrange(`${prefix}:session:${id}:history`, 0, -1);
     return history.flatMap((json) => {
@@ -260,7 +250,7 @@ describe.runIf(hasRedisServer)('SessionHub replica mode: two replicas on one red
     await b.hub.summary(OWNER, id);
     const { turn, requestId } = await pausedTurn(a, id, 'followed, ask first');
     const running = collect(turn);
-    const observer = new Redis({ host: '127.0.0.1', port: server!.port });
+    const observer = new Redis({ host: '127.0.0.1', port: port() });
     cleanups.push(() => observer.disconnect());
     const connections = async (): Promise<number> => String(await observer.client('LIST')).trim().split('\n').length;
     const before = await connections();
