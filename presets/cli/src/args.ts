@@ -39,6 +39,10 @@ export interface CliFlags {
   /** `--max-budget-usd`: print mode stops once the run has cost this much (USD). */
   maxBudgetUsd?: number;
   mcpConfig: string[];
+  /** `--agents '<json>'` values as given (each occurrence one JSON text; see `parseAgentsFlag`). */
+  agents: string[];
+  /** `--json-schema '<schema>'`: print mode's final answer must be JSON conforming to it (`structured_output`). */
+  jsonSchema?: string;
   /** `--plugin-dir`: bundle plugin folders loaded as they are, for this run. */
   pluginDir: string[];
   strictMcpConfig: boolean;
@@ -55,7 +59,7 @@ export interface CliFlags {
   positionals: string[];
 }
 
-type Kind = 'boolean' | 'string' | 'optional' | 'list' | 'number' | 'amount' | 'negated' | 'values';
+type Kind = 'boolean' | 'string' | 'optional' | 'list' | 'number' | 'amount' | 'negated' | 'values' | 'repeat';
 
 interface FlagSpec {
   key: keyof CliFlags;
@@ -91,6 +95,8 @@ const FLAGS: readonly FlagSpec[] = [
   { key: 'maxBudgetUsd', kind: 'amount', names: ['--max-budget-usd'] },
   { key: 'mcpConfig', kind: 'values', names: ['--mcp-config'] },
   { key: 'pluginDir', kind: 'values', names: ['--plugin-dir'] },
+  { key: 'agents', kind: 'repeat', names: ['--agents'] },
+  { key: 'jsonSchema', kind: 'string', names: ['--json-schema'] },
   { key: 'strictMcpConfig', kind: 'boolean', names: ['--strict-mcp-config'] },
   { key: 'settings', kind: 'string', names: ['--settings'] },
   { key: 'settingSources', kind: 'list', names: ['--setting-sources'] },
@@ -154,6 +160,7 @@ export function defaultFlags(): CliFlags {
     allowedTools: [],
     disallowedTools: [],
     mcpConfig: [],
+    agents: [],
     pluginDir: [],
     strictMcpConfig: false,
     addDir: [],
@@ -263,6 +270,10 @@ export function parseArgs(given: readonly string[], options: { ignoreUnknown?: b
         record[spec.key] = amount;
         break;
       }
+      case 'repeat':
+        // One value per occurrence, kept whole (a JSON text); the prompt after it stays a positional.
+        (record[spec.key] as string[]).push(takeValue());
+        break;
       case 'optional': {
         if (inline !== undefined) record[spec.key] = inline;
         else {
@@ -386,6 +397,8 @@ Options:
   --max-turns <n>                     Stop after n model turns (print mode)
   --max-budget-usd <amount>           Stop once the run has cost this many US dollars (print mode)
   --mcp-config <files...>             MCP servers from JSON files or strings
+  --agents <json>                     Subagents for this run: '{"name":{"description":"…","prompt":"…","tools":[…],"model":"…"}}'
+  --json-schema <schema>              The final answer as JSON conforming to this JSON Schema (print mode: structured_output)
   --plugin-dir <paths...>             Load bundle plugins from these folders for this run
   --settings <file|json>              One more settings layer, on top of the others
   --add-dir <dirs...>                 More directories the tools may use

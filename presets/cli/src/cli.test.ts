@@ -106,13 +106,14 @@ const schemas = {
   stream_event: z.object({ type: z.literal('stream_event'), ...base, parent_tool_use_id: z.null(), event: z.object({ type: z.string() }).loose() }),
   result: z.object({
     type: z.literal('result'),
-    subtype: z.enum(['success', 'error_max_turns', 'error_during_execution', 'error_max_budget_usd']),
+    subtype: z.enum(['success', 'error_max_turns', 'error_during_execution', 'error_max_budget_usd', 'error_max_structured_output_retries']),
     ...base,
     is_error: z.boolean(),
     duration_ms: z.number(),
     duration_api_ms: z.number(),
     num_turns: z.number(),
     result: z.string().optional(),
+    structured_output: z.unknown().optional(),
     stop_reason: z.string().nullable(),
     total_cost_usd: z.number(),
     usage,
@@ -463,6 +464,144 @@ describe('against the loopback Anthropic API', () => {
     expect(JSON.parse(stdout).permission_denials).toEqual([expect.objectContaining({ tool_name: 'Write' })]);
     expect(JSON.stringify(server.requests[1]!.body)).toContain('not available in plan mode');
   });
+
+  const bodyText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+  const userLine = (text: string) => `${JSON.stringify({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' })}\n`;
+
+  it('--agents: inline subagents are listed in system/init and run through the agent tool with their prompt, tools and model; an inline agent beats a file agent of the same name', async () => {
+    mkdirSync(join(workspace, '.claude', 'agents'), { recursive: true });
+    writeFileSync(join(workspace, '.claude', 'agents', 'reviewer.md'), '---\nname: reviewer\ndescription: The file reviewer\n---\nFILE REVIEWER PROMPT\n');
+    const agents = JSON.stringify({
+      reviewer: { description: 'The inline reviewer', prompt: 'INLINE REVIEWER PROMPT', tools: ['Read', 'Grep'], model: 'claude-haiku-4-5' },
+      'release-notes': { description: 'Writes release notes', prompt: 'You write release notes.' },
+    });
+    server.reply(
+      { toolCalls: [{ name: 'tessera_command_agent', input: { args: 'reviewer Check the notes.' } }] },
+      { text: ['The notes are fine.'] }, // the reviewer's own model call
+      { text: ['Reviewed.'] },
+    );
+    const run = await runAgainst(['-p', 'review', '--output-format', 'stream-json', '--verbose', '--allowedTools', 'tessera_command_agent', '--agents', agents]);
+    expect(run.code, run.stderr).toBe(0);
+    const out = lines(run.stdout);
+    expect(out[0]!.agents).toEqual(expect.arrayContaining(['general-purpose', 'reviewer', 'release-notes']));
+    const [main, reviewer] = server.bodies as Array<{ system: unknown; tools: Array<{ name: string }>; model: string }>;
+    expect(main!.tools.map((tool) => tool.name)).toContain('tessera_command_agent');
+    expect(bodyText(reviewer!.system)).toContain('INLINE REVIEWER PROMPT');
+    expect(bodyText(reviewer!.system)).not.toContain('FILE REVIEWER PROMPT');
+    // Its `tools` (the provider's hosted web search aside): only those.
+    expect(reviewer!.tools.map((tool) => tool.name).filter((name) => name !== 'web_search').sort()).toEqual(['Grep', 'Read']);
+    expect(reviewer!.model).toBe('claude-haiku-4-5');
+    expect(out.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Reviewed.' });
+
+    // The Agent SDK's mode (stream-json input) takes them too.
+    server.reply({ text: ['hi'] });
+    const sdk = await runAgainst(['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--agents', agents], userLine('hello'));
+    expect(sdk.code, sdk.stderr).toBe(0);
+    expect(sdk.stderr).not.toContain('ignoring unknown option');
+    expect(lines(sdk.stdout)[0]).toMatchObject({ type: 'system', subtype: 'init', agents: expect.arrayContaining(['reviewer', 'release-notes']) });
+  }, 60_000);
+
+  it('--agents: invalid JSON or a bad field exits 1 before the run, naming --agents and the field', async () => {
+    const cases: Array<[string, string[]]> = [
+      ['{"reviewer":', ['--agents is not valid JSON']],
+      ['["reviewer"]', ['--agents must be a JSON object']],
+      ['{"reviewer":{"prompt":"p"}}', ['--agents: agent "reviewer": "description" must be a non-empty string']],
+      ['{"reviewer":{"description":"d","prompt":""}}', ['--agents: agent "reviewer": "prompt" must be a non-empty string']],
+      ['{"reviewer":{"description":"d","prompt":"p","tools":"Read"}}', ['--agents: agent "reviewer": "tools" must be an array of tool names']],
+      ['{"reviewer":{"description":"d","prompt":"p","model":3}}', ['--agents: agent "reviewer": "model" must be']],
+      ['{"a:b":{"description":"d","prompt":"p"}}', ['--agents: agent name "a:b" is refused']],
+    ];
+    for (const [value, expected] of cases) {
+      for (const mode of [['-p', 'hi'], ['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json']]) {
+        const run = runBin([...mode, '--provider', 'demo', '--agents', value]);
+        expect(run.code, `${value}: ${run.stderr}`).toBe(1);
+        for (const text of expected) expect(run.stderr).toContain(text);
+        expect(run.stdout).toBe('');
+      }
+    }
+    // A key Tessera does not apply is a warning, not a failure.
+    const extra = runBin(['-p', 'hi', '--provider', 'demo', '--output-format', 'json', '--agents', '{"x":{"description":"d","prompt":"p","color":"red"}}']);
+    expect(extra.code).toBe(0);
+    expect(extra.stderr).toContain('--agents: agent "x": "color" is not applied');
+  }, 60_000);
+
+  const SCHEMA = { type: 'object', properties: { answer: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } }, required: ['answer'], additionalProperties: false };
+
+  it('--json-schema: the model answers through the StructuredOutput tool; the result carries structured_output and the run ends at the accepted call', async () => {
+    server.reply({ text: ['Counting.'], toolCalls: [{ name: 'StructuredOutput', input: { answer: 42, tags: ['x'] } }] });
+    const run = await runAgainst(['-p', 'how many?', '--output-format', 'json', '--json-schema', JSON.stringify(SCHEMA)]);
+    expect(run.code, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout);
+    check(result);
+    expect(result).toMatchObject({ subtype: 'success', is_error: false, structured_output: { answer: 42, tags: ['x'] }, num_turns: 1, terminal_reason: 'completed' });
+    expect(server.requests).toHaveLength(1);
+    const body = server.bodies[0] as { system: unknown; tools: Array<{ name: string; input_schema: unknown }> };
+    expect(body.tools.find((tool) => tool.name === 'StructuredOutput')?.input_schema).toMatchObject(SCHEMA);
+    expect(bodyText(body.system)).toContain('call the StructuredOutput tool exactly once');
+
+    // Text output prints the structured answer as JSON; `--tools` keeps the tool.
+    server.reply({ toolCalls: [{ name: 'StructuredOutput', input: { answer: 7 } }] });
+    const text = await runAgainst(['-p', 'how many?', '--tools', 'Read', '--json-schema', JSON.stringify(SCHEMA)]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(JSON.parse(text.stdout)).toEqual({ answer: 7 });
+    expect((server.bodies[1] as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name).sort()).toEqual(['Read', 'StructuredOutput']);
+
+    // The Agent SDK's outputFormat (stream-json input): each turn's result carries its own structured_output.
+    server.reply({ toolCalls: [{ name: 'StructuredOutput', input: { answer: 1 } }] }, { toolCalls: [{ name: 'StructuredOutput', input: { answer: 2 } }] });
+    const sdk = await runAgainst(['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--json-schema', JSON.stringify(SCHEMA)], userLine('one') + userLine('two'));
+    expect(sdk.code, sdk.stderr).toBe(0);
+    expect(sdk.stderr).not.toContain('ignoring unknown option');
+    const results = lines(sdk.stdout).filter((message) => message.type === 'result');
+    expect(results.map((message) => [message.subtype, message.structured_output])).toEqual([['success', { answer: 1 }], ['success', { answer: 2 }]]);
+    expect(JSON.stringify(server.bodies[3])).toContain('Structured output accepted.');
+  }, 60_000);
+
+  it('--json-schema: non-conforming input and a reply without the call are retried; after 3 failed attempts the result is error_max_structured_output_retries, exit 1', async () => {
+    // One bad call (told why), a reply without the call (reminded), then a good call.
+    server.reply(
+      { toolCalls: [{ name: 'StructuredOutput', input: { answer: 'many' } }] },
+      { text: ['It is 3.'] },
+      { toolCalls: [{ name: 'StructuredOutput', input: { answer: 3 } }] },
+    );
+    const retried = await runAgainst(['-p', 'count', '--output-format', 'json', '--json-schema', JSON.stringify(SCHEMA)]);
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(JSON.parse(retried.stdout)).toMatchObject({ subtype: 'success', structured_output: { answer: 3 } });
+    expect(server.requests).toHaveLength(3);
+    expect(JSON.stringify(server.bodies[1])).toContain('does not conform to the required JSON schema');
+    expect(JSON.stringify(server.bodies[2])).toContain('without calling the StructuredOutput tool');
+
+    server.reply(
+      { toolCalls: [{ name: 'StructuredOutput', input: { answer: 'a' } }] },
+      { toolCalls: [{ name: 'StructuredOutput', input: { answer: 1, extra: true } }] },
+      { toolCalls: [{ name: 'StructuredOutput', input: {} }] },
+      { text: ['never asked'] },
+    );
+    const failed = await runAgainst(['-p', 'count', '--output-format', 'json', '--json-schema', JSON.stringify(SCHEMA)]);
+    expect(failed.code).toBe(1);
+    const result = JSON.parse(failed.stdout);
+    check(result);
+    expect(result).toMatchObject({ subtype: 'error_max_structured_output_retries', is_error: true, num_turns: 3, errors: [expect.stringContaining('--json-schema')] });
+    expect(result.structured_output).toBeUndefined();
+    expect(server.requests).toHaveLength(6);
+  }, 60_000);
+
+  it('--json-schema: an invalid schema exits 1 before the run, naming --json-schema; interactive mode refuses it', async () => {
+    for (const [schema, expected] of [
+      ['{"type":', '--json-schema is not valid JSON'],
+      ['{"type":"object","properties":{"x":{"type":"bogus"}}}', '--json-schema is not a valid JSON Schema'],
+      ['{"type":"string"}', '--json-schema must describe an object'],
+      ['[1]', '--json-schema must be a JSON Schema object'],
+    ] as const) {
+      const run = runBin(['-p', 'hi', '--provider', 'demo', '--json-schema', schema]);
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toContain(expected);
+      expect(run.stdout).toBe('');
+    }
+    expect(server.requests).toHaveLength(0);
+    const interactive = await runMain(['--provider', 'demo', '--json-schema', '{"type":"object"}'], {}, true);
+    expect(interactive.code).toBe(1);
+    expect(interactive.stderr).toContain('--json-schema works only in print mode');
+  }, 60_000);
 });
 
 describe('start-up discipline and doctor', () => {

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { CliUsageError, parseArgs, USAGE, wantsStreamInput } from './args.js';
+import { parseAgentsFlag } from './inline-agents.js';
 import type { CliIO, Subcommand } from './io.js';
 import { TESSERA_VERSION } from './version.js';
 
@@ -75,6 +76,8 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
       io.stdout(USAGE);
       return 0;
     }
+    // `--agents` is checked before anything starts (a bad one exits 1 naming the field), in every mode.
+    if (flags.agents.length > 0) for (const warning of parseAgentsFlag(flags.agents).warnings) io.stderr(`${warning}\n`);
     const headless = flags.print || streamInput || io.stdinIsTTY === false || io.stdoutIsTTY === false;
     if (!headless) {
       const { runInteractive } = await import('./interactive/run-interactive.js');

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ApprovalHandler, type HooksConfig, type HooksSource, type ProviderProfile } from '@tessera/contracts';
+import { ApprovalHandler, type AgentDefinition, type HooksConfig, type HooksSource, type ProviderProfile } from '@tessera/contracts';
 import { definePlugin, replacePlugins, type Plugin, type PluginInput } from '@tessera/kernel';
 import { inMemorySessionStore } from '@tessera/kernel/testing';
 import { backgroundRuntime } from '@tessera/plugin-background';
@@ -95,6 +95,11 @@ export interface CliPresetOptions {
         /** Server stderr, failures, configuration problems. */
         log?: McpLog;
       };
+  /**
+   * `--agents`: inline subagents for this run. They are offered to the agent tool like
+   * `.claude/agents/*.md` ones and win a name over them (and over built-ins and bundle plugins').
+   */
+  agents?: readonly AgentDefinition[];
   /** `false` leaves out Claude Code bundle plugins (installed and `--plugin-dir` ones). */
   bundlePlugins?: boolean;
   /** Plugins that take the place of preset members providing the same token (e.g. a test store). */
@@ -133,7 +138,7 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
     hooksPlugin({ files: [...(options.hookFiles ?? [])], configs: [...(options.hookConfigs ?? [])], projectDir: options.cwd }),
     ...builtinTools({ additionalDirectories: [...(rules.additionalDirectories ?? [])], exclude }),
     backgroundRuntime(),
-    subagents({ cwd: options.cwd, ...(home === undefined ? {} : { home }) }),
+    subagents({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...(options.agents && options.agents.length > 0 ? { definitions: [...options.agents] } : {}) }),
     contextWindow(),
     compaction(),
     promptHistory(agentDir === undefined ? {} : { path: join(agentDir, 'history.db') }),

@@ -1,5 +1,6 @@
 import type { ApprovalHandler } from '@tessera/contracts';
 import type { CliFlags } from './args.js';
+import { parseAgentsFlag } from './inline-agents.js';
 import type { CliIO } from './io.js';
 import type { CliPresetOptions } from './preset-composition.js';
 import { withModel, type ProviderChoice } from './provider-selection.js';
@@ -36,6 +37,7 @@ export function runPresetOptions(options: {
     sessionPersistence: flags.sessionPersistence,
     sessionLog: io.env.TESSERA_SESSION_LOG !== '0',
     pluginDirs: flags.pluginDir,
+    ...(flags.agents.length === 0 ? {} : { agents: parseAgentsFlag(flags.agents).definitions }),
     ...(settings.settingSources === undefined ? {} : { settingSources: settings.settingSources }),
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
   };

@@ -31,6 +31,7 @@ export async function runInteractive(flags: CliFlags, io: CliIO, options: Intera
   checkSessionIdFlags(flags);
   // As Claude Code's, the budget is a print-mode flag: refused rather than silently not enforced.
   if (flags.maxBudgetUsd !== undefined) throw new CliUsageError('Error: --max-budget-usd works only in print mode; add -p (or --print), or leave the flag out.');
+  if (flags.jsonSchema !== undefined) throw new CliUsageError('Error: --json-schema works only in print mode; add -p (or --print), or leave the flag out.');
   const run = loadRunSettings(flags, io);
   if ('exitCode' in run) return run.exitCode;
   const { cwd } = run;

@@ -42,6 +42,15 @@ import {
   type ResultSubtype,
 } from './sdk-messages.js';
 import { StdinLines } from './stdin-lines.js';
+import {
+  MAX_STRUCTURED_OUTPUT_ATTEMPTS,
+  parseJsonSchemaFlag,
+  STRUCTURED_OUTPUT_INSTRUCTIONS,
+  STRUCTURED_OUTPUT_REMINDER,
+  STRUCTURED_OUTPUT_TOOL,
+  structuredOutputPlugin,
+  type StructuredOutputSchema,
+} from './structured-output.js';
 import { runPresetOptions } from '../run-preset-options.js';
 import { cliCommandHostAdapters, hostListings, loadedPluginsForInit, mcpServerStates, type HostListings } from '../host-adapters.js';
 import { cliMcpOptions } from '../mcp-setup.js';
@@ -76,6 +85,9 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   const mark = io.env.TESSERA_TIMING === '1' ? (phase: string) => io.stderr(`[timing] +${Math.round(performance.now())} ms, rss ${Math.round(process.memoryUsage.rss() / 2 ** 20)} MB: ${phase}\n`) : () => undefined;
   mark('headless');
   checkFlagCombinations(flags);
+  // `--json-schema`: an invalid schema exits 1 before anything runs.
+  const structured = flags.jsonSchema === undefined ? undefined : parseJsonSchemaFlag(flags.jsonSchema);
+  let mainSessionId: string | undefined;
   const prepared = loadRunSettings(flags, io);
   if ('exitCode' in prepared) return prepared.exitCode;
   const { cwd, settings } = prepared;
@@ -121,9 +133,17 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   let kernel: Kernel;
   try {
     mark('settings and provider chosen');
+    const base = runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: host.approvalHandler(), mcp: mcpSetup.mcp });
     kernel = await createKernel({
       plugins: await loadCliPreset({
-        ...runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: host.approvalHandler(), mcp: mcpSetup.mcp }),
+        ...base,
+        // `--json-schema`: the StructuredOutput tool runs without asking, and `--tools` keeps it.
+        ...(structured
+          ? {
+              permissions: { ...base.permissions, allow: [...(base.permissions?.allow ?? []), STRUCTURED_OUTPUT_TOOL] },
+              ...(base.tools === undefined ? {} : { tools: [...base.tools, STRUCTURED_OUTPUT_TOOL] }),
+            }
+          : {}),
         hookConfigs: [...settings.hookConfigs, ...host.hookConfigs()],
         ...(flags.fallbackModel === undefined
           ? {}
@@ -131,7 +151,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
               fallbackModels: flags.fallbackModel.split(',').map((model) => resolveModelAlias(model.trim())!),
               onFallback: (from: string | undefined, to: string) => io.stderr(`${from ?? 'The model'} is overloaded; switching to ${to}.\n`),
             }),
-        plugins: [out.historyTap()],
+        plugins: [out.historyTap(), ...(structured ? [structuredOutputPlugin(structured, () => mainSessionId)] : [])],
       }),
     });
   } catch (error) {
@@ -172,7 +192,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
       ...(flags.forkSession ? { forkSession: true } : {}),
       ...(flags.model === undefined ? {} : { model: resolveModelAlias(flags.model)! }),
       ...(settings.permissionMode === undefined ? {} : { permissionMode: settings.permissionMode }),
-      ...host.systemPromptOptions(settings),
+      ...withStructuredOutputInstructions(host.systemPromptOptions(settings), structured),
       sessionOptions: { ...(flags.maxTurns === undefined ? {} : { maxTurns: flags.maxTurns }) },
       commandHostAdapters: cliCommandHostAdapters(kernel),
     });
@@ -191,6 +211,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   }
 
   const session = interactive.getSession();
+  mainSessionId = session.sessionId;
   // As Claude Code: a stream-json client (set_permission_mode, a setMode update) may switch to
   // bypassPermissions only when the command line opted in or the session started in it.
   if (!flags.dangerouslySkipPermissions && !flags.allowDangerouslySkipPermissions && session.getPermissionMode() !== 'bypassPermissions') {
@@ -200,7 +221,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   const listings = await hostListings(kernel, interactive);
   host.kernel = kernel;
   const modelLabel = choice.kind === 'demo' ? DEMO_MODEL_ID : (session.getModel() ?? choice.profile.model ?? 'default');
-  const run = new TurnRunner(interactive, session, out, flags, modelLabel, initMessage(session, interactive, cwd, modelLabel, choice, flags, settings.permissions.deny ?? [], loadedPluginsForInit(kernel), () => mcpServerStates(kernel), listings));
+  const run = new TurnRunner(interactive, session, out, flags, modelLabel, structured, initMessage(session, interactive, cwd, modelLabel, choice, flags, settings.permissions.deny ?? [], loadedPluginsForInit(kernel), () => mcpServerStates(kernel), listings));
   if (initialize) host.answerInitialize(initialize.requestId, interactive, listings);
   // In headless input mode `system/init` is the first line, before anything the input causes.
   if (lines) run.sendInit();
@@ -283,6 +304,13 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
     out.finish();
   }
   return exitCode !== 0 ? exitCode : run.lastFailed && !lines ? 1 : 0;
+}
+
+/** `--json-schema`: the instructions to call StructuredOutput, after the rest of the system prompt. */
+function withStructuredOutputInstructions(options: { systemPrompt?: string; appendSystemPrompt?: string }, structured: StructuredOutputSchema | undefined): { systemPrompt?: string; appendSystemPrompt?: string } {
+  if (!structured) return options;
+  if (options.systemPrompt !== undefined) return { systemPrompt: `${options.systemPrompt}\n\n${STRUCTURED_OUTPUT_INSTRUCTIONS}` };
+  return { appendSystemPrompt: options.appendSystemPrompt === undefined ? STRUCTURED_OUTPUT_INSTRUCTIONS : `${options.appendSystemPrompt}\n\n${STRUCTURED_OUTPUT_INSTRUCTIONS}` };
 }
 
 function checkFlagCombinations(flags: CliFlags): void {
@@ -482,7 +510,8 @@ class Output {
       // As Claude Code: a failure inside the run is the result, on stdout (exit 1 says it failed);
       // only usage errors before the run go to stderr.
       this.io.stdout(`${result.errors?.join('\n') || result.result || 'Error'}\n`);
-    } else this.io.stdout(`${result.result ?? ''}\n`);
+    } else if (result.structured_output !== undefined) this.io.stdout(`${JSON.stringify(result.structured_output)}\n`);
+    else this.io.stdout(`${result.result ?? ''}\n`);
   }
 
   /** Human progress for `text` output with `--verbose` (stderr keeps stdout the answer only). */
@@ -528,6 +557,7 @@ class TurnRunner {
     private readonly out: Output,
     private readonly flags: CliFlags,
     private readonly model: string,
+    private readonly structured: StructuredOutputSchema | undefined,
     private readonly init: () => Record<string, unknown>,
   ) {}
 
@@ -549,6 +579,11 @@ class TurnRunner {
     const totals: TurnTotals = { usage: emptyUsage(), apiMs: 0, rounds: 0, denials: [], errors: [], lastStop: null, interrupted: false };
     const toolData = new Map<string, unknown>();
     const inputs = new Map<string, unknown>();
+    // `--json-schema`: the accepted StructuredOutput input ends the turn; failed attempts are counted.
+    const structured = this.structured;
+    let structuredOutput: { value: unknown } | undefined;
+    let structuredFailures = 0;
+    let structuredGaveUp = false;
     let roundStarted = started;
     let messageId = `msg_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
     const partial = flags.includePartialMessages
@@ -594,6 +629,17 @@ class TurnRunner {
           break;
         case 'tool_end':
           if (event.data !== undefined) toolData.set(event.toolCallId, event.data);
+          if (structured && event.toolName === STRUCTURED_OUTPUT_TOOL && structuredOutput === undefined && !structuredGaveUp) {
+            const data = event.data as { structuredOutput?: unknown } | undefined;
+            if (event.success && data !== undefined && 'structuredOutput' in data) {
+              structuredOutput = { value: data.structuredOutput };
+              // The answer is in: no further model call (the rest of this batch is skipped).
+              this.interactive.abort();
+            } else if (!event.denied && (structuredFailures += 1) >= MAX_STRUCTURED_OUTPUT_ATTEMPTS) {
+              structuredGaveUp = true;
+              this.interactive.abort();
+            }
+          }
           if (event.denied) totals.denials.push({ tool_name: event.toolName, tool_use_id: event.toolCallId, tool_input: event.input ?? inputs.get(event.toolCallId) ?? {} });
           progress(event.success ? ' ✓\n' : event.denied ? ' ✗ denied\n' : ` ✗ ${event.errorCode ?? 'failed'}\n`);
           break;
@@ -631,7 +677,16 @@ class TurnRunner {
     });
     let response = '';
     try {
-      const result = overBudget ? undefined : await this.interactive.submit(prompt);
+      let result = overBudget ? undefined : await this.interactive.submit(prompt);
+      // `--json-schema`: a reply that ended without a conforming call gets a reminder, up to the limit.
+      while (structured && result !== undefined && structuredOutput === undefined && !structuredGaveUp && !overBudget && !totals.interrupted && totals.errors.length === 0 && !this.stoppedAtMaxTurns(totals.rounds)) {
+        structuredFailures += 1;
+        if (structuredFailures >= MAX_STRUCTURED_OUTPUT_ATTEMPTS) {
+          structuredGaveUp = true;
+          break;
+        }
+        result = await this.interactive.submit(STRUCTURED_OUTPUT_REMINDER);
+      }
       response = result?.response ?? '';
     } catch (error) {
       const message = describeError(error);
@@ -644,8 +699,22 @@ class TurnRunner {
     if (!atLineStart) progress('\n');
 
     const history = session.getHistory();
-    const hitMaxTurns = flags.maxTurns !== undefined && flags.maxTurns > 0 && totals.rounds >= flags.maxTurns && history.at(-1)?.role === 'tool';
-    const subtype: ResultSubtype = overBudget ? 'error_max_budget_usd' : totals.errors.length > 0 || totals.interrupted ? 'error_during_execution' : hitMaxTurns ? 'error_max_turns' : 'success';
+    const hitMaxTurns = structuredOutput === undefined && this.stoppedAtMaxTurns(totals.rounds) && history.at(-1)?.role === 'tool';
+    // The abort that ended a turn at its accepted StructuredOutput call is not an interruption.
+    const interrupted = totals.interrupted && structuredOutput === undefined && !structuredGaveUp;
+    const subtype: ResultSubtype = overBudget
+      ? 'error_max_budget_usd'
+      : structuredOutput !== undefined
+        ? 'success'
+        : structuredGaveUp
+          ? 'error_max_structured_output_retries'
+          : totals.errors.length > 0 || interrupted
+            ? 'error_during_execution'
+            : hitMaxTurns
+              ? 'error_max_turns'
+              : structured
+                ? 'error_max_structured_output_retries'
+                : 'success';
     addUsage(this.totalUsage, totals.usage);
     this.totalCost = [...this.models.entries()].reduce((sum, [, entry]) => sum + entry.costUSD, 0);
     const result: ResultMessage = {
@@ -658,8 +727,10 @@ class TurnRunner {
       duration_api_ms: totals.apiMs,
       num_turns: totals.rounds,
       ...(subtype === 'success' ? { result: response } : {}),
+      ...(subtype === 'success' && structuredOutput !== undefined ? { structured_output: structuredOutput.value } : {}),
       stop_reason: subtype === 'success' ? (totals.lastStop ?? 'end_turn') : null,
-      terminal_reason: subtype === 'success' ? 'completed' : overBudget ? 'budget_exhausted' : hitMaxTurns ? 'max_turns' : totals.interrupted ? 'aborted' : 'api_error',
+      terminal_reason:
+        subtype === 'success' ? 'completed' : overBudget ? 'budget_exhausted' : subtype === 'error_max_structured_output_retries' ? 'structured_output_retries' : hitMaxTurns ? 'max_turns' : interrupted ? 'aborted' : 'api_error',
       total_cost_usd: this.totalCost,
       usage: totals.usage,
       modelUsage: Object.fromEntries(this.models),
@@ -669,9 +740,11 @@ class TurnRunner {
         : {
             errors: overBudget
               ? [`Reached maximum budget ($${budget}): this run has cost $${this.totalCost.toFixed(4)}`]
-              : hitMaxTurns
+              : subtype === 'error_max_structured_output_retries'
+                ? [`The model did not produce output conforming to --json-schema after ${MAX_STRUCTURED_OUTPUT_ATTEMPTS} attempts (${STRUCTURED_OUTPUT_TOOL} calls with non-conforming input, or replies without the call).`]
+                : hitMaxTurns
                 ? [`Reached maximum number of turns (${flags.maxTurns})`]
-                : totals.interrupted
+                : interrupted
                   ? ['The turn was interrupted.', ...totals.errors]
                   : totals.errors,
           }),
@@ -679,6 +752,11 @@ class TurnRunner {
     out.result(result);
     this.lastFailed = result.is_error;
     return !result.is_error;
+  }
+
+  /** `--max-turns` reached by this many model calls. */
+  private stoppedAtMaxTurns(rounds: number): boolean {
+    return this.flags.maxTurns !== undefined && this.flags.maxTurns > 0 && rounds >= this.flags.maxTurns;
   }
 
   /** What the model calls of this process have cost so far (USD). */

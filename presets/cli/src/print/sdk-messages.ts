@@ -30,7 +30,7 @@ export interface PermissionDenial {
   tool_input: unknown;
 }
 
-export type ResultSubtype = 'success' | 'error_max_turns' | 'error_during_execution' | 'error_max_budget_usd';
+export type ResultSubtype = 'success' | 'error_max_turns' | 'error_during_execution' | 'error_max_budget_usd' | 'error_max_structured_output_retries';
 
 export interface ResultMessage {
   type: 'result';
@@ -42,6 +42,8 @@ export interface ResultMessage {
   duration_api_ms: number;
   num_turns: number;
   result?: string;
+  /** `--json-schema`: the accepted answer (success only). */
+  structured_output?: unknown;
   stop_reason: string | null;
   terminal_reason: string;
   total_cost_usd: number;
