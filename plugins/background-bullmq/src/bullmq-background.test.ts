@@ -19,7 +19,7 @@ import type { BackgroundJobData } from './bullmq-background-task-manager.js';
 import type { IBackgroundTaskState } from '@tessera/plugin-background';
 import { Redis } from 'ioredis';
 import { Queue, type Job } from 'bullmq';
-import { hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
+import { hasRedisServer, liveGroupMembers, runningWithPid, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
 
 let redis: TestRedis;
 let dir: string;
@@ -258,10 +258,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(await manager.cancel(queued.id, 'not needed')).toMatchObject({ status: 'cancelled', cancelReason: 'not needed' });
     await worker();
     const sleeper = await manager.spawn({ kind: 'process', command: 'sleep 30 & sleep 31 & echo up; wait', cwd: dir });
-    const running = await until(async () => {
-      const state = await manager.fetch(sleeper.id);
-      return state?.status === 'running' && state.pid ? state : undefined;
-    }, 'running sleeper');
+    const running = await runningWithPid(manager, sleeper.id);
     await until(async () => (await manager.readLog(sleeper.id)).lines.includes('[stdout] up') || undefined, 'first log line');
     // The worker took the later task; the cancelled one, queued before it, never ran.
     expect(existsSync(marker)).toBe(false);
@@ -618,10 +615,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const errors: string[] = [];
     await worker({ kinds: ['process'], onError: (error, context) => void errors.push(`${context.phase}: ${String((error as Error).message)}`) });
     const task = await manager.spawn({ kind: 'process', command: 'echo up; sleep 30; echo never', cwd: dir });
-    const running = await until(async () => {
-      const state = await manager.fetch(task.id);
-      return state?.status === 'running' && state.pid ? state : undefined;
-    }, 'running');
+    const running = await runningWithPid(manager, task.id);
     await until(async () => (await manager.readLog(task.id)).lines.includes('[stdout] up') || undefined, 'first log line');
     // Another worker holds the job now (as after this one stalled past lockDurationMs): its next
     // lock renewal fails.

@@ -7,7 +7,7 @@ import type { IBackgroundTaskState } from '@tessera/plugin-background';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBackgroundWorker, type BackgroundWorkerOptions } from './background-worker.js';
 import { BullmqBackgroundTaskManager } from './bullmq-background-task-manager.js';
-import { ensureBuilt, hasRedisServer, liveGroupMembers, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
+import { ensureBuilt, hasRedisServer, liveGroupMembers, runningWithPid, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CHILD = join(here, 'testing', 'worker-child.mjs');
@@ -74,12 +74,6 @@ const ended = (manager: BullmqBackgroundTaskManager, id: string, timeoutMs = 10_
     const state = await manager.fetch(id);
     return state && ['completed', 'failed', 'cancelled'].includes(state.status) ? state : undefined;
   }, `task ${id} ended`, timeoutMs) as Promise<IBackgroundTaskState>;
-
-const runningWithPid = (manager: BullmqBackgroundTaskManager, id: string) =>
-  until(async () => {
-    const state = await manager.fetch(id);
-    return state?.status === 'running' && state.pid ? state : undefined;
-  }, `task ${id} running`);
 
 describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in another process (real redis-server)', () => {
   it('runs a task spawned here in a worker process; cancel from here kills its process group there', async () => {

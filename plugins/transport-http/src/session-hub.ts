@@ -422,18 +422,7 @@ export class SessionHub {
     this.unroute.clear();
     for (const session of sessions) if (session.turn?.remote) session.turn.end();
     await Promise.all(
-      sessions.map(async (session) => {
-        if (!session.hostOwned) {
-          const holdsLock = session.runsHere;
-          session.stop();
-          await this.endCopy(session.interactive, holdsLock, false);
-          return;
-        }
-        // A session the host offered stays the host's: a turn a client started here is stopped,
-        // the host's own work in it is left alone, and the session is not ended.
-        if (session.runsHere) session.stop();
-        else session.cancelAsks();
-      }),
+      sessions.map((session) => this.endClientUse(session, false)),
     );
   }
 
@@ -635,15 +624,23 @@ export class SessionHub {
 
   private async unload(session: HubSession): Promise<void> {
     this.forget(session);
-    if (!session.hostOwned) {
-      const holdsLock = session.runsHere;
-      session.stop();
-      await this.endCopy(session.interactive, holdsLock, true);
+    await this.endClientUse(session, true);
+  }
+
+  /**
+   * Ends what the clients had of `session`: its turn stopped and this copy ended (saved under
+   * the lock, see `endCopy`). A session the host offered stays the host's: only a turn a client
+   * started here is stopped, the host's own work in it is left alone, and it is not ended.
+   */
+  private async endClientUse(session: HubSession, cancelBackgroundTasks: boolean): Promise<void> {
+    if (session.hostOwned) {
+      if (session.runsHere) session.stop();
+      else session.cancelAsks();
       return;
     }
-    // The host's session: only a turn a client started here is stopped.
-    if (session.runsHere) session.stop();
-    else session.cancelAsks();
+    const holdsLock = session.runsHere;
+    session.stop();
+    await this.endCopy(session.interactive, holdsLock, cancelBackgroundTasks);
   }
 
   /**

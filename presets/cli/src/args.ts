@@ -401,6 +401,7 @@ Options:
   --json-schema <schema>              The final answer as JSON conforming to this JSON Schema (print mode: structured_output)
   --plugin-dir <paths...>             Load bundle plugins from these folders for this run
   --settings <file|json>              One more settings layer, on top of the others
+  --setting-sources <sources>         Only these settings files: user,project,local ("" for none)
   --add-dir <dirs...>                 More directories the tools may use
   --cwd <dir>                         Work in this directory
   --provider <profile>                Use this provider profile from settings ("demo": the built-in demo model)

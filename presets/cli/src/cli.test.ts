@@ -207,6 +207,12 @@ describe('print mode output formats (demo model, multi-tool run)', () => {
 });
 
 describe('usage errors and exit codes', () => {
+  it('--help lists every flag and subcommand (golden: a flag added without help, or help for a removed one, shows here)', async () => {
+    const { code, stdout } = await runMain(['--help']);
+    expect(code).toBe(0);
+    await expect(stdout).toMatchFileSnapshot('./__golden__/help.txt');
+  });
+
   it('without -p, a stdout that is not a terminal falls back to print mode and says so', async () => {
     const { code, stdout, stderr } = await runMain(['--provider', 'demo', 'summarise the notes'], { TESSERA_DEMO_DELAY_MS: '0' });
     expect(stderr).toContain('stdout is not a terminal, so tessera runs in print mode');

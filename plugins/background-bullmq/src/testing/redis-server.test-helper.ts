@@ -47,3 +47,10 @@ export function ensureBuilt(packageDir: string): void {
   if (result.status !== 0) throw new Error(`tsc -b ${packageDir} failed:\n${result.stdout}${result.stderr}`);
 }
 
+/** The task once it runs with a process id (a shell task whose process group exists). */
+export function runningWithPid<T extends { status: string; pid?: number }>(manager: { fetch(id: string): Promise<T | undefined> }, id: string): Promise<T> {
+  return until(async () => {
+    const state = await manager.fetch(id);
+    return state?.status === 'running' && state.pid ? state : undefined;
+  }, `task ${id} running`);
+}
