@@ -274,13 +274,14 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       return 'cancelled';
     }
     // A task that is past `queued` was started by a worker that vanished (BullMQ handed the
-    // stalled job back). It runs again only while its retry budget lasts.
+    // stalled job back) or that handed it back at shutdown. It runs again only while its retry
+    // budget lasts; handed-back runs are not charged to it.
     const retries = job.data.retries ?? 0;
     // `attempts` is counted before the runner starts, so a worker that died between starting the
     // process and committing `running` still counts as a run: the task is never run twice unasked.
     const restarted = stored.state.status !== 'queued' || stored.attempts > 0;
     if (restarted) await reapOrphanedGroup(taskId, stored.state.pid);
-    if (restarted && stored.attempts > retries) {
+    if (restarted && stored.attempts - stored.handBacks > retries) {
       await store.update(taskId, (state) => (isTerminal(state.status) ? undefined : [fail(state, staleWorkerError(taskId, `worker stopped renewing job ${job.id}'s lock`), clock.now())]));
       return 'stale_worker';
     }
@@ -299,7 +300,10 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
     jobRuns.set(jobId, execution);
     let runPromise: Promise<TExecutionOutcome> | undefined;
     try {
-      if (restarted) await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: the previous worker stopped (stalled job); retrying`], attempt);
+      if (restarted) {
+        const why = stored.handBacks === 0 ? 'the previous worker stopped (stalled job); retrying' : 'the previous run was stopped (stalled job or hand-back); running the task again';
+        await store.appendLog(taskId, [`[worker] attempt ${attempt} on ${id}: ${why}`], attempt);
+      }
       runPromise = execution.run();
       const start = (state: IBackgroundTaskState): TBackgroundTaskEvent[] | undefined => {
         if (isTerminal(state.status)) return undefined;
@@ -344,9 +348,13 @@ export async function startBackgroundWorker(options: BackgroundWorkerOptions): P
       // The job is another worker's now: BullMQ must not finish it on this worker's behalf.
       if (outcome.type === 'lost') throw new WaitingError();
       if (outcome.type === 'cancelled' && handingBack.get(taskId) === outcome.reason) {
-        // The attempt does not count: the task did not fail, this worker left.
-        await store.incrementField(taskId, 'attempts', -1);
-        await store.appendLog(taskId, [`[worker] ${id} stopped before the task ended; handed back to the queue`]);
+        // Not charged to the retry budget (the task did not fail, this worker left), but the
+        // attempt keeps its number: the next run gets a new one, so this run's fence stays shut.
+        const handedBack = await store.handBack(taskId, attempt);
+        if (handedBack === 0) return 'closed';
+        // A later attempt began elsewhere: the job is not this worker's to put back.
+        if (handedBack < 0) throw new WaitingError();
+        await store.appendLog(taskId, [`[worker] ${id} stopped before the task ended; handed back to the queue`], attempt);
         await job.moveToWait(token);
         throw new WaitingError();
       }

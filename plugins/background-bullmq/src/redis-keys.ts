@@ -4,7 +4,7 @@ import { assertSafeTaskId, type TBackgroundTaskKind } from '@tessera/plugin-back
 export interface TaskKeys {
   readonly prefix: string;
   readonly queue: string;
-  /** Hash per task: `state`, `request`, `version`, `cancel`, `logDropped`, `attempts`, `kind` and `status` (copies of the state's, for scripts), … */
+  /** Hash per task: `state`, `request`, `version`, `cancel`, `logDropped`, `attempts`, `handBacks`, `kind` and `status` (copies of the state's, for scripts), … */
   task(taskId: string): string;
   /** List of log lines per task. */
   log(taskId: string): string;

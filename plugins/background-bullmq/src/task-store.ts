@@ -11,8 +11,17 @@ export interface StoredTask {
   version: number;
   /** Set once someone asked to cancel: the reason. Workers watch it. */
   cancel?: string;
-  /** Runs of the task a worker started (1 on the first run; more after a stalled worker with retries). */
+  /**
+   * Runs of the task a worker started, handed-back ones included (1 on the first run). It only
+   * ever goes up: each run's number is the fence of its commits and log lines, so no two runs
+   * share one.
+   */
   attempts: number;
+  /**
+   * Runs a worker handed back at shutdown (`unfinished: 'hand-back'`). They do not count against
+   * the task's `retries`: the runs that do are `attempts - handBacks`.
+   */
+  handBacks: number;
 }
 
 /**
@@ -95,6 +104,16 @@ if length > max then
 end
 return dropped + length`;
 
+// A run handed back at shutdown is counted apart (`handBacks`), never by lowering `attempts`:
+// the attempt number is the fence of every commit and log line, and the next run must get a new
+// one. Fenced as COMMIT is (ARGV[1] is the attempt handing back): a stale run, whose attempt is
+// no longer the task's, hands nothing back (-1); 0 when the task is gone.
+const HAND_BACK = `
+local attempts = redis.call('HGET', KEYS[1], 'attempts')
+if not attempts then return 0 end
+if attempts ~= ARGV[1] then return -1 end
+return redis.call('HINCRBY', KEYS[1], 'handBacks', 1)`;
+
 // One command instead of a MULTI transaction (which costs the worker a pipeline object and
 // three replies per task); a task closed meanwhile is not brought back as a stray hash. No run
 // begins once a cancel was asked (-1): a client that found no attempt begun after setting the
@@ -113,7 +132,8 @@ return attempts`;
 // Counting the attempt is the run's start as far as a cancel is concerned: it happens only
 // while no cancel is asked, and a client that then finds `attempts` above 0 treats the task
 // as running (flag + message to the worker), never ending it `queued → cancelled` itself. So a
-// task cancelled while queued never has its command started, at no round trip more.
+// task cancelled while queued never has its command started, at no round trip more. A handed-back
+// task is never a first run here: a hand-back leaves `attempts` as it is (see HAND_BACK).
 const READ_FOR_RUN = `
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then return fields end
@@ -209,6 +229,7 @@ function parse(taskId: string, fields: Record<string, string>): StoredTask | und
       request: JSON.parse(fields.request) as IBackgroundTaskRequest,
       version: Number(fields.version),
       attempts: Number(fields.attempts ?? 0),
+      handBacks: Number(fields.handBacks ?? 0),
       ...(fields.cancel === undefined ? {} : { cancel: fields.cancel }),
     };
   } catch (error) {
@@ -220,7 +241,7 @@ function parse(taskId: string, fields: Record<string, string>): StoredTask | und
 export class RedisTaskStore {
   readonly maxEvents: number;
   readonly maxLogLines: number;
-  private readonly scripts: Record<'create' | 'commit' | 'close' | 'requestCancel' | 'beginAttempt' | 'readForRun' | 'appendLog' | 'readLog', TScript>;
+  private readonly scripts: Record<'create' | 'commit' | 'close' | 'requestCancel' | 'beginAttempt' | 'handBack' | 'readForRun' | 'appendLog' | 'readLog', TScript>;
 
   constructor(
     readonly redis: Redis,
@@ -241,6 +262,7 @@ export class RedisTaskStore {
       close: define('Close', 4, CLOSE),
       requestCancel: define('RequestCancel', 1, REQUEST_CANCEL),
       beginAttempt: define('BeginAttempt', 1, BEGIN_ATTEMPT),
+      handBack: define('HandBack', 1, HAND_BACK),
       readForRun: define('ReadForRun', 1, READ_FOR_RUN),
       appendLog: define('AppendLog', 2, APPEND_LOG),
       readLog: define('ReadLog', 2, READ_LOG),
@@ -331,6 +353,15 @@ export class RedisTaskStore {
     return Number(await this.scripts.beginAttempt(this.keys.task(taskId), workerId));
   }
 
+  /**
+   * Counts `attempt`, stopped by its worker's shutdown, as handed back (it then does not count
+   * against the task's retries); resolves with the task's hand-backs, 0 when the task was closed
+   * meanwhile, or -1 when a later attempt began (this run is stale: nothing is counted).
+   */
+  async handBack(taskId: string, attempt: number): Promise<number> {
+    return Number(await this.scripts.handBack(this.keys.task(taskId), attempt));
+  }
+
   /** Sets plain fields of the task hash (never `state` or `version`: those change through `update`). */
   async setFields(taskId: string, fields: Partial<Record<'host' | 'groupStart' | 'fireTick' | 'firePid', string>>): Promise<void> {
     await this.redis.hset(this.keys.task(taskId), fields);
@@ -353,7 +384,8 @@ export class RedisTaskStore {
     return (await this.scripts.requestCancel(this.keys.task(taskId), reason)) === 1;
   }
 
-  async incrementField(taskId: string, field: 'attempts' | 'fires' | 'skippedFires' | 'failedFires', by = 1): Promise<number> {
+  /** Cron counters only: `attempts` goes up through `beginAttempt` / `readForRun` and never down. */
+  async incrementField(taskId: string, field: 'fires' | 'skippedFires' | 'failedFires', by = 1): Promise<number> {
     return this.redis.hincrby(this.keys.task(taskId), field, by);
   }
 
