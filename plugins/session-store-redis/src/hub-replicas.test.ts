@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { until } from '../../background-bullmq/src/testing/redis-server.test-helper.js';
 import { hasRedisServer, useClusterRedis } from './cluster.test-helper.js';
 import { SessionHub, type Turn, type UIChunk } from '@tessera/plugin-transport-http';
-import { redisSessionStore, type RedisSessionStore } from './index.js';
+import { redisSessionStore, type RedisSessionCluster, type RedisSessionStore } from './index.js';
 
 // Two hubs (replicas) in one process, each with its own kernel and Redis connection, sharing one
 // real redis-server, one key prefix and one allowed root: the replica mode of `tessera serve`.
@@ -28,15 +28,27 @@ interface Replica {
   cluster: SessionCluster;
 }
 
+/** The text of a user prompt message; `undefined` for any other message (a tool result). */
+function promptOf(message: ScriptedRequest['messages'][number] | undefined): string | undefined {
+  if (message?.role !== 'user') return undefined;
+  if (typeof message.content === 'string') return message.content;
+  return Array.isArray(message.content) && message.content[0]?.type === 'text' ? message.content[0].text : undefined;
+}
+
 /**
  * A prompt containing "ask" makes the model call Write, which waits for a permission answer (a
- * turn paused mid-way); any other prompt, and the call after a tool result, is answered in text.
+ * turn paused mid-way); "ask twice" calls it again after the first result (a turn paused twice).
+ * Any other prompt, and the call after the last tool result, is answered in text.
  */
 function model(request: ScriptedRequest): ScriptedTurn {
-  const last = request.messages.at(-1);
-  const prompt = last?.role === 'user' && typeof last.content === 'string' ? last.content : Array.isArray(last?.content) && last.content[0]?.type === 'text' ? last.content[0].text : undefined;
-  if (prompt?.includes('ask')) return { toolCalls: [{ name: 'Write', input: { file_path: join(tmpdir(), `tessera-replicas-${Date.now()}.txt`), content: 'x' } }] };
-  return { text: `answer to ${prompt ?? 'a tool result'}` };
+  const { messages } = request;
+  let at = messages.length - 1;
+  while (at >= 0 && promptOf(messages[at]) === undefined) at -= 1;
+  const prompt = promptOf(messages[at]);
+  const results = messages.slice(at + 1).filter((message) => message.role === 'tool').length;
+  const writes = prompt?.includes('ask twice') ? 2 : prompt?.includes('ask') ? 1 : 0;
+  if (results < writes) return { toolCalls: [{ name: 'Write', input: { file_path: join(tmpdir(), `tessera-replicas-${Date.now()}-${results}.txt`), content: 'x' } }] };
+  return { text: results === 0 ? `answer to ${prompt}` : 'answer to a tool result' };
 }
 
 /** Two replicas over one prefix; `wrap` may change what B's hub sees of its cluster (a replica slow to handle an announcement). */
@@ -262,6 +274,123 @@ describe.runIf(hasRedisServer)('SessionHub replica mode: two replicas on one red
     await until(async () => (await connections()) === before || undefined, "the follower's connection to close", 5_000);
     await a.hub.answer(OWNER, id, requestId, 'allow');
     await running.ended;
+  });
+
+  it('making room never lets go of a copy a request is opening: a turn started while its stale copy is reopened runs, and another idle copy goes', async () => {
+    // B reads the stored head of `held` only once `release` is called (a slow reopen); `sought` is told when B has read the head of `watched`.
+    let held: string | undefined;
+    let watched: string | undefined;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let reopening!: () => void;
+    const reopeningStarted = new Promise<void>((resolve) => (reopening = resolve));
+    let sought!: () => void;
+    const headRead = new Promise<void>((resolve) => (sought = resolve));
+    const { a, b } = await replicas({
+      maxSessionsPerOwner: 2,
+      wrapB: (cluster) =>
+        Object.assign(Object.create(cluster) as SessionCluster, {
+          head: async (sessionId: string) => {
+            if (sessionId === held) {
+              reopening();
+              await released;
+            }
+            const head = await cluster.head(sessionId);
+            if (sessionId === watched) sought();
+            return head;
+          },
+        }),
+    });
+    const first = await a.hub.create(OWNER, {});
+    const second = await a.hub.create(OWNER, {});
+    const third = await a.hub.create(OWNER, {});
+    await b.hub.summary(OWNER, first.id);
+    await b.hub.summary(OWNER, second.id);
+    // A turn on A: B's copy of the first session is stale, so B reopens it (in its gate) before a turn there.
+    await collect(await a.hub.startTurn(OWNER, first.id, 'turn on A')).ended;
+    held = first.id;
+    const starting = b.hub.startTurn(OWNER, first.id, 'turn on B');
+    await reopeningStarted;
+    // The second copy used since: the first, still being reopened for the turn, is the least recently used.
+    await b.hub.summary(OWNER, second.id);
+    watched = third.id;
+    const loading = b.hub.summary(OWNER, third.id);
+    // B read the third session's head: it has chosen which copy to let go. Only now may the reopen go on.
+    await headRead;
+    release();
+    const turn = await starting;
+    expect((await loading).id).toBe(third.id);
+    const ran = collect(turn);
+    await ran.ended;
+    expect(ran.chunks.at(-1)).toMatchObject({ type: 'finish' });
+    expect(JSON.stringify(ran.chunks)).toContain('answer to turn on B');
+    const isLive = (id: string): boolean => {
+      try {
+        return b.hub.get(OWNER, id) !== undefined;
+      } catch {
+        return false;
+      }
+    };
+    expect([first.id, second.id, third.id].filter(isLive)).toEqual([first.id, third.id]);
+  });
+
+  it("B stops following A's turn when the session's last watcher on B leaves, and follows it again, replayed from its start, when one comes back", async () => {
+    const { a, b } = await replicas();
+    // The turns B follows now (each reads the turn's stream on a Redis connection of its own).
+    const following = (): number => (b.cluster as RedisSessionCluster).following;
+    const { id } = await a.hub.create(OWNER, {});
+    const seen: UIChunk[] = [];
+    const stopWatching = await b.hub.watch(OWNER, id, (chunk) => seen.push(chunk));
+    const { turn, requestId } = await pausedTurn(a, id, 'a long turn, ask twice');
+    const running = collect(turn);
+    await until(() => (JSON.stringify(seen).includes(requestId) ? true : undefined), "the first ask on B's watcher", 5_000);
+    expect(following()).toBe(1);
+    stopWatching();
+    expect(following()).toBe(0);
+    // Nobody on B watches: the turn goes on on A, its first Write runs and it asks again.
+    await a.hub.answer(OWNER, id, requestId, 'allow');
+    const secondAsk = await until(() => a.hub.get(OWNER, id).pendingAsks().find((ask) => ask.requestId !== requestId)?.requestId, 'the second ask', 5_000);
+    expect(following()).toBe(0);
+    expect(JSON.stringify(seen)).not.toContain(secondAsk);
+
+    const back: UIChunk[] = [];
+    cleanups.push(await b.hub.watch(OWNER, id, (chunk) => back.push(chunk)));
+    expect(following()).toBe(1);
+    await until(() => (JSON.stringify(back).includes(secondAsk) ? true : undefined), "the second ask on B's new watcher", 5_000);
+    await a.hub.answer(OWNER, id, secondAsk, 'allow');
+    await running.ended;
+    await until(() => back.some((chunk) => chunk.type === 'finish') || undefined, "the turn's finish on B's new watcher", 5_000);
+    // Replayed from its start: the parts sent while nobody on B watched are there, in order, once each.
+    expect(back[0]).toMatchObject({ type: 'start' });
+    expect(back.at(-1)).toMatchObject({ type: 'finish' });
+    expect(back.filter((chunk) => chunk.type === 'start')).toHaveLength(1);
+    expect(JSON.stringify(back)).toContain(requestId);
+    expect(JSON.stringify(back)).toContain('answer to a tool result');
+    await until(() => following() === 0 || undefined, "B's follower to stop at the turn's end", 5_000);
+  });
+
+  it("B stops following A's turn when the last stream reading it on B leaves (as GET …/stream does), and re-attaching follows it again", async () => {
+    const { a, b } = await replicas();
+    const following = (): number => (b.cluster as RedisSessionCluster).following;
+    const { id } = await a.hub.create(OWNER, {});
+    const { turn, requestId } = await pausedTurn(a, id, 'a streamed turn, ask first');
+    const running = collect(turn);
+    // What the SSE route does with the turn `attach` gives it: a viewer while it streams, then `unfollowIfUnwatched`.
+    const followed = (await b.hub.attach(OWNER, id))!;
+    followed.viewers += 1;
+    expect(following()).toBe(1);
+    followed.viewers -= 1;
+    b.hub.unfollowIfUnwatched(OWNER, id, followed);
+    expect(following()).toBe(0);
+    const again = (await b.hub.attach(OWNER, id))!;
+    expect(again).not.toBe(followed);
+    expect(following()).toBe(1);
+    const rest = collect(again);
+    await a.hub.answer(OWNER, id, requestId, 'allow');
+    await running.ended;
+    await rest.ended;
+    expect(rest.chunks[0]).toMatchObject({ type: 'start' });
+    expect(rest.chunks.at(-1)).toMatchObject({ type: 'finish' });
   });
 
   it('a create whose store check fails after the save (Redis gone) ends the new session instead of leaking it', async () => {

@@ -104,6 +104,14 @@ export class RedisSessionCluster implements SessionCluster {
     return this.options.store.call('read a running turn', () => this.feed.runningTurn(sessionId));
   }
 
+  /**
+   * How many turns this replica follows now (`follow` calls not yet stopped, each reading on a
+   * connection of its own): a view for health checks and tests that a follower nobody needs stopped.
+   */
+  get following(): number {
+    return this.feed.following;
+  }
+
   follow(sessionId: string, turnId: string, listener: (event: ClusterTurnEvent) => void): Promise<() => void> {
     assertValidSessionId(sessionId);
     return this.options.store.call('follow a turn', () => this.feed.follow(sessionId, turnId, listener));

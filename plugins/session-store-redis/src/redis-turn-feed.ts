@@ -32,6 +32,11 @@ export class RedisTurnFeed {
 
   constructor(private readonly options: RedisTurnFeedOptions) {}
 
+  /** How many turns are followed now, each reading on a connection of its own. */
+  get following(): number {
+    return this.followers.size;
+  }
+
   /** Stops every follower: their connections close, their listeners get nothing more. */
   close(): void {
     for (const stop of [...this.followers]) stop();

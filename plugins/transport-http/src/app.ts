@@ -205,24 +205,21 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
   app.delete('/v1/sessions/:id', async (c) => {
     const keep = c.req.query('keep');
     if (keep !== undefined && keep !== 'true' && keep !== 'false') throw new HubError('invalid_request', 400, 'keep must be true or false.', 'keep');
-    await hub.open(c.get('owner'), c.req.param('id'));
-    await hub.delete(c.get('owner'), c.req.param('id'), { keep: keep === 'true' });
+    // `use`: the copy opened for the request is the one deleted, never let go in between (a 404).
+    await hub.use(c.get('owner'), c.req.param('id'), (session) => hub.delete(c.get('owner'), session.id, { keep: keep === 'true' }));
     return c.body(null, 204);
   });
   app.get('/v1/sessions/:id/history', async (c) => {
-    const session = await hub.open(c.get('owner'), c.req.param('id'));
-    return c.json({ history: hub.history(c.get('owner'), session.id) });
+    return c.json({ history: await hub.use(c.get('owner'), c.req.param('id'), (session) => session.interactive.getHistory()) });
   });
   app.post('/v1/sessions/:id/abort', async (c) => {
     // No fields: an empty body or `{}`; anything else is refused by name like any other body.
     await parseBody(c, abortBody);
-    const session = await hub.open(c.get('owner'), c.req.param('id'));
-    return c.json({ aborted: await hub.abort(c.get('owner'), session.id) });
+    return c.json({ aborted: await hub.use(c.get('owner'), c.req.param('id'), (session) => hub.abort(c.get('owner'), session.id)) });
   });
   app.post('/v1/sessions/:id/permissions/:requestId', async (c) => {
     const body = await parseBody(c, permissionAnswerBody);
-    await hub.open(c.get('owner'), c.req.param('id'));
-    return c.json(await hub.answer(c.get('owner'), c.req.param('id'), c.req.param('requestId'), body.decision, body.message));
+    return c.json(await hub.use(c.get('owner'), c.req.param('id'), (session) => hub.answer(c.get('owner'), session.id, c.req.param('requestId'), body.decision, body.message)));
   });
   app.post('/v1/sessions/:id/commands', async (c) => {
     const body = await parseBody(c, commandBody);
@@ -357,9 +354,11 @@ export function createServerApp(options: ServerAppOptions): Hono<{ Variables: Va
       clearInterval(keepAlive);
       stop();
       turn.viewers -= 1;
-      // A turn followed from another replica belongs to that replica's clients: leaving it aborts nothing.
+      // A turn followed from another replica belongs to that replica's clients: leaving it aborts
+      // nothing, but the last client here to leave stops this replica's following of it.
+      if (turn.remote) hub.unfollowIfUnwatched(owner, sessionId, turn);
       // Aborted only when nobody else follows it: no other stream and no WebSocket watching the session.
-      if (disconnected && !turn.done && !turn.remote && options.abortOnDisconnect !== false) hub.abortIfUnwatched(owner, sessionId);
+      else if (disconnected && !turn.done && options.abortOnDisconnect !== false) hub.abortIfUnwatched(owner, sessionId);
     }
   }
 
@@ -448,12 +447,10 @@ function mountWebSocket(app: Hono<{ Variables: Variables }>, hub: SessionHub, up
                   return;
                 }
                 case 'abort':
-                  await hub.open(owner, message.sessionId);
-                  reply(true, { aborted: await hub.abort(owner, message.sessionId) });
+                  reply(true, { aborted: await hub.use(owner, message.sessionId, (session) => hub.abort(owner, session.id)) });
                   return;
                 case 'permission':
-                  await hub.open(owner, message.sessionId);
-                  reply(true, { permission: await hub.answer(owner, message.sessionId, message.requestId, message.decision, message.message) });
+                  reply(true, { permission: await hub.use(owner, message.sessionId, (session) => hub.answer(owner, session.id, message.requestId, message.decision, message.message)) });
                   return;
                 case 'command': {
                   const result = await hub.command(owner, message.sessionId, message.name, message.args ?? '');

@@ -50,7 +50,7 @@ export class Turn {
     for (const listener of this.listeners) listener(chunk);
   }
 
-  /** The turn ended, or this replica stops following it (the session left the hub). */
+  /** The turn ended, or this replica stops following it (the session left the hub, or nobody here reads it any more). */
   end(): void {
     if (this.done) return;
     this.done = true;
@@ -78,7 +78,10 @@ export class HubSession {
   mapper: UiStreamMapper | undefined;
   /** A turn is being started (lock, refresh) and has no `Turn` yet. */
   starting = false;
-  /** Changes under the cluster lock in progress (a rename, a command): the copy is not let go meanwhile. */
+  /**
+   * Requests using this copy now (`SessionHub.use`: opening or reopening it, reading it, starting
+   * a turn, a change under the cluster lock): it is not let go to make room meanwhile.
+   */
   busy = 0;
   readonly pending = new Map<string, PendingAsk>();
   private readonly watchers = new Set<(chunk: UIChunk) => void>();

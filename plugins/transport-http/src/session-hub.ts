@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describeError, isValidSessionId, parsePermissionMode, PERMISSION_MODES, type ICommandInfo, type ICommandResult, type IHistoryEntry, type PermissionMode } from '@tessera/contracts';
+import { describeError, isValidSessionId, parsePermissionMode, PERMISSION_MODES, type ICommandInfo, type ICommandResult, type PermissionMode } from '@tessera/contracts';
 import { canonicalName, type InteractiveSession } from '@tessera/kernel';
 import type { ApprovalRouter, SessionCluster, SessionFactory, SessionLease } from '@tessera/session-hub';
 import { AllowedRoots } from './allowed-roots.js';
@@ -174,65 +174,96 @@ export class SessionHub {
    * The owner's session, as `get`; in replica mode also one not live here (loaded from the
    * store, owner checked), and a live copy another replica saved over is reopened first.
    */
-  async open(owner: string, id: string): Promise<HubSession> {
+  open(owner: string, id: string): Promise<HubSession> {
+    return this.use(owner, id, (session) => session);
+  }
+
+  /**
+   * Runs `work` on the owner's session, opened as `open` does, and holds the copy until `work`
+   * ends: in replica mode it is not let go to make room meanwhile (a request that found the
+   * session never sees it vanish). A request that reads the session after opening it goes
+   * through here, not through `open` and then `get`.
+   */
+  async use<T>(owner: string, id: string, work: (session: HubSession) => T | Promise<T>): Promise<T> {
     const cluster = this.options.cluster;
-    if (!cluster) return this.get(owner, id);
+    if (!cluster) return work(this.get(owner, id));
     if (!isValidSessionId(id)) throw new HubError('invalid_session_id', 400, `"${String(id).slice(0, 80)}" is not a session id.`, 'id');
     if (this.closing) throw new HubError('shutting_down', 503, 'The server is shutting down.');
+    // Held from the moment it is found (a live copy) or adopted (inside its gate), before any wait:
+    // `makeRoom` checks in the same gate, so it never lets go of a copy a request is opening.
     const live = this.live.get(id);
+    let held: HubSession;
     if (live) {
       if (live.owner !== owner) throw new HubError('session_not_found', 404, `No session ${id}.`);
+      live.busy += 1;
       this.touch(live);
-      return this.refresh(live, cluster);
+      held = live;
+    } else {
+      held = await this.gates.run(id, async () => {
+        const loaded = this.live.get(id) ? this.get(owner, id) : await this.load(owner, id, cluster);
+        loaded.busy += 1;
+        return loaded;
+      });
     }
-    return this.gates.run(id, async () => {
-      const loaded = this.live.get(id);
-      if (loaded) return this.get(owner, id);
-      return this.load(owner, id, cluster);
-    });
+    try {
+      // A copy loaded just now is the newest; one live already is reopened first when another replica saved over it.
+      return await work(live ? await this.refresh(live, cluster) : held);
+    } finally {
+      held.busy -= 1;
+    }
   }
 
   /**
    * Sends `listener` the parts of every turn of the owner's session until the returned function
    * is called (a WebSocket subscription). In replica mode that includes turns started on other
-   * replicas: the cluster announces each start and this replica follows the turn.
+   * replicas: the cluster announces each start and this replica follows the turn, and one already
+   * running there when the watcher comes is followed at once, replayed from its start. The last
+   * watcher to leave stops the following (`unfollowIfUnwatched`) unless a stream still reads it.
    */
-  async watch(owner: string, id: string, listener: (chunk: UIChunk) => void): Promise<() => void> {
-    const session = await this.open(owner, id);
-    // A watcher that joins mid-turn gets the turn so far first (its `start`, the text until now).
-    if (session.turn && !session.turn.done) for (const chunk of session.turn.chunks) listener(chunk);
-    const stopWatching = session.watch(listener);
-    const cluster = this.options.cluster;
-    if (!cluster?.watchTurns) return stopWatching;
-    let remote = this.turnWatches.get(session.id);
-    if (!remote) {
+  watch(owner: string, id: string, listener: (chunk: UIChunk) => void): Promise<() => void> {
+    return this.use(owner, id, async (session) => {
+      // A watcher that joins mid-turn gets the turn so far first (its `start`, the text until now).
+      if (session.turn && !session.turn.done) for (const chunk of session.turn.chunks) listener(chunk);
+      const stopWatching = session.watch(listener);
+      const cluster = this.options.cluster;
+      if (!cluster?.watchTurns) return stopWatching;
       const sessionId = session.id;
-      const watch = this.clustered(() => cluster.watchTurns!(sessionId, (turnId) => this.followAnnounced(sessionId, turnId)));
-      remote = { count: 0, stop: watch };
-      this.turnWatches.set(sessionId, remote);
-      watch.catch(() => {
-        if (this.turnWatches.get(sessionId) === remote) this.turnWatches.delete(sessionId);
-      });
-    }
-    const entry = remote;
-    entry.count += 1;
-    try {
-      await entry.stop;
-    } catch (error) {
-      entry.count -= 1;
-      stopWatching();
-      throw error;
-    }
-    let stopped = false;
-    return () => {
-      if (stopped) return;
-      stopped = true;
-      stopWatching();
-      entry.count -= 1;
-      if (entry.count > 0 || this.turnWatches.get(session.id) !== entry) return;
-      this.turnWatches.delete(session.id);
-      void entry.stop.then((stop) => stop(), () => undefined);
-    };
+      let entry = this.turnWatches.get(sessionId);
+      if (!entry) {
+        const watch = this.clustered(() => cluster.watchTurns!(sessionId, (turnId) => this.followAnnounced(sessionId, turnId)));
+        const created = { count: 0, stop: watch };
+        entry = created;
+        this.turnWatches.set(sessionId, created);
+        watch.catch(() => {
+          if (this.turnWatches.get(sessionId) === created) this.turnWatches.delete(sessionId);
+        });
+      }
+      const watching = entry;
+      watching.count += 1;
+      let stopped = false;
+      const unwatch = (): void => {
+        if (stopped) return;
+        stopped = true;
+        stopWatching();
+        if (session.turn?.remote) this.unfollowIfUnwatched(owner, sessionId, session.turn);
+        watching.count -= 1;
+        if (watching.count > 0 || this.turnWatches.get(sessionId) !== watching) return;
+        this.turnWatches.delete(sessionId);
+        void watching.stop.then((stop) => stop(), () => undefined);
+      };
+      try {
+        await watching.stop;
+        // Announced before this watcher subscribed, or no longer followed here since the last watcher left.
+        if (!session.running) {
+          const turnId = await this.clustered(() => cluster.runningTurn(sessionId));
+          if (turnId !== undefined && this.live.get(sessionId) === session) await this.followRemote(session, cluster, turnId);
+        }
+      } catch (error) {
+        unwatch();
+        throw error;
+      }
+      return unwatch;
+    });
   }
 
   /**
@@ -244,8 +275,21 @@ export class SessionHub {
   private followAnnounced(sessionId: string, turnId: string): void {
     const session = this.live.get(sessionId);
     const cluster = this.options.cluster;
-    if (!session || !cluster || session.turn?.id === turnId) return;
+    // No watcher left (it went while the announcement was on its way): nobody here would read the turn.
+    if (!session || !cluster || session.turn?.id === turnId || session.watcherCount === 0) return;
     void this.followRemote(session, cluster, turnId).catch(() => undefined);
+  }
+
+  /**
+   * Stops following `turn` of the owner's session, which another replica runs, once nobody here
+   * reads it (no stream, no WebSocket watcher): its Redis reader stops now, not at the turn's
+   * end. A client that comes back follows it again, replayed from its start (`attach`, `watch`).
+   */
+  unfollowIfUnwatched(owner: string, id: string, turn: Turn): void {
+    const session = this.live.get(id);
+    if (!session || session.owner !== owner || session.turn !== turn || !turn.remote) return;
+    if (turn.viewers > 0 || session.watcherCount > 0) return;
+    turn.end();
   }
 
   async rename(owner: string, id: string, name: string): Promise<HubSession> {
@@ -279,45 +323,47 @@ export class SessionHub {
    * stream follows). Refused while another turn of the session runs — in replica mode, on any
    * replica (`session_busy`).
    */
-  async startTurn(owner: string, id: string, prompt: string): Promise<Turn> {
+  startTurn(owner: string, id: string, prompt: string): Promise<Turn> {
     const cluster = this.options.cluster;
-    const session = await this.open(owner, id);
-    if (session.running) throw new HubError('turn_in_progress', 409, 'A turn is already running in this session; wait for it or abort it.');
-    if (this.atTurnLimit(owner)) {
-      throw new HubError('too_many_turns', 429, `At most ${this.options.maxConcurrentTurnsPerOwner ?? 4} turns may run at once per token.`);
-    }
-    if (!cluster) return this.runTurn(session, prompt);
-    session.starting = true;
-    let lease: SessionLease | undefined;
-    let stopServing: (() => void) | undefined;
-    try {
-      lease = await this.lock(id, cluster);
-      await this.refresh(session, cluster);
-      if (this.live.get(id) !== session) throw new HubError('session_not_found', 404, `No session ${id}.`);
-      // Other replicas' clients reach the turn (abort, permission answers) through the cluster while it runs here.
-      stopServing = await this.clustered(() => cluster.serveControl(id, controlHandler(session)));
-      return this.runTurn(session, prompt, { cluster, lease, stopServing });
-    } catch (error) {
-      await lease?.release();
-      stopServing?.();
-      throw error;
-    } finally {
-      session.starting = false;
-    }
+    return this.use(owner, id, async (session) => {
+      if (session.running) throw new HubError('turn_in_progress', 409, 'A turn is already running in this session; wait for it or abort it.');
+      if (this.atTurnLimit(owner)) {
+        throw new HubError('too_many_turns', 429, `At most ${this.options.maxConcurrentTurnsPerOwner ?? 4} turns may run at once per token.`);
+      }
+      if (!cluster) return this.runTurn(session, prompt);
+      session.starting = true;
+      let lease: SessionLease | undefined;
+      let stopServing: (() => void) | undefined;
+      try {
+        lease = await this.lock(id, cluster);
+        await this.refresh(session, cluster);
+        if (this.live.get(id) !== session) throw new HubError('session_not_found', 404, `No session ${id}.`);
+        // Other replicas' clients reach the turn (abort, permission answers) through the cluster while it runs here.
+        stopServing = await this.clustered(() => cluster.serveControl(id, controlHandler(session)));
+        return this.runTurn(session, prompt, { cluster, lease, stopServing });
+      } catch (error) {
+        await lease?.release();
+        stopServing?.();
+        throw error;
+      } finally {
+        session.starting = false;
+      }
+    });
   }
 
   /**
    * The session's running turn to stream: the one running here, or in replica mode one running
    * on another replica (followed from its start); `undefined` when none runs.
    */
-  async attach(owner: string, id: string): Promise<Turn | undefined> {
-    const session = await this.open(owner, id);
-    if (session.turn && !session.turn.done) return session.turn;
-    const cluster = this.options.cluster;
-    if (!cluster) return undefined;
-    const turnId = await this.clustered(() => cluster.runningTurn(id));
-    if (turnId === undefined) return undefined;
-    return this.followRemote(session, cluster, turnId);
+  attach(owner: string, id: string): Promise<Turn | undefined> {
+    return this.use(owner, id, async (session) => {
+      if (session.turn && !session.turn.done) return session.turn;
+      const cluster = this.options.cluster;
+      if (!cluster) return undefined;
+      const turnId = await this.clustered(() => cluster.runningTurn(id));
+      if (turnId === undefined) return undefined;
+      return this.followRemote(session, cluster, turnId);
+    });
   }
 
   /** Follows turn `turnId` of another replica into `session.turn`, replayed from its start (an ended one too); a turn already followed or running here is kept. */
@@ -385,12 +431,13 @@ export class SessionHub {
    * its turn runs on another replica, `running` and `pendingPermissions` come from that replica
    * (when it does not answer, this replica's view is returned).
    */
-  async summary(owner: string, id: string): Promise<SessionSummary> {
-    const session = await this.open(owner, id);
-    const summary = session.summary();
-    const cluster = this.options.cluster;
-    if (!cluster || session.runsHere) return summary;
-    return this.withRemoteTurn(cluster, owner, summary);
+  summary(owner: string, id: string): Promise<SessionSummary> {
+    return this.use(owner, id, (session) => {
+      const summary = session.summary();
+      const cluster = this.options.cluster;
+      if (!cluster || session.runsHere) return summary;
+      return this.withRemoteTurn(cluster, owner, summary);
+    });
   }
 
   async command(owner: string, id: string, name: string, args: string): Promise<ICommandResult> {
@@ -404,10 +451,6 @@ export class SessionHub {
     });
     if (!result) throw new HubError('unknown_command', 404, `No command /${name.slice(0, 80)}.`, 'name');
     return result;
-  }
-
-  history(owner: string, id: string): IHistoryEntry[] {
-    return this.get(owner, id).interactive.getHistory();
   }
 
   /** Ends every session (saving them) and refuses new work. */
@@ -461,17 +504,19 @@ export class SessionHub {
    */
   private async makeRoom(owner: string): Promise<void> {
     const limit = this.options.maxSessionsPerOwner ?? 100;
+    const idle = (session: HubSession): boolean => !session.hostOwned && !session.running && session.busy === 0 && session.watcherCount === 0 && session.pending.size === 0;
     for (;;) {
       const mine = this.liveByOwner.get(owner);
       if ((mine?.size ?? 0) < limit) return;
-      const idle = this.options.cluster
-        ? [...(mine ?? [])].find((session) => !session.hostOwned && !session.running && session.busy === 0 && session.watcherCount === 0 && session.pending.size === 0)
-        : undefined;
-      if (!idle) throw new HubError('too_many_sessions', 429, `At most ${limit} live sessions per token; delete one first.`);
-      // Ended as a stale copy is: its background tasks go on (they belong to the stored session).
-      await this.gates.run(idle.id, async () => {
-        this.forget(idle);
-        await this.endCopy(idle.interactive, false, false);
+      const victim = this.options.cluster ? [...(mine ?? [])].find(idle) : undefined;
+      if (!victim) throw new HubError('too_many_sessions', 429, `At most ${limit} live sessions per token; delete one first.`);
+      await this.gates.run(victim.id, async () => {
+        // Chosen before its gate was ours: what ran in the gate meanwhile (a reopen for a request,
+        // another `makeRoom`) may have taken it into use or away. Then the loop chooses again.
+        if (this.live.get(victim.id) !== victim || !idle(victim)) return;
+        this.forget(victim);
+        // Ended as a stale copy is: its background tasks go on (they belong to the stored session).
+        await this.endCopy(victim.interactive, false, false);
       });
     }
   }
@@ -532,23 +577,19 @@ export class SessionHub {
   }
 
   /** Runs `work` on the owner's session; in replica mode under its cluster lock, on the newest copy. */
-  private async exclusive<T>(owner: string, id: string, work: (session: HubSession) => Promise<T>): Promise<T> {
+  private exclusive<T>(owner: string, id: string, work: (session: HubSession) => Promise<T>): Promise<T> {
     const cluster = this.options.cluster;
-    const session = await this.open(owner, id);
-    if (!cluster) return work(session);
-    // A turn running here holds the lock already, and its copy is the newest.
-    if (session.turn && !session.turn.done && !session.turn.remote) return work(session);
-    session.busy += 1;
-    try {
+    return this.use(owner, id, async (session) => {
+      if (!cluster) return work(session);
+      // A turn running here holds the lock already, and its copy is the newest.
+      if (session.turn && !session.turn.done && !session.turn.remote) return work(session);
       const lease = await this.lock(id, cluster);
       try {
         return await work(await this.refresh(session, cluster));
       } finally {
         await lease.release();
       }
-    } finally {
-      session.busy -= 1;
-    }
+    });
   }
 
   private async lock(id: string, cluster: SessionCluster): Promise<SessionLease> {
