@@ -37,7 +37,7 @@ export {
   ResumeSessionNotFoundError,
   SESSION_APPLIED_EFFECTS,
 } from './interactive/interactive-session.js';
-export type { IResumableSession, InteractiveSandboxClient, InteractiveSessionOptions } from './interactive/interactive-session.js';
+export type { IResumableSession, ISubmitOptions, InteractiveSandboxClient, InteractiveSessionOptions } from './interactive/interactive-session.js';
 export type { InteractiveSessionEvents } from './interactive/events.js';
 export { canonicalName, SystemCommandExecutor } from './interactive/command-executor.js';
 export { BuiltinCommandSource, CommandRegistry, SkillCommandSource } from './interactive/command-registry.js';

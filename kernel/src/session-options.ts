@@ -4,6 +4,7 @@ import type {
   ContextWindow,
   IContextWindowState,
   IHistoryEntry,
+  ImageBlock,
   PermissionMode,
   Provider,
   SessionEndReason,
@@ -11,6 +12,7 @@ import type {
   SessionLogger,
   SessionServices,
   SessionStore,
+  TextBlock,
   Tool,
   ToolExecutionEvent,
   ToolSource,
@@ -40,6 +42,13 @@ export interface RunOptions {
    * prompt): `userPromptSubmit` taps get it as `rawPrompt`, so hooks match what was typed.
    */
   rawPrompt?: string;
+  /**
+   * The prompt as content blocks, text and images in their order (a pasted screenshot, a
+   * stream-json message with an image). The turn's user message carries these blocks; `message`
+   * stays what `userPromptSubmit` taps and the session log see, so it should be the blocks' text.
+   * When a tap rewrites the prompt, the message holds the images, then the rewritten text.
+   */
+  content?: ReadonlyArray<TextBlock | ImageBlock>;
 }
 
 /**

@@ -268,6 +268,39 @@ describe('error recovery', () => {
   });
 });
 
+describe('Session.run with content blocks', () => {
+  const png = { type: 'image' as const, data: 'iVBORw0KGgo=', mediaType: 'image/png' };
+
+  it('sends the prompt as its blocks, images in place, and hooks see the text', async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: 'a red square' }] });
+    const hooks = createHooks();
+    const seen: string[] = [];
+    hooks.userPromptSubmit.tap('test', ({ prompt }) => {
+      seen.push(prompt);
+      return undefined;
+    });
+    const session = new Session({ provider, hooks });
+    await session.run('what is this?', { content: [{ type: 'text', text: 'what is this?' }, png, { type: 'text', text: '' }] });
+    expect(seen).toEqual(['what is this?']);
+    expect(provider.requests[0]!.messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'what is this?' }, png] });
+    expect(session.getHistory()[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'what is this?' }, png] });
+  });
+
+  it('keeps the images when a hook rewrites the prompt or adds context, and falls back to text when no block is left', async () => {
+    const provider = new ScriptedProvider({ turns: [{ text: 'one' }, { text: 'two' }] });
+    const hooks = createHooks();
+    hooks.userPromptSubmit.tap('test', ({ prompt }) => (prompt === 'look' ? { prompt: 'look closely', additionalContext: ['ctx'] } : undefined));
+    const session = new Session({ provider, hooks });
+    await session.run('look', { content: [{ type: 'text', text: 'look' }, png] });
+    expect(session.getHistory()[0]).toEqual({
+      role: 'user',
+      content: [{ type: 'text', text: '<system-reminder>\nctx\n</system-reminder>' }, png, { type: 'text', text: 'look closely' }],
+    });
+    await session.run('plain', { content: [{ type: 'text', text: '' }] });
+    expect(session.getHistory().at(-2)).toEqual({ role: 'user', content: 'plain' });
+  });
+});
+
 describe('pairing when hooks fail', () => {
   it('gives tool calls results when afterProviderResponse fails, and keeps history when notification taps throw', async () => {
     const hooks = createHooks();

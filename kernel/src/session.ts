@@ -167,7 +167,7 @@ export class Session implements ISession {
       await this.started;
       try {
         if (this.listeners.length > 0) this.emit({ type: 'turn_start', prompt: message });
-        const text = await runTurn(this, message, controller.signal, runOptions.rawPrompt);
+        const text = await runTurn(this, message, controller.signal, runOptions.rawPrompt, runOptions.content);
         // The turn runner returns normally on abort; this check is the one source of AbortError.
         if (controller.signal.aborted) throw createAbortError();
         this.completedRuns += 1;

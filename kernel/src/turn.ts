@@ -3,6 +3,7 @@ import {
   messageText,
   toolUses,
   type AssistantMessage,
+  type ImageBlock,
   type TextBlock,
   type ToolResultBlock,
   type UserMessage,
@@ -27,6 +28,7 @@ export async function runTurn(
   message: string,
   signal: AbortSignal,
   rawPrompt?: string,
+  content?: ReadonlyArray<TextBlock | ImageBlock>,
 ): Promise<string> {
   const { hooks, options } = session;
 
@@ -48,7 +50,7 @@ export async function runTurn(
   await autoCompact(session, signal);
   if (signal.aborted) return '';
 
-  session.appendMessage(userMessage(prompt, additionalContext));
+  session.appendMessage(userMessage(prompt, additionalContext, content === undefined ? undefined : promptBlocks(content, prompt === message ? undefined : prompt)));
   if (options.sessionLogger) session.log('pre_run', {
     provider: session.getProvider().name,
     input: prompt,
@@ -138,13 +140,30 @@ function finish(session: Session, text: string): string {
   return text;
 }
 
-function userMessage(prompt: string, additionalContext: readonly string[]): UserMessage {
-  if (additionalContext.length === 0) return { role: 'user', content: prompt };
+/** The turn's user message: hook context first (a reminder block), then the prompt as text or as its blocks. */
+function userMessage(prompt: string, additionalContext: readonly string[], blocks: Array<TextBlock | ImageBlock> | undefined): UserMessage {
+  if (additionalContext.length === 0) return { role: 'user', content: blocks ?? prompt };
   const reminder: TextBlock = {
     type: 'text',
     text: `<system-reminder>\n${additionalContext.join('\n\n')}\n</system-reminder>`,
   };
-  return { role: 'user', content: [reminder, { type: 'text', text: prompt }] };
+  return { role: 'user', content: [reminder, ...(blocks ?? [{ type: 'text', text: prompt }])] };
+}
+
+/**
+ * `RunOptions.content` as the message's blocks: as given, or, when a `userPromptSubmit` tap
+ * rewrote the prompt (`rewritten`), its images and then the rewritten text. Empty text blocks
+ * are left out (the APIs refuse them; an image-only prompt has empty text).
+ */
+function promptBlocks(content: ReadonlyArray<TextBlock | ImageBlock>, rewritten: string | undefined): Array<TextBlock | ImageBlock> | undefined {
+  const blocks: Array<TextBlock | ImageBlock> = [];
+  for (const block of content) {
+    if (block.type === 'image') blocks.push(block);
+    else if (rewritten === undefined && block.text !== '') blocks.push(block);
+  }
+  if (rewritten !== undefined && rewritten !== '') blocks.push({ type: 'text', text: rewritten });
+  // Nothing left (empty text, no image): the prompt as text, as without `content`.
+  return blocks.length === 0 ? undefined : blocks;
 }
 
 function skippedResult(call: { id: string; name: string }, reason: string): ToolResultBlock {

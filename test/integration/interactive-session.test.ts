@@ -85,6 +85,22 @@ describe('InteractiveSession: prompt queue', () => {
     await session.shutdown();
   });
 
+  it('submit with content blocks: the running and the queued prompt keep their images', async () => {
+    const png = { type: 'image' as const, data: 'iVBORw0KGgo=', mediaType: 'image/png' };
+    kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'first', delayMs: 20 }, { text: 'second' }] }) });
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    const first = session.submit('see this', undefined, undefined, { content: [png, { type: 'text', text: 'see this' }] });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = session.submit('and this', undefined, undefined, { content: [{ type: 'text', text: 'and this' }, png] });
+    await first;
+    await second;
+    expect(session.getMessages().filter((message) => message.role === 'user')).toEqual([
+      { role: 'user', content: [png, { type: 'text', text: 'see this' }] },
+      { role: 'user', content: [{ type: 'text', text: 'and this' }, png] },
+    ]);
+    await session.shutdown();
+  });
+
   it('abort during a tool batch: queue cleared, interrupted fired once, the session stays usable', async () => {
     const { tool, started } = gate();
     kernel = await createKernel({

@@ -27,6 +27,7 @@ import {
   type IExecutionResult,
   type IHistoryEntry,
   type IPromptFileReferenceRecord,
+  type ImageBlock,
   type ISessionRecord,
   type ISkillActivationEvent,
   type IToolState,
@@ -41,6 +42,7 @@ import {
   type SessionEvent,
   type SessionServices,
   type TCommandEffect,
+  type TextBlock,
   compareText,
   copyWith,
 } from '@tessera/contracts';
@@ -194,10 +196,21 @@ export class ResumeSessionCwdMismatchError extends TesseraError {
   }
 }
 
+/** More of a prompt than its text (`InteractiveSession.submit`'s fourth argument). */
+export interface ISubmitOptions {
+  /**
+   * The prompt as content blocks, text and images in order (a pasted screenshot, a stream-json
+   * message with images): the turn's user message carries them (`RunOptions.content`). `input`
+   * should be their text; hooks and the timeline's display see that.
+   */
+  content?: ReadonlyArray<TextBlock | ImageBlock>;
+}
+
 interface Pending {
   input: string;
   displayInput: string | undefined;
   rawInput: string | undefined;
+  options: ISubmitOptions | undefined;
   resolve: (result: IExecutionResult | undefined) => void;
   reject: (error: unknown) => void;
 }
@@ -262,19 +275,20 @@ export class InteractiveSession {
    * Runs `input` (after the running prompt, when one runs). `displayInput` is what the timeline
    * (`getHistory()`) shows for it instead (e.g. `/audit` for an expanded skill prompt); the model
    * still gets `input`. `rawInput` is what `userPromptSubmit` taps and Claude Code hooks see as
-   * the typed prompt (`RunOptions.rawPrompt`).
+   * the typed prompt (`RunOptions.rawPrompt`). `options.content` sends the prompt as blocks with
+   * images (see `ISubmitOptions`).
    * Resolves with the execution result, or `undefined` when the prompt was cancelled from the
    * queue. A third prompt while one runs and one waits is refused (`prompt_queue_full`).
    */
-  async submit(input: string, displayInput?: string, rawInput?: string): Promise<IExecutionResult | undefined> {
+  async submit(input: string, displayInput?: string, rawInput?: string, options?: ISubmitOptions): Promise<IExecutionResult | undefined> {
     if (this.closed) throw new InteractiveSessionClosedError(this.session?.sessionId ?? this.options.sessionId ?? 'unknown');
     if (this.executing || this.pending) {
       if (this.pending) throw new PromptQueueFullError();
       return new Promise((resolve, reject) => {
-        this.pending = { input, displayInput, rawInput, resolve, reject };
+        this.pending = { input, displayInput, rawInput, options, resolve, reject };
       });
     }
-    return this.execute(input, displayInput, rawInput);
+    return this.execute(input, displayInput, rawInput, options);
   }
 
   /** Clears the queue and aborts the running prompt; `interrupted` fires once the abort completed. */
@@ -318,13 +332,13 @@ export class InteractiveSession {
     return this.turnTools.filter((state) => state.isRunning).map((state) => ({ ...state }));
   }
 
-  private async execute(input: string, displayInput: string | undefined, rawInput: string | undefined): Promise<IExecutionResult | undefined> {
+  private async execute(input: string, displayInput: string | undefined, rawInput: string | undefined, options?: ISubmitOptions): Promise<IExecutionResult | undefined> {
     this.executing = true;
     // A flag, not an AbortController: once the session's run has started, `abort()` reaches it
     // through `Session.abort`; a controller per prompt would cost more than the rest of a short turn's bookkeeping.
     const turnAbort = { aborted: false };
     this.turnAbort = turnAbort;
-    const run = this.runPrompt(input, displayInput, rawInput, turnAbort);
+    const run = this.runPrompt(input, displayInput, rawInput, turnAbort, options?.content);
     this.current = run;
     try {
       return await run;
@@ -334,12 +348,18 @@ export class InteractiveSession {
       if (this.turnAbort === turnAbort) this.turnAbort = undefined;
       const next = this.pending;
       this.pending = undefined;
-      if (next && !this.closed) this.execute(next.input, next.displayInput, next.rawInput).then(next.resolve, next.reject);
+      if (next && !this.closed) this.execute(next.input, next.displayInput, next.rawInput, next.options).then(next.resolve, next.reject);
       else next?.resolve(undefined);
     }
   }
 
-  private async runPrompt(input: string, displayInput: string | undefined, rawInput: string | undefined, turnAbort: { aborted: boolean }): Promise<IExecutionResult | undefined> {
+  private async runPrompt(
+    input: string,
+    displayInput: string | undefined,
+    rawInput: string | undefined,
+    turnAbort: { aborted: boolean },
+    content: ReadonlyArray<TextBlock | ImageBlock> | undefined,
+  ): Promise<IExecutionResult | undefined> {
     const session = await this.ready;
     this.streamingText = '';
     this.turnTools = [];
@@ -363,6 +383,7 @@ export class InteractiveSession {
         onTextDelta: this.onTextDelta,
         ...(turnAbort.aborted ? { signal: AbortSignal.abort() } : {}),
         ...(rawInput === undefined ? {} : { rawPrompt: rawInput }),
+        ...(content === undefined ? {} : { content }),
       });
       // The summary entries were added on `turn_end`, before the session saved.
       const result = this.turnResult ?? this.finishTurn(session, response);

@@ -889,7 +889,7 @@ describe('stream-json input and the control protocol', () => {
     expect(await silent.exit).toBe(0);
   }, 60_000);
 
-  it('system/init comes first; an image-only message is reported and skipped; a host deny rule in updatedPermissions is not turned into an allow', async () => {
+  it('system/init comes first; a document-only message is reported and skipped; a host deny rule in updatedPermissions is not turned into an allow', async () => {
     let asks = 0;
     const cli = host(['--permission-prompt-tool=stdio'], (request) => {
       if (request.subtype !== 'can_use_tool') return undefined;
@@ -901,7 +901,7 @@ describe('stream-json input and the control protocol', () => {
       };
     });
     cli.sendRaw('[1, 2]\n');
-    cli.send({ type: 'user', message: { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }] }, parent_tool_use_id: null, session_id: '' });
+    cli.send({ type: 'user', message: { role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } }] }, parent_tool_use_id: null, session_id: '' });
     cli.send(user('first'));
     await cli.waitFor((message) => message.type === 'result');
     const bashAsksAfterFirst = asks;
@@ -912,7 +912,7 @@ describe('stream-json input and the control protocol', () => {
     expect(cli.seen[0]).toMatchObject({ type: 'system', subtype: 'init' });
     const errors = cli.seen.filter((message) => message.type === 'system' && message.subtype === 'error').map((message) => message.error as string);
     expect(errors[0]).toMatch(/stdin line 1 is not a JSON object/);
-    expect(errors[1]).toMatch(/image content blocks are not supported yet .* the message was skipped/);
+    expect(errors[1]).toMatch(/document content blocks are not supported yet .* the message was skipped/);
     expect(cli.seen.filter((message) => message.type === 'result')).toHaveLength(2);
     // Bash was asked in the first turn and asked again in the second: the deny rule was not remembered as an allow.
     expect(asks).toBeGreaterThan(bashAsksAfterFirst);

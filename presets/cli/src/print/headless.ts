@@ -8,8 +8,11 @@ import {
   type ApprovalAnswer,
   type ApprovalHandler,
   type ApprovalRequest,
+  type AgentDefinition,
   type HookEventName,
   type HooksConfig,
+  type ImageBlock,
+  type TextBlock,
   type Message,
   type SessionEvent,
   compareText,
@@ -42,6 +45,7 @@ import {
   type ResultSubtype,
 } from './sdk-messages.js';
 import { StdinLines } from './stdin-lines.js';
+import { readUserContent } from './user-content.js';
 import {
   MAX_STRUCTURED_OUTPUT_ATTEMPTS,
   parseJsonSchemaFlag,
@@ -56,6 +60,7 @@ import { cliCommandHostAdapters, hostListings, loadedPluginsForInit, mcpServerSt
 import { cliMcpOptions } from '../mcp-setup.js';
 import { McpClients } from '@tessera/plugin-mcp/plugin';
 import { offeredTools } from '@tessera/plugin-permissions';
+import { parseAgentsFlag } from '../inline-agents.js';
 
 const STDIN_CAP_BYTES = 10 * 1024 * 1024;
 /** How long a `can_use_tool` ask may wait for the host before it counts as a refusal. */
@@ -134,6 +139,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
   try {
     mark('settings and provider chosen');
     const base = runPresetOptions({ flags, io, cwd, settings, choice, approvalHandler: host.approvalHandler(), mcp: mcpSetup.mcp });
+    const agents = host.agents();
     kernel = await createKernel({
       plugins: await loadCliPreset({
         ...base,
@@ -145,6 +151,7 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
             }
           : {}),
         hookConfigs: [...settings.hookConfigs, ...host.hookConfigs()],
+        ...(agents.length === 0 ? {} : { agents: mergeAgents(base.agents ?? [], agents) }),
         ...(flags.fallbackModel === undefined
           ? {}
           : {
@@ -242,9 +249,10 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
           }
           switch (value.type) {
             case 'user': {
-              const content = userText(value.message);
-              if (content === undefined) {
-                out.line({ type: 'system', subtype: 'error', session_id: session.sessionId, uuid: randomUUID(), error: `stdin line ${entry.line}: a user message needs message.content (a string or content blocks); it was skipped` });
+              const content = readUserContent(value.message, entry.line);
+              if ('error' in content) {
+                // In its place in the queue: the host reads one result per message it sent.
+                queue.push({ text: '', refusal: content.error });
                 return;
               }
               if (content.skipped.length > 0) {
@@ -256,10 +264,10 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
                   error: `stdin line ${entry.line}: ${content.skipped.join(', ')} content blocks are not supported yet and were left out${content.text.trim() === '' ? '; with no text left, the message was skipped' : ''}`,
                 });
               }
-              if (content.text.trim() === '') return;
+              if (content.text.trim() === '' && content.blocks === undefined) return;
               // The echo carries a `uuid` as every line does: the host's own, else a new one.
               const echo = flags.replayUserMessages ? { ...value, session_id: session.sessionId, uuid: typeof value.uuid === 'string' ? value.uuid : randomUUID(), isReplay: true } : undefined;
-              queue.push({ text: content.text, ...(echo ? { echo } : {}) });
+              queue.push({ text: content.text, ...(content.blocks ? { blocks: content.blocks } : {}), ...(echo ? { echo } : {}) });
               return;
             }
             case 'control_request':
@@ -286,10 +294,14 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
       for (;;) {
         const next = await queue.take();
         if (next === undefined) break;
+        if (next.refusal !== undefined) {
+          run.refuse(next.refusal);
+          continue;
+        }
         // A replayed message is echoed when its turn starts, after the previous turn's result.
         if (next.echo) out.line(next.echo);
         // Each turn ends in its own result; the host reads `is_error` (exit 0 at the end, as Claude Code's SDK mode).
-        await run.turn(next.text);
+        await run.turn(next.text, next.blocks);
       }
       await reader;
     }
@@ -304,6 +316,13 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
     out.finish();
   }
   return exitCode !== 0 ? exitCode : run.lastFailed && !lines ? 1 : 0;
+}
+
+/** `--agents` and the SDK's `initialize.agents`: one list, the host's winning a name. */
+function mergeAgents(flag: readonly AgentDefinition[], host: readonly AgentDefinition[]): AgentDefinition[] {
+  const byName = new Map(flag.map((agent) => [agent.name, agent]));
+  for (const agent of host) byName.set(agent.name, agent);
+  return [...byName.values()];
 }
 
 /** `--json-schema`: the instructions to call StructuredOutput, after the rest of the system prompt. */
@@ -435,21 +454,6 @@ export async function resolveResume(kernel: Kernel, flags: CliFlags, cwd: string
   return found.id;
 }
 
-/** A stream-json user message's text; blocks of other kinds (images…) are named in `skipped`. */
-function userText(message: unknown): { text: string; skipped: string[] } | undefined {
-  if (!isRecord(message)) return undefined;
-  const content = message.content;
-  if (typeof content === 'string') return { text: content, skipped: [] };
-  if (!Array.isArray(content)) return undefined;
-  const parts: string[] = [];
-  const skipped = new Set<string>();
-  for (const block of content) {
-    if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
-    else skipped.add(isRecord(block) && typeof block.type === 'string' ? block.type : 'unknown');
-  }
-  return { text: parts.join('\n'), skipped: [...skipped] };
-}
-
 function initMessage(
   session: Session,
   interactive: InteractiveSession,
@@ -567,7 +571,35 @@ class TurnRunner {
     this.out.line(this.init());
   }
 
-  async turn(prompt: string): Promise<boolean> {
+  /**
+   * A stream-json message that cannot be sent (a bad image block): its result is an error
+   * naming the line and field, and no model call is made.
+   */
+  refuse(error: string): void {
+    this.sendInit();
+    const result: ResultMessage = {
+      type: 'result',
+      subtype: 'error_during_execution',
+      uuid: randomUUID(),
+      session_id: this.session.sessionId,
+      is_error: true,
+      duration_ms: 0,
+      duration_api_ms: 0,
+      num_turns: 0,
+      stop_reason: null,
+      terminal_reason: 'invalid_input',
+      total_cost_usd: this.totalCost,
+      usage: emptyUsage(),
+      modelUsage: Object.fromEntries(this.models),
+      permission_denials: [],
+      errors: [error],
+    };
+    this.out.result(result);
+    this.lastFailed = true;
+  }
+
+  /** Runs `prompt`; with `blocks` (a stream-json message with images), its message holds them. */
+  async turn(prompt: string, blocks?: ReadonlyArray<TextBlock | ImageBlock>): Promise<boolean> {
     const { session, out, flags } = this;
     this.sendInit();
     const started = Date.now();
@@ -671,13 +703,27 @@ class TurnRunner {
       }
     });
     const stopMessages = out.onMessage((message, owner) => {
-      if (owner !== session || message.role !== 'tool') return;
+      // Another session's model call (a subagent's; they share the kernel's hooks): priced into
+      // `total_cost_usd` and `modelUsage` as Claude Code does (`usage` stays the main loop's), and
+      // under `--max-budget-usd` the call that reaches the budget ends the turn, the subagent with it.
+      if (owner !== session) {
+        if (message.role !== 'assistant' || message.usage === undefined) return;
+        const answered = message.model ?? this.model;
+        const asked = (owner as { getModel?: () => string | undefined }).getModel?.() ?? session.getModel() ?? answered;
+        this.addModelUsage(answered, toAnthropicUsage(message.usage), hasPrice(answered) ? answered : asked);
+        if (budget !== undefined && !overBudget && this.spent() >= budget) {
+          overBudget = true;
+          this.interactive.abort();
+        }
+        return;
+      }
+      if (message.role !== 'tool') return;
       out.line(toolResultMessage(message, session.sessionId, toolData));
       roundStarted = Date.now();
     });
     let response = '';
     try {
-      let result = overBudget ? undefined : await this.interactive.submit(prompt);
+      let result = overBudget ? undefined : await this.interactive.submit(prompt, undefined, undefined, blocks ? { content: blocks } : undefined);
       // `--json-schema`: a reply that ended without a conforming call gets a reminder, up to the limit.
       while (structured && result !== undefined && structuredOutput === undefined && !structuredGaveUp && !overBudget && !totals.interrupted && totals.errors.length === 0 && !this.stoppedAtMaxTurns(totals.rounds)) {
         structuredFailures += 1;
@@ -794,6 +840,10 @@ function summarize(input: unknown): string {
 /** Queued user messages of a headless session, taken one turn at a time. */
 interface QueuedMessage {
   text: string;
+  /** Text and image blocks in order, when the message has images. */
+  blocks?: Array<TextBlock | ImageBlock>;
+  /** A message that cannot be sent: answered in its turn by an error result saying why. */
+  refusal?: string;
   /** `--replay-user-messages`: the line to echo when the turn starts. */
   echo?: Record<string, unknown>;
 }
@@ -861,6 +911,30 @@ class HostBridge {
 
   attach(session: Session): void {
     this.session = session;
+  }
+
+  /** Why `initialize.agents` was refused (the `initialize` answer is then this error). */
+  private agentsError: string | undefined;
+
+  /**
+   * `initialize.agents` (the SDK's `agents` option, `{ name: { description, prompt, tools?,
+   * model? } }`), read as `--agents` is: subagents of this run, composed before the session
+   * starts so `system/init` lists them. A malformed definition is refused as a whole (named in
+   * the `initialize` error answer, field and all); the rest of `initialize` still applies.
+   */
+  agents(): AgentDefinition[] {
+    const agents = this.initialize?.agents;
+    if (agents === undefined) return [];
+    try {
+      const { definitions, warnings } = parseAgentsFlag([JSON.stringify(agents)]);
+      for (const warning of warnings) this.io.stderr(`${warning.replace('--agents:', 'initialize: agents:')}\n`);
+      return definitions;
+    } catch (error) {
+      if (!(error instanceof CliUsageError)) throw error;
+      this.agentsError = `${error.message.replace(/^Error: --agents/, 'initialize: agents')} None of its agents were added; fix the definition and start a new query.`;
+      this.io.stderr(`${this.agentsError}\n`);
+      return [];
+    }
   }
 
   /** `initialize.hooks` → one callback hook per `hookCallbackIds` entry, asking the host. */
@@ -966,6 +1040,10 @@ class HostBridge {
 
   answerInitialize(requestId: string, interactive: InteractiveSession, listings = this.listings): void {
     this.listings = listings;
+    if (this.agentsError !== undefined) {
+      this.control.respondError(requestId, this.agentsError, 'invalid_request');
+      return;
+    }
     this.control.respond(requestId, {
       commands: listings?.commands ?? interactive.listCommands().map((command) => ({ name: command.name, description: command.description ?? '', argumentHint: command.argumentHint ?? '' })),
       agents: listings?.agents ?? [],

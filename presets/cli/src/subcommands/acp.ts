@@ -5,18 +5,20 @@ import { CliUsageError, parseArgs } from '../args.js';
 import { composeHost } from '../host-sessions.js';
 import type { Subcommand } from '../io.js';
 import { TESSERA_VERSION } from '../version.js';
+import { untilStopped } from './shared.js';
 
 export const ACP_USAGE = `Usage: tessera acp [options]
 
 Runs Tessera as an Agent Client Protocol agent on stdin/stdout, for editors that speak ACP
 (Zed and others): the editor starts this command and opens sessions in its workspace.
 stdout carries only the protocol; diagnostics go to stderr. Ends when stdin closes or on
-SIGTERM/SIGINT, saving the sessions.
+SIGTERM/SIGINT, saving the sessions; when the editor stops reading stdout, it ends the same
+way with exit code 1.
 
 Options (as for a run; prompts come from the editor):
   --provider <profile>                Provider profile from settings ("demo": the built-in demo model)
   --model <model>                     Model for every session
-  --permission-mode <mode>            Starting mode: default, acceptEdits, plan, dontAsk
+  --permission-mode <mode>            Starting mode: default (or manual), acceptEdits, plan, dontAsk (not auto)
   --allow-dangerously-skip-permissions  Also offer bypassPermissions as a mode
   --allowedTools / --disallowedTools  Permission rules for this run
   --settings <file|json>              One more settings layer
@@ -60,16 +62,12 @@ export const runAcpCommand: Subcommand = async (argv, io) => {
     log,
   });
 
-  let stop: () => void = () => undefined;
-  const stopped = new Promise<string>((resolve) => (stop = () => resolve('signal')));
-  const onSignal = (): void => stop();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  // The editor stopped reading our stdout (EPIPE): nothing we answer can reach it, so it ends as
+  // on a signal (sessions saved), quietly, exit 1 as print mode does.
+  let stdoutGone = false;
   try {
-    await Promise.race([server.closed, stopped]);
+    stdoutGone = (await untilStopped(server.closed, io.stdoutClosed)) === 'stdout-closed';
   } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
     try {
       await server.close();
     } catch (error) {
@@ -77,5 +75,5 @@ export const runAcpCommand: Subcommand = async (argv, io) => {
     }
     await host.close();
   }
-  return 0;
+  return stdoutGone ? 1 : 0;
 };

@@ -8,6 +8,7 @@ import { CliUsageError, parseArgs, type CliFlags } from '../args.js';
 import { composeHost } from '../host-sessions.js';
 import type { Subcommand } from '../io.js';
 import { TESSERA_VERSION } from '../version.js';
+import { untilStopped } from './shared.js';
 
 export const MCP_SERVE_USAGE = `Usage: tessera mcp serve [options]
 
@@ -16,13 +17,14 @@ to stderr). Tools: prompt { prompt, sessionId? } runs a turn and answers with th
 the session id; abort { sessionId } stops a running turn; command_<name> { args?, sessionId? }
 runs a model-invocable slash command. Permission asks go to the client as elicitation forms when
 it supports them; otherwise they are denied with the rule to add to permissions.allow.
-The server stops when stdin ends (or on SIGTERM / SIGINT); its sessions are saved.
+The server stops when stdin ends (or on SIGTERM / SIGINT); its sessions are saved. When the
+client stops reading stdout, it stops the same way with exit code 1.
 
 Options (as for a tessera run):
   --cwd <dir>                     Work in this directory (every session opened over MCP)
   --provider <profile>            Provider profile from settings ("demo": the built-in demo model)
   --model <model>                 Model for new sessions
-  --permission-mode <mode>        default, acceptEdits, plan, bypassPermissions, dontAsk
+  --permission-mode <mode>        default (or manual), acceptEdits, plan, bypassPermissions, dontAsk (not auto)
   --allowedTools <tools...>       Rules that run without asking, e.g. "Bash(npm test:*)" Edit
   --disallowedTools <tools...>    Rules that are refused
   --append-system-prompt <text>   Append to the system prompt of every session
@@ -47,7 +49,7 @@ const NOT_FOR_SERVE: ReadonlyArray<[keyof CliFlags, string]> = [
 /**
  * `tessera mcp serve [options]`: composes the CLI preset once (as `tessera acp` does) and serves
  * it over stdio with `@tessera/plugin-transport-mcp`. Exit code 0 when the client went away or a
- * signal stopped the server; 1 when the host could not be composed.
+ * signal stopped the server; 1 when the host could not be composed or stdout's reader went away.
  */
 export const runMcpServeCommand: Subcommand = async (argv, io) => {
   let flags: CliFlags;
@@ -103,28 +105,14 @@ export const runMcpServeCommand: Subcommand = async (argv, io) => {
       done();
     },
   });
+  let stdoutGone = false;
   try {
     const server = await serveMcpStdio(mcp, { stdin: io.stdin as Readable, stdout });
     io.stderr(`tessera mcp serve: serving ${cwd} over stdio\n`);
-    await untilStopped(server.closed);
+    stdoutGone = (await untilStopped(server.closed, io.stdoutClosed)) === 'stdout-closed';
   } finally {
     await mcp.stop();
     await host.close();
   }
-  return 0;
+  return stdoutGone ? 1 : 0;
 };
-
-/** Waits for the client to go, or for SIGTERM / SIGINT (then the caller saves and exits). */
-async function untilStopped(closed: Promise<void>): Promise<void> {
-  let stop: () => void = () => undefined;
-  const signalled = new Promise<void>((resolve) => (stop = resolve));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  try {
-    await Promise.race([closed, signalled]);
-  } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-  }
-}
-

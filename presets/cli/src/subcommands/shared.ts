@@ -40,17 +40,28 @@ export function usageError(message: string): CommandError {
 
 export type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
-/** Resolves on the first SIGINT or SIGTERM (a long-running command's cue to stop cleanly). */
-export function untilStopped(): Promise<void> {
-  return new Promise((done) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+/**
+ * Resolves on the first SIGINT or SIGTERM (a long-running command's cue to stop cleanly); a stdio
+ * server (`acp`, `mcp serve`) also stops when its client goes (`closed`) or stops reading stdout
+ * (`stdoutClosed`, an EPIPE: no answer can reach it any more). Says which came first; the caller
+ * then saves and exits.
+ */
+export async function untilStopped(closed?: Promise<void>, stdoutClosed?: AbortSignal): Promise<'signal' | 'closed' | 'stdout-closed'> {
+  let stop: (why: 'signal' | 'stdout-closed') => void = () => undefined;
+  const stopped = new Promise<'signal' | 'stdout-closed'>((resolve) => (stop = resolve));
+  const onSignal = (): void => stop('signal');
+  const onStdoutClosed = (): void => stop('stdout-closed');
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  if (stdoutClosed?.aborted) onStdoutClosed();
+  else stdoutClosed?.addEventListener('abort', onStdoutClosed, { once: true });
+  try {
+    return await (closed === undefined ? stopped : Promise.race([closed.then(() => 'closed' as const), stopped]));
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    stdoutClosed?.removeEventListener('abort', onStdoutClosed);
+  }
 }
 
 /** Parsed flags of a command without positionals. */

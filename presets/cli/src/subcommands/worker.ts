@@ -119,7 +119,7 @@ export const runWorkerCommand: Subcommand = async (argv, io) => {
       if (typeof value === 'string' && (!/^\d+$/.test(value) || Number(value) < 1)) throw new Error(`--${flag} must be a whole number of at least 1 (got ${value})`);
     }
     if (typeof values['permission-mode'] === 'string' && parsePermissionMode(values['permission-mode']) === undefined) {
-      throw new Error(`--permission-mode ${values['permission-mode']} is not a permission mode (default, acceptEdits, plan, bypassPermissions)`);
+      throw new Error(`--permission-mode ${values['permission-mode']} is not a permission mode Tessera has (default or manual, acceptEdits, plan, bypassPermissions, dontAsk; Claude Code's auto is not supported)`);
     }
     const unknown = kinds.filter((kind) => !(KINDS as readonly string[]).includes(kind));
     if (unknown.length > 0) throw new Error(`--kinds: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not run by this command (it runs ${KINDS.join(', ')})`);

@@ -1,0 +1,49 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LoopbackCli } from './loopback-cli.test-helper.js';
+
+// `--max-budget-usd` and `total_cost_usd` count every model call of the run, a subagent's too
+// (as Claude Code's do); `usage` stays the main loop's.
+
+let cli: LoopbackCli;
+beforeEach(async () => {
+  cli = await LoopbackCli.start();
+});
+afterEach(() => cli.close());
+
+const AGENTS = JSON.stringify({ reviewer: { description: 'Reviews notes', prompt: 'You review notes.', model: 'claude-sonnet-4-5' } });
+
+describe('--max-budget-usd with subagents', () => {
+  it("a subagent's model call that reaches the budget ends the run: error_max_budget_usd, its cost in total_cost_usd and modelUsage", async () => {
+    // Sonnet at $3 per million input tokens: the reviewer's reply alone costs $3.
+    cli.server.reply(
+      { toolCalls: [{ name: 'tessera_command_agent', input: { args: 'reviewer Check the notes.' } }] },
+      { text: ['The notes are fine.'], model: 'claude-sonnet-4-5', usage: { input_tokens: 1_000_000 } },
+      { text: ['Reviewed.'] },
+    );
+    const run = await cli.run(['-p', 'review', '--output-format', 'json', '--model', 'sonnet', '--allowedTools', 'tessera_command_agent', '--agents', AGENTS, '--max-budget-usd', '0.5']);
+    expect(run.code, run.stderr).toBe(1);
+    const result = JSON.parse(run.stdout);
+    expect(result).toMatchObject({ subtype: 'error_max_budget_usd', is_error: true, terminal_reason: 'budget_exhausted', errors: [expect.stringContaining('Reached maximum budget ($0.5)')] });
+    expect(result.total_cost_usd).toBeGreaterThanOrEqual(3);
+    expect(result.modelUsage['claude-sonnet-4-5']).toMatchObject({ inputTokens: 1_000_000 });
+    // `usage` is the main loop's only.
+    expect(result.usage.input_tokens).toBeLessThan(1_000_000);
+    // No model call after the one that reached the budget.
+    expect(cli.server.requests).toHaveLength(2);
+  }, 60_000);
+
+  it('under the budget, the subagent is priced in and the run succeeds', async () => {
+    cli.server.reply(
+      { toolCalls: [{ name: 'tessera_command_agent', input: { args: 'reviewer Check the notes.' } }] },
+      { text: ['The notes are fine.'], model: 'claude-sonnet-4-5', usage: { input_tokens: 100_000 } },
+      { text: ['Reviewed.'] },
+    );
+    const run = await cli.run(['-p', 'review', '--output-format', 'json', '--model', 'sonnet', '--allowedTools', 'tessera_command_agent', '--agents', AGENTS, '--max-budget-usd', '5']);
+    expect(run.code, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout);
+    expect(result).toMatchObject({ subtype: 'success', result: 'Reviewed.' });
+    // $0.30 for the reviewer's 100k input tokens, plus the main loop's few.
+    expect(result.total_cost_usd).toBeGreaterThanOrEqual(0.3);
+    expect(result.total_cost_usd).toBeLessThan(0.31);
+  }, 60_000);
+});

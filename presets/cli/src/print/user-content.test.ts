@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { readUserContent } from './user-content.js';
+
+const PNG = 'iVBORw0KGgo=';
+const image = (source: unknown) => ({ type: 'image', source });
+
+describe('readUserContent', () => {
+  it('takes a string, text blocks, and base64 images in order; names other block kinds', () => {
+    expect(readUserContent({ content: 'hi' }, 1)).toEqual({ text: 'hi', skipped: [] });
+    expect(readUserContent({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, 1)).toEqual({ text: 'a\nb', skipped: [] });
+    expect(readUserContent({ content: [image({ type: 'base64', media_type: 'image/webp', data: `${PNG}\n` }), { type: 'text', text: 'what?' }, { type: 'document' }] }, 1)).toEqual({
+      text: 'what?',
+      blocks: [{ type: 'image', data: PNG, mediaType: 'image/webp' }, { type: 'text', text: 'what?' }],
+      skipped: ['document'],
+    });
+  });
+
+  it('refuses what cannot be sent, naming the line and the field', () => {
+    const cases: Array<[unknown, string]> = [
+      [{}, 'stdin line 7: a user message needs message.content'],
+      [{ content: [image({ type: 'url', url: 'https://example.com/a.png' })] }, 'stdin line 7: message.content[0].source.type is "url"'],
+      [{ content: [image({ type: 'file', file_id: 'f' })] }, 'stdin line 7: message.content[0].source.type must be "base64"; got "file"'],
+      [{ content: [{ type: 'text', text: 'x' }, image({ type: 'base64', data: PNG })] }, 'stdin line 7: message.content[1].source.media_type must be one of'],
+      [{ content: [image({ type: 'base64', media_type: 'image/png', data: '' })] }, 'stdin line 7: message.content[0].source.data must be'],
+      [{ content: [image({ type: 'base64', media_type: 'image/png', data: 'not base64!' })] }, 'stdin line 7: message.content[0].source.data is not base64'],
+      [{ content: [image(undefined)] }, 'stdin line 7: message.content[0].source must be an object'],
+    ];
+    for (const [message, expected] of cases) {
+      const read = readUserContent(message, 7);
+      expect(read, JSON.stringify(message)).toEqual({ error: expect.stringContaining(expected) });
+    }
+  });
+});
