@@ -34,3 +34,4 @@ export * from './inventory.js';
 export * from './mcp.js';
 export * from './objects.js';
 export * from './pricing.js';
+export * from './setting-sources.js';

@@ -13,6 +13,24 @@ function tree(files: Record<string, string>) {
 }
 
 describe('loadContext', () => {
+  it('reads only the scopes given (setting sources): imports come with their file, a left-out file costs no budget', () => {
+    const root = tree({
+      'home/.claude/CLAUDE.md': 'user @shared.md',
+      'home/.claude/shared.md': 'shared by user',
+      'repo/CLAUDE.md': 'project '.repeat(20),
+      'repo/CLAUDE.local.md': 'local',
+    });
+    const load = (scopes?: Array<'user' | 'project' | 'local'>, maxTotalChars?: number) =>
+      loadContext({ cwd: join(root, 'repo'), home: join(root, 'home'), ...(scopes ? { scopes } : {}), ...(maxTotalChars ? { maxTotalChars } : {}) }).files.map((f) => [f.scope, f.content.slice(0, 14)]);
+    expect(load()).toHaveLength(4);
+    expect(load(['user'])).toEqual([['user', 'user @shared.m'], ['import', 'shared by user']]);
+    expect(load(['project'])).toEqual([['project', 'project projec']]);
+    expect(load(['local', 'user'])).toEqual([['user', 'user @shared.m'], ['import', 'shared by user'], ['local', 'local']]);
+    expect(load([])).toEqual([]);
+    // 160 characters of project text would leave nothing of the budget for the local file.
+    expect(load(['local'], 10)).toEqual([['local', 'local']]);
+  });
+
   it('walks from the top (below the filesystem root) down to cwd after the user-level files, through the repository root', () => {
     const root = tree({
       'home/.claude/CLAUDE.md': 'user',

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import type { Diagnostic } from '@tessera/contracts';
+import type { Diagnostic, SettingSource } from '@tessera/contracts';
 import { extractCompactInstructions } from './compact-instructions.js';
 import { readTextFile } from './read-text.js';
 
@@ -19,6 +19,13 @@ export interface ContextFile {
 
 export interface LoadContextOptions {
   cwd: string;
+  /**
+   * Only these sources' files are read (`user`: ~/.claude/CLAUDE.md, ~/.tessera/AGENTS.md;
+   * `project`: AGENTS.md, CLAUDE.md, .claude/CLAUDE.md; `local`: CLAUDE.local.md); a file's
+   * `@path` imports come with it. Default: all. A left-out file is never opened, so it takes
+   * nothing from `maxTotalChars`.
+   */
+  scopes?: readonly SettingSource[];
   /** Default `os.homedir()`. */
   home?: string;
   /** `@path` import hops allowed from a top-level file. Default 5. */
@@ -63,10 +70,14 @@ export function loadContext(options: LoadContextOptions): LoadedContext {
     remaining: options.maxTotalChars ?? 200_000,
     home,
   };
-  for (const relative of USER_FILES) addFile(state, join(home, relative), 'user', [], undefined);
-  for (const dir of directoriesFromRoot(cwd)) {
-    if (dir === home) continue; // ~/CLAUDE.md is not a user-level file; avoid loading it twice as project.
-    for (const [name, scope] of PROJECT_NAMES) addFile(state, join(dir, name), scope, [], undefined);
+  const scopes = options.scopes;
+  if (scopes === undefined || scopes.includes('user')) for (const relative of USER_FILES) addFile(state, join(home, relative), 'user', [], undefined);
+  const names = scopes === undefined ? PROJECT_NAMES : PROJECT_NAMES.filter(([, scope]) => scopes.includes(scope as SettingSource));
+  if (names.length > 0) {
+    for (const dir of directoriesFromRoot(cwd)) {
+      if (dir === home) continue; // ~/CLAUDE.md is not a user-level file; avoid loading it twice as project.
+      for (const [name, scope] of names) addFile(state, join(dir, name), scope, [], undefined);
+    }
   }
   const sections = state.files
     .map((file) => extractCompactInstructions(file.content))

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Diagnostic } from '@tessera/contracts';
-import { loadConfig, mergeSettings, readSettingsLayer, settingsLayerPaths, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config';
+import { loadConfig } from '@tessera/plugin-config';
 import { readJsonObject, updateJsonObject } from './json-file.js';
 import type { PluginScope } from './plugin-state.js';
 
@@ -44,7 +44,7 @@ export function settingsFileFor(scope: PluginScope, options: PluginSettingsOptio
 export function readPluginSettings(options: PluginSettingsOptions): PluginSettings {
   const sources = options.settingSources;
   try {
-    const { config, diagnostics, layers } = sources === undefined ? loadConfig({ cwd: options.cwd, home: options.home }) : loadScopes(options.cwd, options.home, sources);
+    const { config, diagnostics, layers } = loadConfig({ cwd: options.cwd, home: options.home, ...(sources === undefined ? {} : { scopes: sources }) });
     const raw = config as Record<string, unknown>;
     const extra = (raw.extraKnownMarketplaces ?? raw.additionalMarketplaces ?? {}) as PluginSettings['extraKnownMarketplaces'];
     const enabled: Record<string, boolean> = { ...(config.enabledPlugins ?? {}) };
@@ -60,21 +60,6 @@ export function readPluginSettings(options: PluginSettingsOptions): PluginSettin
   } catch (error) {
     return { enabledPlugins: {}, extraKnownMarketplaces: {}, diagnostics: [{ severity: 'error', file: options.cwd, message: `Settings could not be read, so no bundle plugin is enabled: ${(error as Error).message}` }] };
   }
-}
-
-/** The layers of `sources` only, merged as `loadConfig` merges them (a file of another scope is not opened). */
-function loadScopes(cwd: string, home: string, sources: readonly PluginScope[]): Pick<LoadedConfig, 'config' | 'diagnostics' | 'layers'> {
-  const layers: SettingsLayer[] = [];
-  const diagnostics: Diagnostic[] = [];
-  const seen = new Set<string>();
-  for (const { file, scope } of settingsLayerPaths(resolve(cwd), resolve(home))) {
-    if (scope === 'cli' || !sources.includes(scope) || seen.has(file)) continue;
-    seen.add(file);
-    const read = readSettingsLayer(file, scope);
-    layers.push(read.layer);
-    diagnostics.push(...read.diagnostics);
-  }
-  return { config: mergeSettings(layers.flatMap((layer) => (layer.settings ? [layer.settings] : []))), layers, diagnostics };
 }
 
 function readEnabled(file: string): Record<string, boolean> {

@@ -1,6 +1,7 @@
 import { createToken } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
+import { LAYER_SCOPES } from './settings-layer.js';
 
 /** The merged settings of a session's working directory (`loadConfig` output). */
 export const LoadedSettings = createToken<LoadedConfig>('LoadedSettings');
@@ -34,6 +35,9 @@ function checkOptions(options: ConfigPluginOptions): ConfigPluginOptions {
     if (options[option] !== undefined && (typeof options[option] !== 'string' || options[option] === '')) throw invalid(option, 'must be a non-empty path');
   }
   if (options.env !== undefined && (typeof options.env !== 'object' || options.env === null)) throw invalid('env', 'must be an object of variables');
+  if (options.scopes !== undefined && (!Array.isArray(options.scopes) || options.scopes.some((scope) => !LAYER_SCOPES.includes(scope)))) {
+    throw invalid('scopes', `must be a list of ${LAYER_SCOPES.join(', ')} (the settings scopes to read)`);
+  }
   // A shallow copy: `env` stays the object given (process.env is read when settings load, not here).
   return { ...options };
 }

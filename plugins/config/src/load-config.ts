@@ -14,6 +14,12 @@ export interface LoadConfigOptions {
   settingsFile?: string;
   /** For `$ENV:NAME`; default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Only the files of these scopes are read (the others are not opened, nor listed in `layers`);
+   * `'cli'` is the `settingsFile` layer. Claude Code's `--setting-sources user,project` is
+   * `['user', 'project', 'cli']`; `[]` reads nothing. Default: every scope.
+   */
+  scopes?: readonly LayerScope[];
 }
 
 export interface LoadedConfig {
@@ -54,13 +60,15 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const layers: SettingsLayer[] = [];
   const seen = new Set<string>();
   for (const { file, scope } of settingsLayerPaths(cwd, home, options.settingsFile)) {
-    // cwd === home makes project and user paths coincide; read each file once.
+    if (options.scopes !== undefined && !options.scopes.includes(scope)) continue;
+    // cwd === home makes project and user paths coincide; read each file once (as the first
+    // scope read that names it).
     if (seen.has(file)) continue;
     seen.add(file);
     const result = readSettingsLayer(file, scope);
     layers.push(result.layer);
     diagnostics.push(...result.diagnostics);
-    if (options.settingsFile !== undefined && scope === 'cli' && !result.layer.exists) {
+    if (scope === 'cli' && !result.layer.exists) {
       diagnostics.push({ severity: 'error', file, message: `The --settings file ${file} does not exist; check the path.` });
     }
   }

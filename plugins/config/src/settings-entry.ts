@@ -2,7 +2,7 @@
 // (and so without the kernel). A CLI's start-up path reads settings before anything else loads.
 export { loadConfig, settingsLayerPaths } from './load-config.js';
 export type { LoadConfigOptions, LoadedConfig } from './load-config.js';
-export { readSettingsLayer } from './settings-layer.js';
+export { LAYER_SCOPES, readSettingsLayer } from './settings-layer.js';
 export type { LayerScope, SettingsLayer } from './settings-layer.js';
 export { mergeSettings } from './merge-settings.js';
 export { resolveProvider, substituteEnv } from './resolve-provider.js';

@@ -6,6 +6,8 @@ import { SettingsPolicyError } from './errors.js';
 import { KNOWN_SETTINGS_KEYS, MISPLACED_KEYS, settingsSchema, type Settings } from './settings-schema.js';
 
 export type LayerScope = 'user' | 'project' | 'local' | 'cli';
+/** Every scope, lowest precedence first: `cli` is the `--settings` file. */
+export const LAYER_SCOPES: readonly LayerScope[] = Object.freeze(['user', 'project', 'local', 'cli'] as const);
 
 /** One settings file considered by `loadConfig`, lowest precedence first. */
 export interface SettingsLayer {

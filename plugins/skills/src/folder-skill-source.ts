@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
 import { diagnosticReport, type DiagnosticsReporter, type SkillEntry, type SkillSource } from '@tessera/contracts';
-import { scanSkillRoots, skillRoots, stampPath, type SkillScan } from './scan-skill-roots.js';
+import { scanSkillRoots, skillRoots, stampPath, type SkillRoot, type SkillScan } from './scan-skill-roots.js';
 
 export interface FolderSkillSourceOptions {
   /** The user folder holding `.tessera/skills` and `.claude/skills`. */
   readonly home: string;
+  /** Only the folders of these sources are scanned (`project` / `user`; see `skillRoots`). Default: all. */
+  readonly sources?: ReadonlyArray<SkillRoot['source']>;
   /** Where findings go; nothing is reported without one. */
   readonly diagnostics?: DiagnosticsReporter;
 }
@@ -54,7 +56,9 @@ export class FolderSkillSource implements SkillSource {
   }
 
   private discover(cwd: string): Snapshot {
-    const scan = scanSkillRoots(skillRoots(cwd, this.options.home));
+    const { sources } = this.options;
+    const roots = skillRoots(cwd, this.options.home).filter((root) => sources === undefined || sources.includes(root.source));
+    const scan = scanSkillRoots(roots);
     this.report(scan);
     return { scan, entries: scan.skills.map((skill) => skill.entry) };
   }

@@ -13,6 +13,8 @@ export interface AgentDefinitionDiscoveryOptions {
   /** Default `os.homedir()`. */
   home?: string;
   readDefinition?: TAgentDefinitionReader;
+  /** Only the directories of these sources are read (`project` / `user`; see `agentDefinitionDirectories`). Default: all. */
+  sources?: ReadonlyArray<'project' | 'user'>;
   /** Default the three built-ins; custom definitions replace them by name. */
   builtins?: readonly AgentDefinition[];
 }
@@ -66,7 +68,8 @@ function isFile(path: string): boolean {
  */
 export function discoverAgentDefinitions(options: AgentDefinitionDiscoveryOptions): AgentDefinitionDiscovery {
   const read = options.readDefinition ?? ((path, source) => readAgentDefinition(path, { source }));
-  const directories = agentDefinitionDirectories(options.cwd, options.home ?? homedir());
+  const { sources } = options;
+  const directories = agentDefinitionDirectories(options.cwd, options.home ?? homedir()).filter(({ source }) => sources === undefined || sources.includes(source));
   const diagnostics: Diagnostic[] = [];
   const custom = new Map<string, AgentDefinition>();
   const foundIn = new Map<string, string>();

@@ -9,6 +9,7 @@ import {
   type SessionLogData,
   type SessionLogger,
   type SessionServices,
+  type SettingSource,
   type Tool,
 } from '@tessera/contracts';
 import { ContainerSessionServices, createHooks, Session, type Kernel, type TesseraHooks } from '@tessera/kernel';
@@ -56,6 +57,12 @@ export interface IInProcessSubagentRunnerDeps {
   contextFiles?: boolean;
   /** Home directory for the user-level context files (default `os.homedir()`). */
   home?: string;
+  /**
+   * Claude Code's `settingSources`: only these sources' context files reach an agent's prompt
+   * (`user` ~/.claude/CLAUDE.md, `project` AGENTS.md / CLAUDE.md, `local` CLAUDE.local.md).
+   * Default: all of them.
+   */
+  settingSources?: readonly SettingSource[];
   /** Also receives the child session's log events (next to the transcript). */
   sessionLogger?: SessionLogger;
   /**
@@ -125,7 +132,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
       const cwd = request.worktreePath ?? request.cwd;
       const model = resolveModel(request.model, definition.model);
       // Agent body, the parent's CLAUDE.md and AGENTS.md, then the framework suffix (a forked skill's is the fork worker one).
-      const context = deps.contextFiles === false ? {} : contextForSubagent(loadContext({ cwd: request.cwd, ...(deps.home === undefined ? {} : { home: deps.home }) }));
+      const context = deps.contextFiles === false ? {} : contextForSubagent(loadContext({ cwd: request.cwd, ...(deps.home === undefined ? {} : { home: deps.home }), ...(deps.settingSources === undefined ? {} : { scopes: deps.settingSources }) }));
       const assembled = assembleSubagentPrompt({ agentBody: definition.systemPrompt, ...context, ...(request.forkWorker ? { isForkWorker: true } : {}) });
       const systemMessage = deps.systemPromptSuffix ? `${assembled}\n\n${deps.systemPromptSuffix}` : assembled;
       const clock = deps.clock ?? services?.getOptional(Clock);

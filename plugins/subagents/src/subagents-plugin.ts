@@ -8,11 +8,13 @@ import {
   diagnosticReport,
   processWarningDiagnostics,
   Provider,
+  SETTING_SOURCES,
   SubagentLauncher,
   ToolContribution,
   type AgentDefinition,
   type Diagnostic,
   type DiagnosticsReporter,
+  type SettingSource,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, ContainerSessionServices, type ServiceResolver } from '@tessera/kernel';
 import { AgentTaskManagerToken } from '@tessera/plugin-background';
@@ -34,6 +36,15 @@ export interface SubagentsPluginOptions
   /** Project directory searched for `.md` agents (default `process.cwd()`). */
   cwd?: string;
   home?: string;
+  /**
+   * Claude Code's `settingSources`: only the `.md` agents of these sources are discovered —
+   * `project`: `.tessera/agents`, `.agents/agents`, `.claude/agents`; `user`:
+   * `~/.tessera/agents`, `~/.claude/agents` (`local` has none) — and only their context files
+   * reach an agent's prompt (`user` ~/.claude/CLAUDE.md, `project` AGENTS.md / CLAUDE.md,
+   * `local` CLAUDE.local.md). Built-ins, `definitions`, contributions and bundle plugins'
+   * agents are not filtered. `[]`: none. Default: all of them.
+   */
+  settingSources?: readonly SettingSource[];
   /** Set false to use only built-ins and `definitions`. */
   discover?: boolean;
   /** Extra definitions; they win over discovered ones. */
@@ -63,6 +74,10 @@ function validate(options: SubagentsPluginOptions): void {
   }
   if (options.maxDepth !== undefined && !(Number.isInteger(options.maxDepth) && options.maxDepth >= 0)) {
     fail('maxDepth', `must be a non-negative integer (got ${String(options.maxDepth)})`);
+  }
+  const sources = options.settingSources;
+  if (sources !== undefined && (!Array.isArray(sources) || sources.some((source) => !SETTING_SOURCES.includes(source)))) {
+    fail('settingSources', `must be a list of ${SETTING_SOURCES.join(', ')} (the sources whose agent folders and context files are read)`);
   }
   if (options.definitions !== undefined && !Array.isArray(options.definitions)) fail('definitions', 'must be an array of agent definitions');
   const worktree = options.worktree;
@@ -171,6 +186,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
           cwd: options.cwd ?? process.cwd(),
           ...(options.home ? { home: options.home } : {}),
           ...(options.readDefinition ? { readDefinition: options.readDefinition } : {}),
+          ...(options.settingSources === undefined ? {} : { sources: options.settingSources.filter((source): source is 'project' | 'user' => source !== 'local') }),
         });
         for (const definition of found.definitions) registry.add(definition);
         if (options.onDiagnostics) options.onDiagnostics(found.diagnostics);

@@ -7,6 +7,7 @@ import {
   SkillSourceContribution,
   describeError,
   type SessionServices,
+  type SettingSource,
   type SkillEntry,
   type SystemPromptBuilder,
   type SystemPromptRequest,
@@ -42,6 +43,13 @@ export interface SystemPromptOptions {
   home?: string;
   /** Git branch and dirty summary; `false` skips git. Default timeout 2,000 ms. */
   git?: false | { timeoutMs?: number };
+  /**
+   * Claude Code's `settingSources`: only these sources' instruction files are read — `user`:
+   * `~/.claude/CLAUDE.md`, `~/.tessera/AGENTS.md`; `project`: AGENTS.md, CLAUDE.md,
+   * .claude/CLAUDE.md and the project memory index (`.tessera/memory/MEMORY.md`); `local`:
+   * CLAUDE.local.md. `[]`: none. Default: all of them.
+   */
+  settingSources?: readonly SettingSource[];
   /** AGENTS.md / CLAUDE.md / … limits (see `loadContext`); `false` skips context files. */
   contextFiles?: false | { maxFileChars?: number; maxTotalChars?: number; maxImportDepth?: number };
   /** `.tessera/memory/MEMORY.md` caps; `false` skips project memory. Default 200 lines, 25 KB. */
@@ -101,7 +109,7 @@ export class DefaultSystemPromptBuilder implements SystemPromptBuilder {
     ]);
     const context = options.contextFiles === false ? undefined : this.loadContextFiles(cwd, request.services);
     const project = options.projectKind === false ? undefined : detectProjectKind(cwd);
-    const memory = options.memory === false ? undefined : readProjectMemory(cwd, { ...DEFAULT_MEMORY_CAPS, ...options.memory });
+    const memory = options.memory === false || (options.settingSources !== undefined && !options.settingSources.includes('project')) ? undefined : readProjectMemory(cwd, { ...DEFAULT_MEMORY_CAPS, ...options.memory });
     const tasks =
       options.tasks === false
         ? ''
@@ -134,7 +142,8 @@ export class DefaultSystemPromptBuilder implements SystemPromptBuilder {
 
   private loadContextFiles(cwd: string, services: SessionServices): LoadedContext {
     const limits = this.options.contextFiles || {};
-    const loaded = loadContext({ cwd, ...limits, ...(this.options.home === undefined ? {} : { home: this.options.home }) });
+    const { settingSources } = this.options;
+    const loaded = loadContext({ cwd, ...limits, ...(this.options.home === undefined ? {} : { home: this.options.home }), ...(settingSources === undefined ? {} : { scopes: settingSources }) });
     const diagnostics = services.getOptional(Diagnostics);
     for (const finding of loaded.diagnostics) {
       if (finding.severity === 'info') continue;

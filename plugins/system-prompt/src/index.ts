@@ -1,4 +1,4 @@
-import { AgentDefinitionContribution, Clock, Diagnostics, SkillSourceContribution, SystemPromptBuilder } from '@tessera/contracts';
+import { AgentDefinitionContribution, Clock, Diagnostics, SETTING_SOURCES, SkillSourceContribution, SystemPromptBuilder } from '@tessera/contracts';
 import { PluginOptionsError, definePlugin, type Plugin } from '@tessera/kernel';
 import { DefaultSystemPromptBuilder, type SystemPromptOptions } from './default-system-prompt-builder.js';
 
@@ -61,6 +61,10 @@ function checkOptions(options: SystemPromptOptions): void {
   if (options.now !== undefined && typeof options.now !== 'function') fail('now', 'must be a function returning epoch milliseconds');
   for (const key of ['skills', 'agents'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'boolean') fail(key, 'must be true or false');
+  }
+  const sources = options.settingSources;
+  if (sources !== undefined && (!Array.isArray(sources) || sources.some((source) => !SETTING_SOURCES.includes(source)))) {
+    fail('settingSources', `must be a list of ${SETTING_SOURCES.join(', ')} (the sources whose instruction files are read)`);
   }
   section('git', options.git, ['timeoutMs']);
   section('contextFiles', options.contextFiles, ['maxFileChars', 'maxTotalChars']);

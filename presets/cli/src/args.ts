@@ -6,6 +6,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { parsePermissionMode, PERMISSION_MODES } from '@tessera/contracts';
 
 export type OutputFormat = 'text' | 'json' | 'stream-json';
 export type InputFormat = 'text' | 'stream-json';
@@ -253,6 +254,7 @@ export function parseArgs(given: readonly string[], options: { ignoreUnknown?: b
         if (spec.values && !spec.values.includes(value)) {
           throw new CliUsageError(`error: option '${spec.names.at(-1)} <value>' argument '${value}' is invalid. Allowed choices are ${spec.values.join(', ')}.`);
         }
+        if (spec.key === 'permissionMode') checkPermissionMode(value);
         record[spec.key] = value;
         break;
       }
@@ -307,6 +309,22 @@ export function parseArgs(given: readonly string[], options: { ignoreUnknown?: b
     }
   }
   return flags;
+}
+
+/** The `--permission-mode` values: Tessera's modes, with Claude Code's `manual` (= `default`) after `default`. */
+const PERMISSION_MODE_CHOICES = PERMISSION_MODES.flatMap((mode) => (mode === 'default' ? [mode, 'manual'] : [mode]));
+
+/**
+ * `--permission-mode`, checked here so every command that parses the main flags (print,
+ * interactive, `acp`, `mcp serve`) refuses the same values. Claude Code's `auto` (a model
+ * classifier approves tool calls) gets its own message: it is a real mode Tessera lacks.
+ */
+function checkPermissionMode(value: string): void {
+  if (parsePermissionMode(value) !== undefined) return;
+  if (value === 'auto') {
+    throw new CliUsageError(`error: --permission-mode auto (Claude Code's classifier mode) is not supported by Tessera. Use one of ${PERMISSION_MODE_CHOICES.join(', ')}.`);
+  }
+  throw new CliUsageError(`error: option '--permission-mode <mode>' argument '${value}' is invalid. Allowed choices are ${PERMISSION_MODE_CHOICES.join(', ')}.`);
 }
 
 /**
@@ -387,7 +405,7 @@ Options:
   --session-id <uuid>                 Use this session id
   --model <model>                     Model for this session (an alias such as sonnet, or a full id)
   --fallback-model <model>            Model to switch to when the main one is overloaded
-  --permission-mode <mode>            default, acceptEdits, plan, bypassPermissions, dontAsk
+  --permission-mode <mode>            default (or manual), acceptEdits, plan, bypassPermissions, dontAsk (not auto)
   --dangerously-skip-permissions      Same as --permission-mode bypassPermissions (deny rules still apply)
   --allowedTools <tools...>           Rules that run without asking, e.g. "Bash(git diff *)" Read
   --disallowedTools <tools...>        Rules that are refused; a bare tool name removes the tool
@@ -401,7 +419,7 @@ Options:
   --json-schema <schema>              The final answer as JSON conforming to this JSON Schema (print mode: structured_output)
   --plugin-dir <paths...>             Load bundle plugins from these folders for this run
   --settings <file|json>              One more settings layer, on top of the others
-  --setting-sources <sources>         Only these settings files: user,project,local ("" for none)
+  --setting-sources <sources>         Only these sources' settings, CLAUDE.md, skills and agents: user,project,local ("" for none)
   --add-dir <dirs...>                 More directories the tools may use
   --cwd <dir>                         Work in this directory
   --provider <profile>                Use this provider profile from settings ("demo": the built-in demo model)

@@ -72,8 +72,9 @@ export interface CliPresetOptions {
   /** `--plugin-dir`: bundle plugin folders loaded as they are (always enabled). */
   pluginDirs?: readonly string[];
   /**
-   * `--setting-sources`: only these settings files enable bundle plugins (`[]`: none, only
-   * `pluginDirs` load); undefined: all of them.
+   * `--setting-sources`: only these sources' settings files enable bundle plugins (`[]`: none,
+   * only `pluginDirs` load), and only their instruction files (CLAUDE.md, …), skill folders
+   * and agent folders are read; undefined: all of them.
    */
   settingSources?: ReadonlyArray<'user' | 'project' | 'local'>;
   /**
@@ -118,6 +119,8 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
   const home = options.home;
   const agentDir = home === undefined ? undefined : join(home, '.tessera', 'agent');
   const rules = options.permissions ?? {};
+  // `--setting-sources` for the plugins that read instruction files, skills and agents.
+  const sources = options.settingSources === undefined ? {} : { settingSources: [...options.settingSources] };
   const exclude = options.tools === undefined ? [] : BUILTIN_TOOL_NAMES.filter((name) => !options.tools!.includes(name));
   const members: Plugin[] = [
     options.loadedSettings === undefined
@@ -138,15 +141,15 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
     hooksPlugin({ files: [...(options.hookFiles ?? [])], configs: [...(options.hookConfigs ?? [])], projectDir: options.cwd }),
     ...builtinTools({ additionalDirectories: [...(rules.additionalDirectories ?? [])], exclude }),
     backgroundRuntime(),
-    subagents({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...(options.agents && options.agents.length > 0 ? { definitions: [...options.agents] } : {}) }),
+    subagents({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...sources, ...(options.agents && options.agents.length > 0 ? { definitions: [...options.agents] } : {}) }),
     contextWindow(),
     compaction(),
     promptHistory(agentDir === undefined ? {} : { path: join(agentDir, 'history.db') }),
     promptFileReferences(),
-    systemPrompt({ ...(home === undefined ? {} : { home }), ...(options.language === undefined ? {} : { language: options.language }) }),
+    systemPrompt({ ...(home === undefined ? {} : { home }), ...sources, ...(options.language === undefined ? {} : { language: options.language }) }),
     editCheckpoints(),
     ...builtinCommands(),
-    skills(home === undefined ? {} : { home }),
+    skills({ ...(home === undefined ? {} : { home }), ...sources }),
     projectMemory(),
     userLocalStorage(),
   ];
@@ -172,7 +175,7 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
         cwd: options.cwd,
         ...(home === undefined ? {} : { home }),
         ...(options.pluginDirs && options.pluginDirs.length > 0 ? { pluginDirs: [...options.pluginDirs] } : {}),
-        ...(options.settingSources === undefined ? {} : { settingSources: [...options.settingSources] }),
+        ...sources,
       }),
     );
   }

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describeError, parsePermissionMode, PERMISSION_MODES, type Diagnostic, type HooksConfig, type HooksSource, type PermissionMode } from '@tessera/contracts';
-import { loadConfig, mergeSettings, readSettingsLayer, resolveProvider, settingsLayerPaths, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config/settings';
+import { describeError, parsePermissionMode, PERMISSION_MODES, SETTING_SOURCES, type Diagnostic, type HooksConfig, type HooksSource, type PermissionMode, type SettingSource } from '@tessera/contracts';
+import { loadConfig, mergeSettings, resolveProvider, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config/settings';
 import { CliUsageError, type CliFlags } from './args.js';
 import type { CliPermissionRules } from './preset.js';
 import type { ProviderSettings } from './provider-selection.js';
@@ -98,10 +98,6 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
   };
 }
 
-/** The settings files `--setting-sources` can name, as Claude Code's. */
-export type SettingSource = 'user' | 'project' | 'local';
-const SETTING_SOURCES: readonly SettingSource[] = ['user', 'project', 'local'];
-
 /** What inline `--settings` JSON is called in messages and layers (it is never left on disk). */
 const INLINE_SETTINGS = '--settings';
 
@@ -119,19 +115,7 @@ function checkSettingSources(names: readonly string[]): SettingSource[] {
  * a repository's permissions, hooks and MCP approvals out.
  */
 function loadLayers(cwd: string, home: string, env: Readonly<Record<string, string | undefined>>, settingsFile: string | undefined, sources: readonly SettingSource[] | undefined): LoadedConfig {
-  if (sources === undefined) return loadConfig({ cwd, home, env, ...(settingsFile === undefined ? {} : { settingsFile }) });
-  const layers: SettingsLayer[] = [];
-  const diagnostics: Diagnostic[] = [];
-  const seen = new Set<string>();
-  for (const { file, scope } of settingsLayerPaths(resolve(cwd), resolve(home), settingsFile)) {
-    if ((scope !== 'cli' && !sources.includes(scope)) || seen.has(file)) continue;
-    seen.add(file);
-    const read = readSettingsLayer(file, scope);
-    layers.push(read.layer);
-    diagnostics.push(...read.diagnostics);
-    if (scope === 'cli' && !read.layer.exists) diagnostics.push({ severity: 'error', file, message: `The --settings file ${file} does not exist; check the path.` });
-  }
-  return { config: mergeSettings(layers.flatMap((layer) => (layer.settings ? [layer.settings] : []))), layers, diagnostics };
+  return loadConfig({ cwd, home, env, ...(settingsFile === undefined ? {} : { settingsFile }), ...(sources === undefined ? {} : { scopes: [...sources, 'cli'] }) });
 }
 
 /**

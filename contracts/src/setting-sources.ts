@@ -1,0 +1,9 @@
+/**
+ * Claude Code's setting sources (`--setting-sources`, the Agent SDK's `settingSources`): the
+ * scopes whose settings files, instruction files (CLAUDE.md), skills and agents are read.
+ * `user` is the home folder's, `project` the shared project files, `local` the project's
+ * personal ones (`settings.local.json`, `CLAUDE.local.md`).
+ */
+export type SettingSource = 'user' | 'project' | 'local';
+
+export const SETTING_SOURCES: readonly SettingSource[] = Object.freeze(['user', 'project', 'local'] as const);
