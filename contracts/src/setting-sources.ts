@@ -6,4 +6,5 @@
  */
 export type SettingSource = 'user' | 'project' | 'local';
 
+/** Every setting source, in the order Claude Code lists them (lowest precedence first). */
 export const SETTING_SOURCES: readonly SettingSource[] = Object.freeze(['user', 'project', 'local'] as const);
