@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { RecordingTerminal } from '@tessera/plugin-tui';
 import { parseArgs } from './args.js';
 import { runInteractive } from './interactive/run-interactive.js';
-import { main } from './main.js';
+import { runMainIn, type MainRun } from './run-main.test-helper.js';
 
 // The CLI end to end: in-process through `main(argv, io)` for the output formats, and as real
 // processes (the committed bin over the built dist) for sessions across processes, exit codes
@@ -33,20 +33,7 @@ beforeEach(() => {
   workspace = makeWorkspace();
 });
 
-async function runMain(argv: string[], env: Record<string, string> = {}, stdoutIsTTY = false): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    cwd: workspace,
-    home,
-    env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ...env },
-    stdinIsTTY: true,
-    stdoutIsTTY,
-  });
-  return { code, stdout, stderr };
-}
+const runMain = (argv: string[], env: Record<string, string> = {}, stdoutIsTTY = false): Promise<MainRun> => runMainIn({ cwd: workspace, home }, argv, env, stdoutIsTTY);
 
 function runBin(argv: string[], options: { env?: Record<string, string>; input?: string; cwd?: string } = {}) {
   const result = spawnSync(process.execPath, [BIN, ...argv], {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { FakeAnthropicServer } from '@tessera/test-servers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseArgs } from './args.js';
-import { main } from './main.js';
+import { runMainIn, type MainRun } from './run-main.test-helper.js';
 
 // `--setting-sources` beyond settings files: which CLAUDE.md files, skills and agents a run reads
 // (as the built bin against the loopback Anthropic API), and `--permission-mode` values.
@@ -129,20 +129,7 @@ describe('--setting-sources governs CLAUDE.md files, skills and agents', () => {
 });
 
 describe('--permission-mode', () => {
-  async function runMain(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = '';
-    let stderr = '';
-    const code = await main(argv, {
-      stdout: (text) => void (stdout += text),
-      stderr: (text) => void (stderr += text),
-      cwd: workspace,
-      home,
-      env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0' },
-      stdinIsTTY: true,
-      stdoutIsTTY: false,
-    });
-    return { code, stdout, stderr };
-  }
+  const runMain = (argv: string[]): Promise<MainRun> => runMainIn({ cwd: workspace, home }, argv);
 
   it('manual is an alias of default', async () => {
     expect(parseArgs(['--permission-mode', 'manual']).permissionMode).toBe('manual');
