@@ -19,6 +19,7 @@ export * from './background.js';
 export * from './provider-error.js';
 export * from './subagent-launcher.js';
 export * from './shared-paths.js';
+export * from './sandbox-tools.js';
 export * from './session-services.js';
 export * from './session-event.js';
 export * from './session-id.js';

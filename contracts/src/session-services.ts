@@ -54,3 +54,20 @@ export interface SessionServiceFactory<T = unknown> {
 
 /** Contribution point for per-session services. */
 export const SessionServiceFactoryContribution = createToken<SessionServiceFactory>('SessionServiceFactory');
+
+/**
+ * One value a single session's services return for `token` instead of the kernel's binding
+ * (`KernelSessionOptions.serviceOverrides`): the session's sandbox paths, say, while other
+ * sessions of the same kernel keep the host's. Make one with `serviceOverride(token, value)`.
+ */
+export interface ServiceOverride<T = unknown> {
+  /** The token the session asks for. */
+  readonly token: Token<T>;
+  /** What the session gets for it. */
+  readonly value: T;
+}
+
+/** A `ServiceOverride`, typed by its token. */
+export function serviceOverride<T>(token: Token<T>, value: T): ServiceOverride<T> {
+  return { token, value };
+}

@@ -1,5 +1,5 @@
-export { createKernel, Kernel, KernelRef } from './kernel.js';
-export type { CreateKernelOptions, KernelDescription, KernelSessionOptions, PluginDescription } from './kernel.js';
+export { createKernel, Kernel, KernelRef, replaceToolsByName } from './kernel.js';
+export type { CreateKernelOptions, KernelDescription, KernelSessionOptions, KernelSessionScope, PluginDescription } from './kernel.js';
 export { definePlugin, flattenPlugins, replacePlugins } from './plugin.js';
 export type { Plugin, PluginActivation, PluginInput, PluginRegisterContext, PluginRuntimeContext } from './plugin.js';
 export { createHooks, isTapped } from './hooks.js';

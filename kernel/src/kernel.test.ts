@@ -10,6 +10,7 @@ import {
   type DiagnosticReport,
   Provider,
   SessionStore,
+  serviceOverride,
   ToolContribution,
   type ISessionRecord,
 } from '@tessera/contracts';
@@ -364,5 +365,31 @@ describe('kernel.createSession', () => {
     await kernel.shutdown();
     expect(ends.sort()).toEqual(['a', 'b']);
     expect(() => kernel.createSession()).toThrow(expect.objectContaining({ code: 'kernel_closed' }));
+  });
+});
+
+describe('kernel.createSession: per-session tools and services', () => {
+  const named = (name: string, output: string) =>
+    defineTool({ name, description: name, inputSchema: z.object({}), execute: () => ({ success: true, output }) });
+
+  it('replaceTools swaps a contributed tool by name (and adds a new one); serviceOverrides answer for that session only; sessionScope lists both until the session ends', async () => {
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] }), toolsPlugin(named('Bash', 'host'), named('Grep', 'host')), provides('widget')] });
+    const replaced = kernel.createSession({
+      sessionId: 'scoped',
+      replaceTools: [named('Bash', 'sandbox'), named('Extra', 'extra')],
+      serviceOverrides: [serviceOverride(Widget, { id: 'first' }), serviceOverride(Widget, { id: 'per-session' })],
+    });
+    const plain = kernel.createSession({ sessionId: 'plain' });
+    expect([...replaced.toolsByName.keys()]).toEqual(['Bash', 'Grep', 'Extra']);
+    const context = {} as never;
+    expect(await replaced.toolsByName.get('Bash')!.execute({} as never, context)).toMatchObject({ output: 'sandbox' });
+    expect(await plain.toolsByName.get('Bash')!.execute({} as never, context)).toMatchObject({ output: 'host' });
+    expect(replaced.services.get(Widget)).toEqual({ id: 'per-session' });
+    expect(plain.services.get(Widget)).toEqual({ id: 'widget' });
+    expect(kernel.sessionScope('scoped')?.replaceTools.map((tool) => tool.name)).toEqual(['Bash', 'Extra']);
+    expect(kernel.sessionScope('plain')).toBeUndefined();
+    await replaced.shutdown();
+    expect(kernel.sessionScope('scoped')).toBeUndefined();
+    await kernel.shutdown();
   });
 });

@@ -24,7 +24,9 @@ import {
   tokenName,
   ToolContribution,
   ToolSourceContribution,
+  type ServiceOverride,
   type Token,
+  type Tool,
   copyWith,
   createToken,
 } from '@tessera/contracts';
@@ -73,7 +75,45 @@ export interface KernelDescription {
 export type KernelSessionOptions = Omit<SessionOptions, 'provider' | 'hooks' | 'clock'> & {
   /** Use this provider instead of the kernel's (e.g. a subagent model). */
   provider?: Provider;
+  /**
+   * Tools that take the place of the contributed tools (`ToolContribution`) of the same name in
+   * this session alone — a sandboxed Bash instead of the host one; one whose name no contributed
+   * tool has is added. Of two with one name, the later wins. (`tools` are added after these and
+   * must not share a name with any.) Subagents this session starts get the same replacements.
+   */
+  replaceTools?: readonly Tool[];
+  /**
+   * Values this session's services (`session.services.get` / `getOptional`) return instead of
+   * the kernel's bindings, so the plugins that look a service up per session (the permission
+   * layer, the hook runner, checkpoints) see them for this session and no other. Of two for one
+   * token, the later wins. Subagents this session starts get the same overrides.
+   */
+  serviceOverrides?: readonly ServiceOverride[];
 };
+
+/** What an open session was created with that sessions it starts (a subagent's child) must keep. */
+export interface KernelSessionScope {
+  /** The session's `KernelSessionOptions.replaceTools`. */
+  readonly replaceTools: readonly Tool[];
+  /** The session's `KernelSessionOptions.serviceOverrides`. */
+  readonly serviceOverrides: readonly ServiceOverride[];
+}
+
+/**
+ * `tools` with each one that `replacements` names swapped for its replacement (the last of a
+ * name wins); replacements no tool names are added at the end, in order.
+ */
+export function replaceToolsByName(tools: readonly Tool[], replacements: readonly Tool[] | undefined): Tool[] {
+  if (replacements === undefined || replacements.length === 0) return [...tools];
+  const byName = new Map(replacements.map((tool) => [tool.name, tool]));
+  const replaced = tools.map((tool) => {
+    const replacement = byName.get(tool.name);
+    if (replacement === undefined) return tool;
+    byName.delete(tool.name);
+    return replacement;
+  });
+  return [...replaced, ...byName.values()];
+}
 
 const toNames = (tokens: readonly Token<unknown>[] | undefined): string[] => (tokens ?? []).map(tokenName);
 
@@ -98,6 +138,8 @@ export class Kernel {
    * which in a tight async loop (a server, a benchmark) retains every session ever created.
    */
   private readonly sessions = new Set<Session>();
+  /** Scopes of open sessions created with tool replacements or service overrides, by session id. */
+  private readonly scopes = new Map<string, KernelSessionScope>();
   private readonly booted: Plugin[] = [];
   private closing: Promise<void> | undefined;
 
@@ -122,6 +164,7 @@ export class Kernel {
     this.hooks = hooks;
     hooks.sessionEnd.tap({ name: 'kernel:session-registry', stage: Stage.Observe }, ({ session }) => {
       this.sessions.delete(session as Session);
+      this.scopes.delete(session.sessionId);
     });
   }
 
@@ -187,7 +230,11 @@ export class Kernel {
     // Ids reach stores and logs as file names: checked here, before anything uses them.
     if (options.sessionId !== undefined) assertValidSessionId(options.sessionId);
     const sessionId = options.sessionId ?? randomUUID();
-    const services = new ContainerSessionServices(this.container, { sessionId, cwd: options.cwd ?? process.cwd(), ...(options.model === undefined ? {} : { model: options.model }) });
+    const services = new ContainerSessionServices(
+      this.container,
+      { sessionId, cwd: options.cwd ?? process.cwd(), ...(options.model === undefined ? {} : { model: options.model }) },
+      options.serviceOverrides,
+    );
     // Every part comes through the session's services, so a rebind or a per-session factory
     // (SessionServiceFactory) decides it; options given here win.
     const provider = options.provider ?? services.getOptional(Provider);
@@ -200,7 +247,7 @@ export class Kernel {
       sessionId,
       services,
       provider,
-      tools: [...services.getAll(ToolContribution), ...(options.tools ?? [])],
+      tools: [...replaceToolsByName(services.getAll(ToolContribution), options.replaceTools), ...(options.tools ?? [])],
       toolSources: [...services.getAll(ToolSourceContribution), ...(options.toolSources ?? [])],
       hooks: this.hooks,
       clock: services.getOptional(Clock) ?? systemClock,
@@ -215,7 +262,19 @@ export class Kernel {
         : {}),
     }));
     this.sessions.add(session);
+    if ((options.replaceTools?.length ?? 0) > 0 || (options.serviceOverrides?.length ?? 0) > 0) {
+      this.scopes.set(sessionId, { replaceTools: [...(options.replaceTools ?? [])], serviceOverrides: [...(options.serviceOverrides ?? [])] });
+    }
     return session;
+  }
+
+  /**
+   * The tool replacements and service overrides an open session of this kernel was created
+   * with (`KernelSessionOptions`), for what it starts in its name — a subagent's child session
+   * must not leave its parent's sandbox. `undefined` when it had none, or has ended.
+   */
+  sessionScope(sessionId: string): KernelSessionScope | undefined {
+    return this.scopes.get(sessionId);
   }
 
   /**
@@ -245,6 +304,7 @@ export class Kernel {
       const failures: string[] = [];
       await Promise.all([...this.sessions].map((session) => session.shutdown({ reason: 'other' })));
       this.sessions.clear();
+      this.scopes.clear();
       await this.hooks.shutdown.promise({ reason }).catch((error: unknown) => failures.push(`shutdown hook: ${describeError(error)}`));
       const context = this.runtimeContext();
       for (const plugin of [...this.booted].reverse()) {

@@ -2,6 +2,7 @@ import {
   SessionServiceFactoryContribution,
   type SessionSeed,
   type SessionServiceFactory,
+  type ServiceOverride,
   type SessionServices,
   type Token,
 } from '@tessera/contracts';
@@ -25,17 +26,24 @@ export interface ServiceResolver {
  *
  * Given a `seed`, tokens that a `SessionServiceFactory` contribution covers are made for this
  * session alone (and released by `dispose`); without one, everything comes from the container.
+ * Given `overrides`, their tokens answer with the given values before anything else (a
+ * sandboxed session's `SandboxPaths`); they are the caller's, never disposed here.
  */
 export class ContainerSessionServices implements SessionServices {
   private readonly resolved = new Map<symbol, unknown>();
   private readonly all = new Map<symbol, unknown[]>();
   private factories: ReadonlyMap<symbol, SessionServiceFactory> | undefined;
   private readonly made: Array<{ factory: SessionServiceFactory; value: unknown }> = [];
+  private readonly overrides: ReadonlyMap<symbol, unknown> | undefined;
 
   constructor(
     private readonly container: ServiceResolver,
     private readonly seed?: SessionSeed,
-  ) {}
+    overrides?: readonly ServiceOverride[],
+  ) {
+    // Later entries win, as in `KernelSessionOptions.serviceOverrides`.
+    this.overrides = overrides === undefined || overrides.length === 0 ? undefined : new Map(overrides.map((override) => [override.token, override.value]));
+  }
 
   /** The service for `token`; throws when nothing is bound. */
   get<T>(token: Token<T>): T {
@@ -49,6 +57,7 @@ export class ContainerSessionServices implements SessionServices {
   /** The service for `token` (made for this session when a factory covers it), or `undefined`. Kept after the first call. */
   getOptional<T>(token: Token<T>): T | undefined {
     if (this.resolved.has(token)) return this.resolved.get(token) as T | undefined;
+    if (this.overrides?.has(token)) return this.overrides.get(token) as T;
     const factory = this.factoryFor(token);
     let service: T | undefined;
     if (factory) {

@@ -5,6 +5,7 @@ import {
   CommandContribution,
   Diagnostics,
   SandboxPaths,
+  SandboxToolFactory,
   EditCheckpoints,
   processWarningDiagnostics,
   isAbortError,
@@ -35,6 +36,8 @@ import {
   type IUsageSnapshot,
   type Message,
   type PermissionMode,
+  type SandboxClientHandle,
+  type SandboxToolSet,
   type SkillEntry,
   type ToolSource,
   type Provider,
@@ -57,13 +60,13 @@ import { commandTools } from './command-tools.js';
 import { InteractiveEventEmitter, type InteractiveSessionEvents } from './events.js';
 import { firstArgOf, finishedToolState } from './tool-state.js';
 
-/** What a sandbox offers the interactive session: snapshots on shutdown, restore on resume. */
-export interface InteractiveSandboxClient {
-  /** Snapshots the sandbox and returns the snapshot id, kept in the session record as `sandboxSnapshotId`. */
-  snapshot?(): Promise<string>;
-  /** Restores a snapshot taken by `snapshot` when a session is resumed (not when forked). */
-  restore?(snapshotId: string): Promise<void>;
-}
+/**
+ * What a sandbox offers the interactive session: snapshots on shutdown (kept in the session
+ * record as `sandboxSnapshotId`), restore on resume (not when forked). The tools reach the
+ * sandbox through the same object (`SandboxToolFactory`), which then must be a full
+ * `ISandboxClient` of `@tessera/plugin-tools`.
+ */
+export type InteractiveSandboxClient = SandboxClientHandle;
 
 /** How to create an `InteractiveSession`: from a kernel (with the session options below) or around a ready `Session`. */
 export interface InteractiveSessionOptions {
@@ -91,7 +94,15 @@ export interface InteractiveSessionOptions {
   continueMostRecent?: boolean;
   /** A user-facing name for a new session. */
   name?: string;
+  /**
+   * Runs this session's Bash, Read, Write and Edit in a sandbox: when the kernel's tools are not
+   * sandboxed kernel-wide, the kernel's `SandboxToolFactory` (bound by `builtinTools()`) builds
+   * tools routed through this client for this session, its subagents included. Also hydrates
+   * (`workspaceManifest`), snapshots on shutdown and restores on resume.
+   */
   sandboxClient?: InteractiveSandboxClient;
+  /** Workspace root inside the sandbox for the per-session tools; default the factory's (`/workspace`). */
+  sandboxRoot?: string;
   /** Applied once before the first turn when no sandbox snapshot was restored. */
   workspaceManifest?: unknown;
   /** How to apply `workspaceManifest` (e.g. `applyWorkspaceManifest` from `@tessera/plugin-tools`). */
@@ -918,17 +929,19 @@ export class InteractiveSession {
     this.unsubscribers.push(session.observe(this.onSessionEvent, { contextUpdates: () => this.events.has('context_update') }));
     // A session made elsewhere has no command tools yet: the model reaches commands through this facade.
     if (this.options.session) this.unsubscribers.push(session.addToolSource(this.commandToolSource));
-    // The sandbox client hydrates, snapshots and restores the workspace; the tools reach it only
-    // when they were composed sandboxed (`builtinTools({ sandbox })` binds `SandboxPaths`). Said
-    // once, loudly: otherwise Bash, Write and Edit run on the host while the sandbox looks in use.
+    // The sandbox client hydrates, snapshots and restores the workspace; the tools reach it when
+    // they were composed sandboxed (`builtinTools({ sandbox })`) or built for this session by the
+    // `SandboxToolFactory` (both give the session `SandboxPaths`). Said once, loudly, otherwise:
+    // Bash, Write and Edit would run on the host while the sandbox looks in use.
     if (this.options.sandboxClient && !session.services.getOptional(SandboxPaths)) {
       (session.services.getOptional(Diagnostics) ?? processWarningDiagnostics).report({
         severity: 'warning',
         code: 'TESSERA_SANDBOX_TOOLS_UNSANDBOXED',
         source: 'interactive-session',
         message:
-          'InteractiveSession got a sandboxClient, but its tools are not sandboxed: Bash, Read, Write and Edit run on this host. ' +
-          'Compose the tools with the same client (builtinTools({ sandbox: { client } })) so they run in the sandbox.',
+          'InteractiveSession got a sandboxClient, but its tools are not sandboxed and no SandboxToolFactory is bound: Bash, Read, Write and Edit run on this host. ' +
+          'Compose the built-in tools with builtinTools() (it binds the factory, so each session with a sandboxClient gets sandboxed tools), ' +
+          'or with builtinTools({ sandbox: { client } }) to sandbox every session of the kernel.',
       });
     }
     const background = session.services.getOptional(BackgroundTasks);
@@ -979,8 +992,16 @@ export class InteractiveSession {
     }
 
     // copyWith, not spreads followed by fields: Node 20 adds those slowly (docs/adr/0003).
-    const base: KernelSessionOptions = copyWith(options.sessionOptions ?? {}, {
-      toolSources: [...(options.sessionOptions?.toolSources ?? []), this.commandToolSource],
+    const sandboxed = this.sandboxTools(kernel);
+    const own = options.sessionOptions;
+    const base: KernelSessionOptions = copyWith(own ?? {}, {
+      toolSources: [...(own?.toolSources ?? []), this.commandToolSource],
+      ...(sandboxed
+        ? {
+            replaceTools: [...(own?.replaceTools ?? []), ...sandboxed.tools],
+            serviceOverrides: [...(own?.serviceOverrides ?? []), ...sandboxed.services],
+          }
+        : {}),
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.model === undefined ? {} : { model: options.model }),
       ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
@@ -1005,6 +1026,18 @@ export class InteractiveSession {
       ...(fork ? { history: record!.history, startSource: 'resume' as const } : {}),
       recordFields,
     }));
+  }
+
+  /**
+   * This session's sandboxed Bash, Read, Write and Edit and the services they need, when a
+   * `sandboxClient` is given, the kernel's tools are not sandboxed kernel-wide (no `SandboxPaths`
+   * bound) and a `SandboxToolFactory` is bound. Resume and fork get them too (same options).
+   */
+  private sandboxTools(kernel: Kernel): SandboxToolSet | undefined {
+    const client = this.options.sandboxClient;
+    if (!client || kernel.getOptional(SandboxPaths)) return undefined;
+    const factory = kernel.getOptional(SandboxToolFactory);
+    return factory?.create({ client, ...(this.options.sandboxRoot === undefined ? {} : { root: this.options.sandboxRoot }) });
   }
 
   /**

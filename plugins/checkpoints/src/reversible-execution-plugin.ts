@@ -18,8 +18,9 @@ export interface ReversibleExecutionOptions {
   mode: 'local-first';
   /**
    * The isolation the host runs the session in: a throwaway Git worktree, or a provider
-   * sandbox. Default: `sandbox` for sessions whose file tools are sandboxed (`SandboxPaths`
-   * bound), none otherwise. The policy trusts this; it does not set isolation up.
+   * sandbox. Default: `sandbox` for sessions whose file tools are sandboxed (`SandboxPaths` in
+   * the session's services: bound kernel-wide, or given to one session, as an
+   * `InteractiveSession` with a `sandboxClient` does), none otherwise. The policy trusts this; it does not set isolation up.
    */
   isolation?: ExecutionIsolation;
   /**

@@ -8,11 +8,12 @@ import {
   type PermissionMode,
   type SessionLogData,
   type SessionLogger,
+  type ServiceOverride,
   type SessionServices,
   type SettingSource,
   type Tool,
 } from '@tessera/contracts';
-import { ContainerSessionServices, createHooks, Session, type Kernel, type TesseraHooks } from '@tessera/kernel';
+import { ContainerSessionServices, createHooks, replaceToolsByName, Session, type Kernel, type KernelSessionScope, type TesseraHooks } from '@tessera/kernel';
 import { BackgroundTaskError } from '@tessera/plugin-background';
 import { assembleSubagentPrompt, contextForSubagent, loadContext } from '@tessera/formats';
 import { AgentDefinitionRegistry, AGENT_SPAWNING_TOOLS, filterSubagentTools } from './agent-definitions.js';
@@ -28,9 +29,17 @@ export interface IInProcessSubagentRunnerDeps {
    * Makes the services a job's child session sees (`session.services`), once per job; the
    * subagents plugin passes a view of its kernel's container. The job's provider, clock and
    * tools are looked up there when not given, so a rebind reaches jobs started afterwards.
-   * Default with `kernel`: a `ContainerSessionServices` over its container.
+   * Default with `kernel`: a `ContainerSessionServices` over its container. It must answer
+   * `overrides` (the parent session's, see `parentScope`) before the container.
    */
-  services?: () => SessionServices;
+  services?: (overrides?: readonly ServiceOverride[]) => SessionServices;
+  /**
+   * The tool replacements and service overrides of the session that starts a job (a sandboxed
+   * session's Bash, Read, Write, Edit and `SandboxPaths`): the job's child session gets the
+   * same, so a subagent never leaves its parent's sandbox. Default with `kernel`:
+   * `kernel.sessionScope`.
+   */
+  parentScope?: (parentSessionId: string) => KernelSessionScope | undefined;
   provider?: Provider;
   /** The parent's tools, before filtering (default: the `ToolContribution` tools, resolved per job). */
   tools?: readonly Tool[] | (() => readonly Tool[]);
@@ -105,8 +114,9 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
   // As in Claude Code, a subagent's end is SubagentStop, not Stop: the child gets an untapped
   // `stop` hook, so the parent's Stop taps (hook runner, an agent Stop hook) never run for it.
   const childHooks = hooks ? Object.freeze({ ...hooks, stop: createHooks().stop }) : undefined;
-  const servicesFor = (): SessionServices | undefined =>
-    deps.services ? deps.services() : deps.kernel ? new ContainerSessionServices(deps.kernel.container) : undefined;
+  const servicesFor = (overrides: readonly ServiceOverride[] | undefined): SessionServices | undefined =>
+    deps.services ? deps.services(overrides) : deps.kernel ? new ContainerSessionServices(deps.kernel.container, undefined, overrides) : undefined;
+  const parentScope = deps.parentScope ?? (deps.kernel ? (parentSessionId: string) => deps.kernel!.sessionScope(parentSessionId) : undefined);
   const resolveTools = (services: SessionServices | undefined): readonly Tool[] => {
     if (typeof deps.tools === 'function') return deps.tools();
     return deps.tools ?? services?.getAll(ToolContribution) ?? [];
@@ -121,8 +131,10 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
   return {
     start({ jobId, request, emit }: ISubagentJobStart): ISubagentJobHandle {
       const definition = definitions.require(request.type);
+      // The parent's sandbox (tools and the services that describe it) goes with the job.
+      const scope = parentScope?.(request.parentSessionId);
       // Looked up per job: a Provider, Clock or tool rebound after createKernel reaches jobs started afterwards.
-      const services = servicesFor();
+      const services = servicesFor(scope?.serviceOverrides);
       const provider = deps.provider ?? services?.getOptional(Provider);
       if (!provider) {
         throw new BackgroundTaskError('validation', 'createInProcessSubagentRunner needs a provider: pass `provider` or a `kernel` with a provider plugin.', { code: 'subagent_no_provider' });
@@ -139,7 +151,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
       const session = new Session({
         provider,
         ...(services ? { services } : {}),
-        tools: filterSubagentTools(resolveTools(services), definition, deps.agentTools ?? AGENT_SPAWNING_TOOLS, request.allowedTools),
+        tools: filterSubagentTools(replaceToolsByName(resolveTools(services), scope?.replaceTools), definition, deps.agentTools ?? AGENT_SPAWNING_TOOLS, request.allowedTools),
         systemMessage,
         sessionId: jobId,
         cwd,

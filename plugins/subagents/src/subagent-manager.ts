@@ -85,6 +85,12 @@ export interface SubagentManagerOptions
   runner?: ISubagentRunner;
   /** Or share an existing manager whose `agent` tasks something runs (a runner, or remote workers). */
   backgroundTaskManager?: IBackgroundTaskManager;
+  /**
+   * Called with each request before it is queued: throws to refuse it (the error is `spawn`'s).
+   * May return a function, called once when that job has ended or could not be queued (to
+   * release what was held for it).
+   */
+  admit?: (request: ISubagentSpawnRequest) => (() => void) | undefined;
 }
 
 const toJobState = (state: IBackgroundTaskState): ISubagentJobState => copyWith(state, { type: state.agentType ?? '' });
@@ -95,12 +101,14 @@ const toJobState = (state: IBackgroundTaskState): ISubagentJobState => copyWith(
  */
 export class SubagentManager implements ISubagentManager {
   private readonly manager: IBackgroundTaskManager;
+  private readonly admit: SubagentManagerOptions['admit'];
 
   constructor(options: SubagentManagerOptions) {
+    this.admit = options.admit;
     if (options.backgroundTaskManager) {
       this.manager = options.backgroundTaskManager;
     } else if (options.runner) {
-      const { runner, backgroundTaskManager: _unused, ...rest } = options;
+      const { runner, backgroundTaskManager: _unused, admit: _admit, ...rest } = options;
       this.manager = new BackgroundTaskManager({
         // Unique per manager, so transcripts of two managers under one parent never collide.
         idFactory: (_request, sequence) => `agent_${sequence}_${randomBytes(3).toString('hex')}`,
@@ -127,7 +135,16 @@ export class SubagentManager implements ISubagentManager {
         });
       }
     }
-    return toJobState(await this.manager.spawn(toAgentTaskRequest(request)));
+    const release = this.admit?.(request);
+    let state: IBackgroundTaskState;
+    try {
+      state = await this.manager.spawn(toAgentTaskRequest(request));
+    } catch (error) {
+      release?.();
+      throw error;
+    }
+    if (release) this.manager.wait(state.id).then(release, release);
+    return toJobState(state);
   }
 
   async wait(jobId: string): Promise<ISubagentJobState> {

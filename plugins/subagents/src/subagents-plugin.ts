@@ -16,16 +16,18 @@ import {
   type DiagnosticsReporter,
   type SettingSource,
 } from '@tessera/contracts';
-import { definePlugin, PluginOptionsError, type Plugin, ContainerSessionServices, type ServiceResolver } from '@tessera/kernel';
-import { AgentTaskManagerToken } from '@tessera/plugin-background';
+import { definePlugin, PluginOptionsError, type Plugin, ContainerSessionServices, KernelRef, type ServiceResolver } from '@tessera/kernel';
+import { AgentTaskManagerToken, BackgroundTaskError } from '@tessera/plugin-background';
 import { discoverAgentDefinitions, type TAgentDefinitionReader } from './agent-definition-discovery.js';
 import { AgentDefinitionRegistry } from './agent-definitions.js';
 import { GitWorktreeIsolationAdapter } from './git-worktree-isolation-adapter.js';
 import { createInProcessSubagentRunner, type IInProcessSubagentRunnerDeps } from './in-process-subagent-runner.js';
+import { ParentScopes } from './parent-scopes.js';
 import { SubagentApprovalRouter } from './subagent-approval-router.js';
 import { createSubagentLauncher } from './subagent-launcher.js';
 import { SubagentManager, type SubagentManagerOptions } from './subagent-manager.js';
 import { createWorktreeSubagentRunner, type ISubagentWorktreeAdapter } from './worktree-subagent-runner.js';
+import type { ISubagentSpawnRequest } from './types.js';
 
 export const SubagentManagerToken = createToken<SubagentManager>('SubagentManager');
 export const AgentDefinitions = createToken<AgentDefinitionRegistry>('AgentDefinitions');
@@ -90,6 +92,37 @@ function validate(options: SubagentsPluginOptions): void {
 }
 
 /**
+ * A job of a session with a scope of its own (a sandbox client's tools) cannot go to a remote
+ * worker: the tools and the client live in this process, and the worker would run the agent's
+ * tools on its own host, outside the sandbox.
+ */
+function refuseScoped(scopes: ParentScopes, request: ISubagentSpawnRequest): undefined {
+  if (scopes.get(request.parentSessionId) === undefined) return undefined;
+  throw new BackgroundTaskError(
+    'validation',
+    `Session ${request.parentSessionId} runs its tools in a sandbox (its sandboxClient), but subagent jobs here run on background workers (AgentTaskManagerToken, e.g. BullMQ), ` +
+      `which would run the agent's tools on the worker's host, outside that sandbox. Compose the worker runtime with subagents off (bullmqBackgroundRuntime({ subagents: false })) ` +
+      'so subagents run in this process, where they inherit the sandbox, or start the agent from a session without a sandboxClient.',
+    { code: 'subagent_sandbox_unsupported', details: { parentSessionId: request.parentSessionId, reason: 'remote_worker' } },
+  );
+}
+
+/** Holds the parent's scope for the job (in-process: the child inherits it); refuses a worktree, which the sandbox cannot reach. */
+function holdScope(scopes: ParentScopes, request: ISubagentSpawnRequest): (() => void) | undefined {
+  const scope = scopes.get(request.parentSessionId);
+  if (scope === undefined) return undefined;
+  if (request.isolation === 'worktree') {
+    throw new BackgroundTaskError(
+      'validation',
+      `Session ${request.parentSessionId} runs its tools in a sandbox (its sandboxClient); isolation 'worktree' makes a git worktree on this host, which the sandboxed tools cannot reach. ` +
+        'Start the agent without worktree isolation: it works in the same sandbox.',
+      { code: 'subagent_sandbox_unsupported', details: { parentSessionId: request.parentSessionId, reason: 'worktree' } },
+    );
+  }
+  return scopes.hold(request.parentSessionId, scope);
+}
+
+/**
  * Subagents for a kernel: a `SubagentManager` whose jobs run as in-process child sessions
  * (kernel provider, tools, hooks), optionally in git worktrees. Agent definitions are the
  * built-ins plus `.md` files discovered at boot and `AgentDefinitionContribution`s, then
@@ -127,10 +160,14 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
         const diagnostics: DiagnosticsReporter = {
           report: (report) => (container.get(Diagnostics, { optional: true }) ?? processWarningDiagnostics).report(report),
         };
+        // A job runs with its parent session's tool replacements and service overrides (a
+        // sandboxed session's tools), held from spawn until it ends.
+        const scopes = new ParentScopes((sessionId) => container.get(KernelRef, { optional: true })?.sessionScope(sessionId));
         const inner = createInProcessSubagentRunner({
           ...options,
           // A fresh view per job: provider, clock and tools as bound when the job starts.
-          services: () => new ContainerSessionServices(container),
+          services: (overrides) => new ContainerSessionServices(container, undefined, overrides),
+          parentScope: (sessionId) => scopes.get(sessionId),
           hooks,
           definitions: registry,
           approvals,
@@ -141,11 +178,11 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
             : createWorktreeSubagentRunner({ runner: inner, worktreeAdapter: options.worktree ?? new GitWorktreeIsolationAdapter(), hooks, diagnostics });
         // A runtime that runs agent tasks elsewhere (BullMQ workers) takes the jobs instead.
         const shared = container.get(AgentTaskManagerToken, { optional: true });
-        if (shared) return new SubagentManager({ backgroundTaskManager: shared });
+        if (shared) return new SubagentManager({ backgroundTaskManager: shared, admit: (request) => refuseScoped(scopes, request) });
         // The watchdogs' time source is fixed when the manager is built (timers set on one
         // clock are cleared on the same one).
         const clock = container.get(Clock, { optional: true });
-        const own = new SubagentManager({ ...options, runner, ...(clock ? { clock } : {}) });
+        const own = new SubagentManager({ ...options, runner, ...(clock ? { clock } : {}), admit: (request) => holdScope(scopes, request) });
         ownsManager.add(own);
         return own;
       };

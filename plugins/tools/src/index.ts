@@ -71,3 +71,5 @@ export {
   BUILTIN_TOOL_NAMES,
 } from './plugins.js';
 export type { BuiltinToolName, BuiltinToolsOptions, ToolSessionStatePluginOptions, WebFetchPluginOptions } from './plugins.js';
+export { SANDBOX_TOOL_NAMES, sandboxToolFactoryPlugin } from './sandbox-tool-factory.js';
+export type { SandboxToolFactoryOptions, SandboxToolName } from './sandbox-tool-factory.js';

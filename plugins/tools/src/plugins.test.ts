@@ -148,7 +148,7 @@ describe('builtinTools in a session', () => {
 
   it('can leave tools out', async () => {
     const plugins = builtinTools({ exclude: ['WebSearch', 'Bash', 'KillShell'] });
-    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-session-state', 'tool-bash-output', 'tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch', 'tool-todo-write']);
+    expect(plugins.map((plugin) => plugin.name)).toEqual(['tool-session-state', 'tool-bash-output', 'tool-read', 'tool-write', 'tool-edit', 'tool-glob', 'tool-grep', 'tool-web-fetch', 'tool-todo-write', 'tool-sandbox-factory']);
     // A sandbox refuses background commands, so their companions are left out too.
     const sandboxed = builtinTools({ sandbox: { client: new InMemorySandboxClient() } });
     expect(sandboxed.map((plugin) => plugin.name)).not.toContain('tool-bash-output');

@@ -1,14 +1,16 @@
 import { BackgroundTasks, ReadAccess, SandboxPaths, ShellDirectories, ToolContribution, WorkspaceGrants, type Token, type Tool } from '@tessera/contracts';
-import { statSync } from 'node:fs';
 import { ContainerSessionServices, definePlugin, PluginOptionsError, Stage, type Plugin, type PluginRegisterContext } from '@tessera/kernel';
 import { bashOutputTool, killShellTool, type BackgroundShellToolOptions } from './background-shell-tools.js';
-import { bashTool, type BashToolOptions } from './bash-tool.js';
+import type { BashToolOptions } from './bash-tool.js';
 import { editTool, type EditToolOptions } from './edit-tool.js';
 import { globTool, type GlobToolOptions } from './glob-tool.js';
 import { grepTool, type GrepToolOptions } from './grep-tool.js';
 import { readTool, type ReadToolOptions } from './read-tool.js';
+import { SANDBOX_TOOL_NAMES, sandboxToolFactoryPlugin } from './sandbox-tool-factory.js';
+import { checkSandboxRoot } from './sandbox-root.js';
 import { ToolSessionState, ToolSessionStateToken, type ToolSessionStateOptions } from './session-state.js';
 import { DEFAULT_SANDBOX_ROOT, type SandboxOptions, type ToolSessionStateSource } from './common-options.js';
+import { buildBashTool, buildFileTool, lookedUp, pick, resolveStateSource, shellDirectoriesOf, stateGetter, type ServiceLookup, type ToolServices } from './tool-builders.js';
 import { webFetchTool, type WebFetchToolOptions } from './web-fetch-tool.js';
 import { webSearchTool, type WebSearchToolOptions } from './web-search-tool.js';
 import { todoWriteTool } from './todo-write-tool.js';
@@ -71,14 +73,6 @@ export function toolSessionStatePlugin(options: ToolSessionStatePluginOptions = 
   });
 }
 
-/** What a tool plugin hands the tool it builds: lookups made when the tool first needs them. */
-interface ToolServices {
-  /** The kernel's services, each looked up on first use and kept for the tool instance's life. */
-  lookup: ServiceLookup;
-  /** The tool state: the plugin's `state` option, else the kernel's `ToolSessionStateToken`. */
-  state: () => ToolSessionState;
-}
-
 interface ToolPluginSpec {
   name: string;
   make: (services: ToolServices) => Tool<never, unknown>;
@@ -90,19 +84,6 @@ interface ToolPluginSpec {
   state?: ToolSessionStateSource | undefined;
   provides?: readonly Token<unknown>[];
   bindServices?: (bind: PluginRegisterContext['bind'], state: (() => ToolSessionState) | undefined) => void;
-}
-
-const resolveSource = (source: ToolSessionStateSource): ToolSessionState => (typeof source === 'function' ? source() : source);
-
-/** Looks a token up; `undefined` when nothing is bound. */
-type ServiceLookup = <T>(token: Token<T>) => T | undefined;
-
-function kernelState(lookup: ServiceLookup): ToolSessionState {
-  const state = lookup(ToolSessionStateToken);
-  if (!state) {
-    throw new Error('no ToolSessionState is bound: compose toolSessionStatePlugin() (builtinTools() includes it) or give the tool plugin a `state`.');
-  }
-  return state;
 }
 
 /**
@@ -128,48 +109,18 @@ function toolPlugin(spec: ToolPluginSpec): Plugin {
         // This tool instance's (so this session's) view: each service resolved on first use, then kept.
         const services = new ContainerSessionServices(container);
         const lookup: ServiceLookup = (token) => services.getOptional(token);
-        const state = given === undefined ? () => kernelState(lookup) : () => resolveSource(given);
-        return spec.make({ lookup, state }) as Tool;
+        return spec.make({ lookup, state: stateGetter(given, lookup) }) as Tool;
       });
-      spec.bindServices?.(bind, given === undefined ? undefined : () => resolveSource(given));
+      spec.bindServices?.(bind, given === undefined ? undefined : () => resolveStateSource(given));
       // A state of the caller's own: this plugin drops an ended session's entry (the kernel's
       // state is released by toolSessionStatePlugin).
       if (spec.usesState && given !== undefined) {
         hooks.sessionEnd.tap({ name: `${spec.name}:release-session-state`, stage: Stage.Observe }, ({ session }) => {
-          resolveSource(given).release(session.sessionId);
+          resolveStateSource(given).release(session.sessionId);
         });
       }
     },
   });
-}
-
-/** An option that may be a value or a getter, else the kernel's service (looked up when first used). */
-function pick<T>(given: T | (() => T | undefined) | undefined, token: Token<T>, lookup: ServiceLookup): () => T | undefined {
-  if (given === undefined) return () => lookup(token);
-  if (typeof given === 'function') return () => (given as () => T | undefined)() ?? lookup(token);
-  return () => given;
-}
-
-/** `[token]` when the tool may look it up: no option given, or a getter that may come back empty. */
-function lookedUp<T>(given: T | (() => T | undefined) | undefined, token: Token<T>): Token<unknown>[] {
-  return given === undefined || typeof given === 'function' ? [token] : [];
-}
-
-/**
- * `ShellDirectories` over the session state Bash updates, exposing only the lookup: the
- * permission layer and the hook runner resolve a command's relative paths where it runs.
- */
-function shellDirectoriesOf(state: () => ToolSessionState, sandboxed: boolean): ShellDirectories {
-  return {
-    cwdFor(sessionId) {
-      const cwd = state().cwdFor(sessionId);
-      // On the host, Bash starts over in the session cwd when the remembered directory is
-      // gone: report where the next command will really run, or a check would judge its
-      // paths in a directory it never runs in. (Sandbox paths are not host paths.)
-      if (cwd === undefined || sandboxed) return cwd;
-      return statSync(cwd, { throwIfNoEntry: false })?.isDirectory() ? cwd : undefined;
-    },
-  };
 }
 
 /**
@@ -182,13 +133,7 @@ export function bashToolPlugin(options: BashToolOptions = {}): Plugin {
   const sandboxed = options.sandbox !== undefined;
   return toolPlugin({
     name: 'tool-bash',
-    make: ({ lookup, state }) =>
-      bashTool({
-        ...options,
-        state,
-        grants: pick(options.grants, WorkspaceGrants, lookup),
-        backgroundTasks: pick(options.backgroundTasks, BackgroundTasks, lookup),
-      }) as Tool<never, unknown>,
+    make: (services) => buildBashTool(options, services),
     // In a sandbox, background commands are refused and the workspace is the sandbox's.
     uses: sandboxed ? [] : [...lookedUp(options.backgroundTasks, BackgroundTasks), ...lookedUp(options.grants, WorkspaceGrants)],
     usesState: true,
@@ -226,7 +171,7 @@ export function killShellToolPlugin(options: BackgroundShellToolOptions = {}): P
 function fileToolPlugin<O extends ReadToolOptions | WriteToolOptions | EditToolOptions>(name: string, build: (options: O) => Tool<never, unknown>, options: O): Plugin {
   return toolPlugin({
     name,
-    make: ({ lookup, state }) => build({ ...options, state, grants: pick(options.grants, WorkspaceGrants, lookup) }),
+    make: (services) => buildFileTool(build, options, services),
     uses: options.sandbox ? [] : lookedUp(options.grants, WorkspaceGrants),
     usesState: true,
     state: options.state,
@@ -274,9 +219,7 @@ export function grepToolPlugin(options: GrepToolOptions = {}): Plugin {
  */
 export function sandboxPathsPlugin(sandbox: Pick<SandboxOptions, 'root'> = {}): Plugin {
   const root = sandbox.root ?? DEFAULT_SANDBOX_ROOT;
-  if (typeof root !== 'string' || !root.startsWith('/')) {
-    throw new PluginOptionsError('sandboxPathsPlugin', 'tool-sandbox-paths', 'root', `must be an absolute path inside the sandbox (got ${JSON.stringify(root)})`);
-  }
+  checkSandboxRoot(root, (problem) => new PluginOptionsError('sandboxPathsPlugin', 'tool-sandbox-paths', 'root', problem));
   return definePlugin({
     name: 'tool-sandbox-paths',
     provides: [SandboxPaths],
@@ -357,7 +300,10 @@ function validateBuiltinTools(options: BuiltinToolsOptions): void {
 /**
  * The built-in tools (Bash, BashOutput, KillShell, Read, Write, Edit, Glob, Grep, WebFetch,
  * WebSearch) as one plugin each, after `toolSessionStatePlugin()`, whose per-kernel state they
- * share so that Read, Write and Edit agree on what was read. Only options are kept here: the
+ * share so that Read, Write and Edit agree on what was read. With `sandbox`, Bash, Read, Write
+ * and Edit run in it for every session (`sandboxPathsPlugin`); without, `sandboxToolFactoryPlugin`
+ * builds them sandboxed for each session given its own client (`InteractiveSession`'s
+ * `sandboxClient`). Only options are kept here: the
  * same list composes into any number of kernels, each with its own state. Spread into a preset:
  * `createKernel({ plugins: [...base, ...builtinTools({ additionalDirectories })] })`.
  */
@@ -388,9 +334,14 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Plugin[] {
     ['TodoWrite', () => todoWriteToolPlugin()],
   ];
   const plugins = all.filter(([name]) => !skip.has(name)).map(([, make]) => make());
+  // Without a kernel-wide sandbox, a session given a sandbox client gets these tools sandboxed
+  // (the composed ones only: an excluded tool stays out of sandboxed sessions too).
+  const sandboxable = SANDBOX_TOOL_NAMES.filter((name) => !skip.has(name));
   return [
     toolSessionStatePlugin(options.state ? { state: options.state } : {}),
     ...plugins,
-    ...(options.sandbox ? [sandboxPathsPlugin(options.sandbox)] : []),
+    options.sandbox
+      ? sandboxPathsPlugin(options.sandbox)
+      : sandboxToolFactoryPlugin({ ...(options.bash ? { bash: options.bash } : {}), ...(options.read ? { read: options.read } : {}), tools: sandboxable }),
   ];
 }

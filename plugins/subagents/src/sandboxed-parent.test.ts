@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxPaths, serviceOverride, SubagentLauncher, type Tool } from '@tessera/contracts';
+import { createKernel, definePlugin, toolsPlugin, type Kernel, type KernelSessionOptions } from '@tessera/kernel';
+import { AgentTaskManagerToken, BackgroundTaskManager, ManualBackgroundTaskRunner } from '@tessera/plugin-background';
+import { scriptedProvider, ScriptedProvider } from '@tessera/plugin-provider-scripted';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SubagentManagerToken, subagents } from './subagents-plugin.js';
+
+// A session given tools and services of its own (an InteractiveSession with a sandboxClient:
+// sandboxed Bash, Read, Write, Edit and `SandboxPaths`) must not have subagents that escape it.
+
+let dir: string;
+let kernel: Kernel | undefined;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tessera-subagents-sandbox-'));
+});
+afterEach(async () => {
+  await kernel?.shutdown();
+  kernel = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A Write tool that records where it ran. */
+function writeTool(where: string, calls: string[]): Tool {
+  return { name: 'Write', description: 'writes', parameters: { type: 'object' }, execute: async () => (calls.push(where), { success: true, output: `wrote on the ${where}` }) };
+}
+
+function sandboxScope(calls: string[]): Pick<KernelSessionOptions, 'replaceTools' | 'serviceOverrides'> {
+  return { replaceTools: [writeTool('sandbox', calls)], serviceOverrides: [serviceOverride(SandboxPaths, { root: '/workspace' })] };
+}
+
+const signal = new AbortController().signal;
+
+describe('subagents of a session with its own tools and services', () => {
+  it("runs the child with the parent's replaced tools and service overrides; other parents keep the kernel's", async () => {
+    const calls: string[] = [];
+    const provider = new ScriptedProvider({
+      turns: [{ toolCalls: [{ name: 'Write', input: {} }] }, { text: 'sandboxed child' }, { toolCalls: [{ name: 'Write', input: {} }] }, { text: 'host child' }],
+    });
+    kernel = await createKernel({ plugins: [scriptedProvider(provider), toolsPlugin(writeTool('host', calls)), subagents({ cwd: dir, home: dir, discover: false, worktree: false })] });
+    const roots: Array<string | undefined> = [];
+    kernel.hooks.preToolUse.tap('watch', ({ session }) => void roots.push(session.services.getOptional(SandboxPaths)?.root));
+    const parent = kernel.createSession({ sessionId: 'sandboxed-parent', cwd: dir, ...sandboxScope(calls) });
+    const launcher = kernel.get(SubagentLauncher);
+    expect(await launcher.launch({ prompt: 'write', parentSessionId: parent.sessionId, cwd: dir, signal })).toMatchObject({ text: 'sandboxed child' });
+    expect(await launcher.launch({ prompt: 'write', parentSessionId: 'host-parent', cwd: dir, signal })).toMatchObject({ text: 'host child' });
+    expect(calls).toEqual(['sandbox', 'host']);
+    expect(roots).toEqual(['/workspace', undefined]);
+  });
+
+  it('keeps the parent scope for a queued background job that starts after its parent ended', async () => {
+    const calls: string[] = [];
+    const provider = new ScriptedProvider({ turns: [{ text: 'first', delayMs: 40 }, { toolCalls: [{ name: 'Write', input: {} }] }, { text: 'second' }] });
+    kernel = await createKernel({ plugins: [scriptedProvider(provider), toolsPlugin(writeTool('host', calls)), subagents({ cwd: dir, home: dir, discover: false, worktree: false, maxConcurrent: 1 })] });
+    const parent = kernel.createSession({ sessionId: 'sandboxed-parent', cwd: dir, ...sandboxScope(calls) });
+    const manager = kernel.get(SubagentManagerToken);
+    const first = await manager.spawn({ type: 'general-purpose', prompt: 'wait', cwd: dir, parentSessionId: 'someone-else' });
+    const queued = await manager.spawn({ type: 'general-purpose', prompt: 'write', cwd: dir, parentSessionId: parent.sessionId, mode: 'background' });
+    await parent.shutdown();
+    expect(kernel.sessionScope(parent.sessionId)).toBeUndefined();
+    expect(await manager.wait(first.id)).toMatchObject({ status: 'completed' });
+    expect(await manager.wait(queued.id)).toMatchObject({ status: 'completed', output: 'second' });
+    expect(calls).toEqual(['sandbox']);
+  });
+
+  it('refuses to send such a job to remote workers (AgentTaskManagerToken) or into a worktree, saying why', async () => {
+    const runner = new ManualBackgroundTaskRunner({ kind: 'agent' });
+    const remote = new BackgroundTaskManager({ runners: [runner] });
+    const workers = definePlugin({ name: 'fake-workers', provides: [AgentTaskManagerToken], register: ({ bind }) => void bind(AgentTaskManagerToken).toConstantValue(remote) });
+    kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] }), workers, subagents({ cwd: dir, home: dir, discover: false, worktree: false })] });
+    const parent = kernel.createSession({ sessionId: 'sandboxed-parent', cwd: dir, ...sandboxScope([]) });
+    const launcher = kernel.get(SubagentLauncher);
+    await expect(launcher.launch({ prompt: 'go', parentSessionId: parent.sessionId, cwd: dir, signal, background: true })).rejects.toMatchObject({
+      code: 'subagent_sandbox_unsupported',
+      message: expect.stringContaining("outside that sandbox"),
+    });
+    expect(runner.runs).toEqual([]);
+    // A session without a scope of its own still goes to the workers.
+    await launcher.launch({ prompt: 'go', parentSessionId: 'host-parent', cwd: dir, signal, background: true });
+    expect(runner.runs).toHaveLength(1);
+    await remote.shutdown('test');
+    await kernel.shutdown();
+
+    kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] }), subagents({ cwd: dir, home: dir, discover: false })] });
+    const isolated = kernel.createSession({ sessionId: 'sandboxed-parent', cwd: dir, ...sandboxScope([]) });
+    await expect(kernel.get(SubagentManagerToken).spawn({ type: 'general-purpose', prompt: 'go', cwd: dir, parentSessionId: isolated.sessionId, isolation: 'worktree' })).rejects.toMatchObject({
+      code: 'subagent_sandbox_unsupported',
+      message: expect.stringContaining('worktree'),
+    });
+  });
+});
