@@ -1,12 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BackgroundTasks, SubagentLauncher, systemClock } from '@tessera/contracts';
 import { createKernel } from '@tessera/kernel';
 import { subagents } from '@tessera/plugin-subagents';
 import { BackgroundTaskManagerToken, ManualBackgroundTaskRunner } from '@tessera/plugin-background';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startBackgroundWorker, type BackgroundWorker } from './background-worker.js';
 import { bullmqBackgroundRuntime, BullmqBackgroundTaskManagerToken } from './bullmq-background-runtime.js';
 import { BullmqBackgroundTaskManager, type BullmqBackgroundTaskManagerOptions } from './bullmq-background-task-manager.js';
@@ -19,38 +17,22 @@ import type { BackgroundJobData } from './bullmq-background-task-manager.js';
 import type { IBackgroundTaskState } from '@tessera/plugin-background';
 import { Redis } from 'ioredis';
 import { Queue, type Job } from 'bullmq';
-import { hasRedisServer, liveGroupMembers, runningWithPid, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
+import { hasRedisServer, liveGroupMembers, runningWithPid, until, useRedisSuite } from './testing/redis-server.test-helper.js';
 
-let redis: TestRedis;
-let dir: string;
+const suite = useRedisSuite('tessera-bullmq-');
 let queueNumber = 0;
-const cleanups: Array<() => Promise<unknown>> = [];
-
-beforeAll(async () => {
-  if (!hasRedisServer) return;
-  redis = await startRedis();
-  dir = await mkdtemp(join(tmpdir(), 'tessera-bullmq-'));
-});
-afterAll(async () => {
-  if (!hasRedisServer) return;
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
 
 /** A fresh queue per test, so tests share the server but never a task. */
 function setup(extra: Partial<BullmqBackgroundTaskManagerOptions> = {}) {
-  const base = { connection: { host: '127.0.0.1', port: redis.port }, queue: `q${++queueNumber}` };
+  const base = { connection: { host: '127.0.0.1', port: suite.redis.port }, queue: `q${++queueNumber}` };
   const client = (more: Partial<BullmqBackgroundTaskManagerOptions> = {}): BullmqBackgroundTaskManager => {
     const manager = new BullmqBackgroundTaskManager({ ...base, ...extra, ...more });
-    cleanups.push(() => manager.shutdown());
+    suite.cleanups.push(() => manager.shutdown());
     return manager;
   };
   const worker = async (more: Partial<Parameters<typeof startBackgroundWorker>[0]> = {}): Promise<BackgroundWorker> => {
     const started = await startBackgroundWorker({ ...base, shell: { killGraceMs: 200 }, lockDurationMs: 2000, stalledIntervalMs: 500, ...more });
-    cleanups.push(() => started.shutdown({ graceMs: 0 }));
+    suite.cleanups.push(() => started.shutdown({ graceMs: 0 }));
     return started;
   };
   return { base, client, worker };
@@ -58,13 +40,13 @@ function setup(extra: Partial<BullmqBackgroundTaskManagerOptions> = {}) {
 
 /** A task store on a connection of its own, over a fresh queue a client spawns (unstarted) process tasks into. */
 async function storeSetup() {
-  const connection = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
-  cleanups.push(async () => connection.quit());
+  const connection = new Redis({ host: '127.0.0.1', port: suite.redis.port, lazyConnect: true });
+  suite.cleanups.push(async () => connection.quit());
   const keys = createTaskKeys('tessera', `q${++queueNumber}`);
   const store = new RedisTaskStore(connection, keys);
   const manager = setup().client({ queue: keys.queue });
   await manager.start();
-  const spawnOne = () => manager.spawn({ kind: 'process', command: 'true', cwd: dir });
+  const spawnOne = () => manager.spawn({ kind: 'process', command: 'true', cwd: suite.dir });
   return { connection, keys, store, spawnOne };
 }
 
@@ -75,7 +57,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const b = client();
     await Promise.all([a.start(), b.start()]);
     await worker();
-    const spawned = await a.spawn({ kind: 'process', command: 'printf "one\\ntwo\\n"; echo err >&2', cwd: dir, label: 'printer', parentSessionId: 's1' });
+    const spawned = await a.spawn({ kind: 'process', command: 'printf "one\\ntwo\\n"; echo err >&2', cwd: suite.dir, label: 'printer', parentSessionId: 's1' });
     expect(spawned).toMatchObject({ status: 'queued', kind: 'process', label: 'printer', parentSessionId: 's1' });
     const done = await b.wait(spawned.id);
     expect(done).toMatchObject({ id: spawned.id, status: 'completed', exitCode: 0, output: 'one\ntwo\nerr\n' });
@@ -166,11 +148,11 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const manager = client({ cancelTimeoutMs: 5_000 });
     await manager.start();
     const keys = createTaskKeys('tessera', base.queue);
-    const connection = new Redis({ host: '127.0.0.1', port: redis.port });
-    const listener = new Redis({ host: '127.0.0.1', port: redis.port });
-    cleanups.push(async () => connection.quit(), async () => listener.quit());
+    const connection = new Redis({ host: '127.0.0.1', port: suite.redis.port });
+    const listener = new Redis({ host: '127.0.0.1', port: suite.redis.port });
+    suite.cleanups.push(async () => connection.quit(), async () => listener.quit());
     const store = new RedisTaskStore(connection, keys);
-    const task = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: dir, task: { kind: 'process', command: 'true', cwd: dir } });
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: suite.dir, task: { kind: 'process', command: 'true', cwd: suite.dir } });
     const published = new Promise<void>((resolve) => listener.on('message', () => resolve()));
     await listener.subscribe(keys.control);
     let cancelling: Promise<IBackgroundTaskState> | undefined;
@@ -205,10 +187,10 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const manager = client();
     await manager.start();
     const keys = createTaskKeys('tessera', base.queue);
-    const connection = new Redis({ host: '127.0.0.1', port: redis.port });
-    cleanups.push(async () => connection.quit());
+    const connection = new Redis({ host: '127.0.0.1', port: suite.redis.port });
+    suite.cleanups.push(async () => connection.quit());
     const store = new RedisTaskStore(connection, keys);
-    const task = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: dir, task: { kind: 'process', command: 'true', cwd: dir } });
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: suite.dir, task: { kind: 'process', command: 'true', cwd: suite.dir } });
     await until(async () => ((await store.read(task.id))?.state.status === 'sleeping' ? true : undefined), 'sleeping');
     // The previous fire's process group, which this fire must not inherit.
     await store.setFields(task.id, { fireTick: 'tick-0', firePid: '999999' });
@@ -253,11 +235,11 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
   it('cancels a queued task without a worker, and a running one by killing its process group', async () => {
     const { client, worker } = setup();
     const manager = client();
-    const marker = join(dir, `queued-ran-${queueNumber}`);
-    const queued = await manager.spawn({ kind: 'process', command: `touch ${marker}`, cwd: dir });
+    const marker = join(suite.dir, `queued-ran-${queueNumber}`);
+    const queued = await manager.spawn({ kind: 'process', command: `touch ${marker}`, cwd: suite.dir });
     expect(await manager.cancel(queued.id, 'not needed')).toMatchObject({ status: 'cancelled', cancelReason: 'not needed' });
     await worker();
-    const sleeper = await manager.spawn({ kind: 'process', command: 'sleep 30 & sleep 31 & echo up; wait', cwd: dir });
+    const sleeper = await manager.spawn({ kind: 'process', command: 'sleep 30 & sleep 31 & echo up; wait', cwd: suite.dir });
     const running = await runningWithPid(manager, sleeper.id);
     await until(async () => (await manager.readLog(sleeper.id)).lines.includes('[stdout] up') || undefined, 'first log line');
     // The worker took the later task; the cancelled one, queued before it, never ran.
@@ -282,7 +264,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       if ('task' in event) frozen.push(Object.isFrozen(event.task) && Object.isFrozen(event.task.metadata));
     });
     await worker();
-    const task = await producer.spawn({ kind: 'process', command: 'echo hi', cwd: dir });
+    const task = await producer.spawn({ kind: 'process', command: 'echo hi', cwd: suite.dir });
     await observer.wait(task.id);
     const all = (await observer.readEvents()).filter((entry) => entry.event.taskId === task.id);
     const types = all.map((entry) => entry.event.type);
@@ -298,10 +280,10 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     // Replay from the cursor of the first event: everything after it, then live ones.
     const replayed: StreamedTaskEvent[] = [];
     const follower = observer.followEvents(all[0]!.id, (entry) => replayed.push(entry));
-    cleanups.push(() => follower.stop());
+    suite.cleanups.push(() => follower.stop());
     await until(() => replayed.length >= 2 || undefined, 'replay');
     expect(replayed.map((entry) => entry.event.type)).toEqual(['background_task_started', 'background_task_completed']);
-    const second = await producer.spawn({ kind: 'process', command: 'true', cwd: dir });
+    const second = await producer.spawn({ kind: 'process', command: 'true', cwd: suite.dir });
     await until(() => replayed.some((entry) => entry.event.taskId === second.id && entry.event.type === 'background_task_completed') || undefined, 'live after replay');
     expect(follower.cursor).toBe(replayed.at(-1)!.id);
   });
@@ -311,17 +293,17 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const manager = client();
     await manager.start();
     const update = vi.spyOn(RedisTaskStore.prototype, 'update');
-    cleanups.push(async () => update.mockRestore());
+    suite.cleanups.push(async () => update.mockRestore());
     await worker({ runners: [new ManualBackgroundTaskRunner({ kind: 'agent', autoResolve: true })], kinds: ['agent'] });
-    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: suite.dir });
     expect(await manager.wait(task.id)).toMatchObject({ status: 'completed' });
     const all = (await manager.readEvents()).filter((entry) => entry.event.taskId === task.id);
     expect(all.map((entry) => `${entry.event.type}@${entry.version}`)).toEqual(['background_task_created@1', 'background_task_started@2', 'background_task_completed@3']);
     expect(update.mock.calls.filter(([id]) => id === task.id)).toHaveLength(1);
     // The created and completed snapshots go to Redis as a head only and the scripts append the
     // state's JSON: the stream holds each event's exact JSON, the last one the stored state.
-    const raw = new Redis({ port: redis.port });
-    cleanups.push(async () => raw.disconnect());
+    const raw = new Redis({ port: suite.redis.port });
+    suite.cleanups.push(async () => raw.disconnect());
     const texts = ((await raw.xrange(manager.keys.events, '-', '+')) as Array<[string, string[]]>).map(([, fields]) => fields[fields.indexOf('e') + 1]!).filter((text) => text.includes(task.id));
     expect(texts).toHaveLength(3);
     for (const text of texts) expect(JSON.stringify(JSON.parse(text))).toBe(text);
@@ -336,8 +318,8 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const manager = client({ cancelTimeoutMs: 10_000 });
     await manager.start();
     const keys = createTaskKeys('tessera', base.queue);
-    const listener = new Redis({ host: '127.0.0.1', port: redis.port });
-    cleanups.push(async () => listener.quit());
+    const listener = new Redis({ host: '127.0.0.1', port: suite.redis.port });
+    suite.cleanups.push(async () => listener.quit());
     const published = new Promise<void>((resolve) => listener.on('message', () => resolve()));
     await listener.subscribe(keys.control);
     const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });
@@ -357,11 +339,11 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       await Promise.race([cancels[0], published]);
       return result;
     });
-    cleanups.push(async () => read.mockRestore());
+    suite.cleanups.push(async () => read.mockRestore());
     await worker({ runners: [agents], kinds: ['agent'], concurrency: 1 });
     const types = async (taskId: string) => (await manager.readEvents()).filter((entry) => entry.event.taskId === taskId).map((entry) => entry.event.type);
 
-    const taken = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    const taken = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: suite.dir });
     await until(() => cancels.length >= 1 || undefined, 'the first cancel');
     expect(await cancels[0]).toMatchObject({ status: 'cancelled', cancelReason: 'changed my mind' });
     // Never `queued → cancelled` with the command started behind it: the run started and was stopped.
@@ -369,7 +351,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(agents.runs[0]!.cancelCalls).toEqual(['changed my mind']);
     expect(await types(taken.id)).toEqual(['background_task_created', 'background_task_started', 'background_task_cancelled']);
 
-    const untouched = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    const untouched = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: suite.dir });
     await until(() => cancels.length >= 2 || undefined, 'the second cancel');
     expect(await cancels[1]).toMatchObject({ status: 'cancelled', cancelReason: 'before the read' });
     expect(await manager.wait(untouched.id)).toMatchObject({ status: 'cancelled' });
@@ -399,10 +381,10 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       if (args[2] !== undefined) await new Promise((resolve) => setTimeout(resolve, 100));
       return update.apply(this, args);
     });
-    cleanups.push(async () => slowed.mockRestore());
+    suite.cleanups.push(async () => slowed.mockRestore());
     await worker({ runners: [runner as never], kinds: ['agent'] });
     for (const prompt of ['now', 'later']) {
-      const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt, cwd: dir });
+      const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt, cwd: suite.dir });
       expect(await manager.wait(task.id)).toMatchObject({ status: 'completed' });
       const all = (await manager.readEvents()).filter((entry) => entry.event.taskId === task.id);
       expect(all.map((entry) => entry.event.type), prompt).toEqual(['background_task_created', 'background_task_started', 'background_task_tool_start', 'background_task_completed']);
@@ -433,12 +415,12 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       }
       return update.apply(this, args);
     });
-    cleanups.push(async () => failing.mockRestore());
+    suite.cleanups.push(async () => failing.mockRestore());
     await worker({ runners: [runner as never], kinds: ['agent'], onError: () => undefined });
-    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: suite.dir });
     const keys = createTaskKeys('tessera', base.queue);
     const queue = new Queue(keys.queueName('agent'), { connection: base.connection, prefix: keys.bullPrefix });
-    cleanups.push(() => queue.close());
+    suite.cleanups.push(() => queue.close());
     const job = await queue.getJob(task.id);
     await until(async () => ((await manager.readEvents()).some((entry) => entry.event.taskId === task.id && entry.event.type === 'background_task_tool_start') ? true : undefined), 'held progress committed');
     finish();
@@ -454,9 +436,9 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const { base, worker } = setup();
     await worker();
     const kernel = await createKernel({ plugins: [bullmqBackgroundRuntime(base)] });
-    cleanups.push(() => kernel.shutdown());
+    suite.cleanups.push(() => kernel.shutdown());
     const tasks = kernel.get(BackgroundTasks);
-    const ticket = await tasks.spawn({ kind: 'process', command: 'echo ready; sleep 30', cwd: dir, description: 'server', sessionId: 's1' });
+    const ticket = await tasks.spawn({ kind: 'process', command: 'echo ready; sleep 30', cwd: suite.dir, description: 'server', sessionId: 's1' });
     const read = await until(async () => {
       const output = await tasks.readOutput!(ticket.id, 0, 's1');
       return output.lines.length > 0 ? output : undefined;
@@ -473,9 +455,9 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
   it('serves prioritized tasks first', async () => {
     const { client, worker } = setup({ priority: (request) => (request.label === 'urgent' ? 1 : 10) });
     const manager = client();
-    const low = await manager.spawn({ kind: 'process', command: 'true', cwd: dir, label: 'later' });
-    const high = await manager.spawn({ kind: 'process', command: 'true', cwd: dir, label: 'urgent' });
-    await expect(client({ priority: 2.5 }).spawn({ kind: 'process', command: 'true', cwd: dir })).rejects.toMatchObject({ code: 'background_invalid_option' });
+    const low = await manager.spawn({ kind: 'process', command: 'true', cwd: suite.dir, label: 'later' });
+    const high = await manager.spawn({ kind: 'process', command: 'true', cwd: suite.dir, label: 'urgent' });
+    await expect(client({ priority: 2.5 }).spawn({ kind: 'process', command: 'true', cwd: suite.dir })).rejects.toMatchObject({ code: 'background_invalid_option' });
     await worker({ concurrency: 1 });
     await manager.wait(low.id);
     await manager.wait(high.id);
@@ -488,7 +470,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const manager = client();
     await worker({ concurrency: 3, globalConcurrency: { process: 1 } });
     await worker({ concurrency: 3 });
-    const tasks = await Promise.all([1, 2, 3, 4].map(() => manager.spawn({ kind: 'process', command: 'sleep 0.2', cwd: dir })));
+    const tasks = await Promise.all([1, 2, 3, 4].map(() => manager.spawn({ kind: 'process', command: 'sleep 0.2', cwd: suite.dir })));
     for (const task of tasks) await manager.wait(task.id);
     let running = 0;
     let most = 0;
@@ -501,7 +483,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const limited = setup();
     const rated = limited.client();
     await limited.worker({ concurrency: 4, rateLimit: { process: { max: 1, durationMs: 600 } } });
-    const quick = await Promise.all([1, 2, 3].map(() => rated.spawn({ kind: 'process', command: 'true', cwd: dir })));
+    const quick = await Promise.all([1, 2, 3].map(() => rated.spawn({ kind: 'process', command: 'true', cwd: suite.dir })));
     const started: number[] = [];
     for (const task of quick) started.push(Number((await rated.wait(task.id)).startedAt));
     started.sort((a, b) => a - b);
@@ -511,17 +493,17 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
 
   it('keeps every key under its prefix (one with ":" too, as the Redis session store takes): task records, logs, events and the BullMQ queues', async () => {
     const queue = `prefixed${++queueNumber}`;
-    const base = { connection: { host: '127.0.0.1', port: redis.port }, queue, prefix: 'acme:test' };
+    const base = { connection: { host: '127.0.0.1', port: suite.redis.port }, queue, prefix: 'acme:test' };
     for (const bad of ['acme:', ':acme', 'ac me', '']) expect(() => new BullmqBackgroundTaskManager({ ...base, prefix: bad })).toThrow(expect.objectContaining({ code: 'background_invalid_option' }));
     expect(() => new BullmqBackgroundTaskManager({ ...base, queue: 'a:b' })).toThrow(expect.objectContaining({ code: 'background_invalid_option' }));
     const manager = new BullmqBackgroundTaskManager(base);
-    cleanups.push(() => manager.shutdown());
+    suite.cleanups.push(() => manager.shutdown());
     const running = await startBackgroundWorker({ ...base, kinds: ['process', 'scheduled'], shell: { killGraceMs: 200 } });
-    cleanups.push(() => running.shutdown({ graceMs: 0 }));
-    const task = await manager.spawn({ kind: 'process', command: 'echo keyed', cwd: dir });
+    suite.cleanups.push(() => running.shutdown({ graceMs: 0 }));
+    const task = await manager.spawn({ kind: 'process', command: 'echo keyed', cwd: suite.dir });
     expect((await manager.wait(task.id)).status).toBe('completed');
-    const cron = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: dir, task: { kind: 'process', command: 'true', cwd: dir } });
-    const peek = new Redis({ host: '127.0.0.1', port: redis.port });
+    const cron = await manager.spawn({ kind: 'scheduled', schedule: '0 0 1 1 *', cwd: suite.dir, task: { kind: 'process', command: 'true', cwd: suite.dir } });
+    const peek = new Redis({ host: '127.0.0.1', port: suite.redis.port });
     try {
       const keys = (await peek.keys('*')).filter((key) => key.includes(queue));
       expect(keys.length).toBeGreaterThan(3);
@@ -538,8 +520,8 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const { client, worker } = setup();
     const manager = client();
     const leaving = await worker({ concurrency: 2, kinds: ['process'] });
-    const short = await manager.spawn({ kind: 'process', command: 'sleep 0.4; echo short-done', cwd: dir });
-    const long = await manager.spawn({ kind: 'process', command: 'sleep 30; echo never', cwd: dir });
+    const short = await manager.spawn({ kind: 'process', command: 'sleep 0.4; echo short-done', cwd: suite.dir });
+    const long = await manager.spawn({ kind: 'process', command: 'sleep 30; echo never', cwd: suite.dir });
     await until(async () => ((await Promise.all([short, long].map((task) => manager.fetch(task.id)))).every((state) => state?.status === 'running') ? true : undefined), 'both running');
     await leaving.shutdown({ graceMs: 1500 });
     expect(await manager.wait(short.id)).toMatchObject({ status: 'completed', exitCode: 0 });
@@ -552,7 +534,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const { client, worker } = setup();
     const manager = client();
     const leaving = await worker({ concurrency: 1, kinds: ['process'] });
-    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: suite.dir });
     await until(async () => ((await manager.fetch(task.id))?.status === 'running' ? true : undefined), 'running on the first worker');
     await leaving.shutdown({ graceMs: 0, unfinished: 'hand-back' });
     await worker({ concurrency: 1, kinds: ['process'] });
@@ -595,7 +577,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
       },
     };
     const leaving = await worker({ runners: [runner as never], kinds: ['agent'], concurrency: 1 });
-    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: dir });
+    const task = await manager.spawn({ kind: 'agent', agentType: 'noop', prompt: 'p', cwd: suite.dir });
     await until(async () => ((await manager.fetch(task.id))?.status === 'running' ? true : undefined), 'running');
     finish();
     await lastPage;
@@ -614,14 +596,14 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const manager = client();
     const errors: string[] = [];
     await worker({ kinds: ['process'], onError: (error, context) => void errors.push(`${context.phase}: ${String((error as Error).message)}`) });
-    const task = await manager.spawn({ kind: 'process', command: 'echo up; sleep 30; echo never', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo up; sleep 30; echo never', cwd: suite.dir });
     const running = await runningWithPid(manager, task.id);
     await until(async () => (await manager.readLog(task.id)).lines.includes('[stdout] up') || undefined, 'first log line');
     // Another worker holds the job now (as after this one stalled past lockDurationMs): its next
     // lock renewal fails.
     const keys = createTaskKeys('tessera', base.queue);
-    const raw = new Redis({ host: '127.0.0.1', port: redis.port });
-    cleanups.push(async () => raw.quit());
+    const raw = new Redis({ host: '127.0.0.1', port: suite.redis.port });
+    suite.cleanups.push(async () => raw.quit());
     await raw.set(`${keys.bullPrefix}:${keys.queueName('process')}:${task.id}:lock`, 'another-worker-token');
     await until(() => liveGroupMembers(running.pid!) === 0 || undefined, 'the stale run stopped', 10_000);
     await until(() => errors.some((line) => line.startsWith('job lock: lost the lock')) || undefined, 'the loss reported');
@@ -636,14 +618,14 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const { client, worker } = setup();
     const manager = client();
     const leaving = await worker({ kinds: ['process'] });
-    const task = await manager.spawn({ kind: 'process', command: 'echo kept-in-redis', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo kept-in-redis', cwd: suite.dir });
     const done = await manager.wait(task.id);
     expect(done.status).toBe('completed');
     const logPath = done.logPath!;
     expect(logPath).toContain('tessera-worker-');
     await until(() => !existsSync(logPath) || undefined, 'the log file deleted');
     expect((await manager.readLog(task.id)).lines).toEqual(['[stdout] kept-in-redis', '[exit] exit code 0']);
-    const running = await manager.spawn({ kind: 'process', command: 'sleep 30', cwd: dir });
+    const running = await manager.spawn({ kind: 'process', command: 'sleep 30', cwd: suite.dir });
     await until(async () => ((await manager.fetch(running.id))?.status === 'running' ? true : undefined), 'running');
     await leaving.shutdown({ graceMs: 0 });
     expect((await manager.fetch(running.id))?.status).toBe('cancelled');
@@ -654,7 +636,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const { client, worker } = setup();
     const manager = client();
     const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });
-    const queued = await manager.spawn({ kind: 'agent', agentType: 'general-purpose', prompt: 'wait', cwd: dir });
+    const queued = await manager.spawn({ kind: 'agent', agentType: 'general-purpose', prompt: 'wait', cwd: suite.dir });
     await expect(manager.send(queued.id, 'too early')).rejects.toMatchObject({ code: 'background_send_unsupported' });
     await worker({ runners: [agents], kinds: ['agent', 'process'] });
     await until(async () => ((await manager.fetch(queued.id))?.status === 'running' ? true : undefined), 'agent running');
@@ -665,7 +647,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     await expect(manager.send(queued.id, 'late')).rejects.toMatchObject({ code: 'background_task_not_running' });
 
     // A shell task takes input on stdin, written by the worker that runs it.
-    const shell = await manager.spawn({ kind: 'process', command: 'read line; echo "got:$line"', cwd: dir });
+    const shell = await manager.spawn({ kind: 'process', command: 'read line; echo "got:$line"', cwd: suite.dir });
     await until(async () => ((await manager.fetch(shell.id))?.status === 'running' ? true : undefined), 'shell running');
     await manager.send(shell.id, 'hello from another process\n');
     expect(await manager.wait(shell.id)).toMatchObject({ status: 'completed', output: 'got:hello from another process\n' });
@@ -684,11 +666,11 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     const agents = new ManualBackgroundTaskRunner({ kind: 'agent' });
     await worker({ runners: [agents], kinds: ['agent'] });
     const kernel = await createKernel({ plugins: [bullmqBackgroundRuntime(base), subagents({ discover: false, worktree: false })] });
-    cleanups.push(() => kernel.shutdown());
-    const launched = kernel.get(SubagentLauncher).launch({ prompt: 'look around', agentType: 'Explore', parentSessionId: 's1', cwd: dir, signal: new AbortController().signal });
+    suite.cleanups.push(() => kernel.shutdown());
+    const launched = kernel.get(SubagentLauncher).launch({ prompt: 'look around', agentType: 'Explore', parentSessionId: 's1', cwd: suite.dir, signal: new AbortController().signal });
     // The job reached the worker process's agent runner, with the request the launcher built.
     const run = await until(() => agents.runs[0], 'agent job on the worker');
-    expect(run.request).toMatchObject({ kind: 'agent', agentType: 'Explore', prompt: 'look around', parentSessionId: 's1', cwd: dir });
+    expect(run.request).toMatchObject({ kind: 'agent', agentType: 'Explore', prompt: 'look around', parentSessionId: 's1', cwd: suite.dir });
     run.resolve({ output: 'found three files' });
     expect(await launched).toMatchObject({ text: 'found three files' });
     // The task is in Redis, visible to any client of the queue.

@@ -1,51 +1,32 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startBackgroundWorker, type BackgroundWorker } from './background-worker.js';
 import { BullmqBackgroundTaskManager } from './bullmq-background-task-manager.js';
 import { createTaskKeys } from './redis-keys.js';
 import { RedisTaskStore } from './task-store.js';
-import { hasRedisServer, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
+import { hasRedisServer, until, useRedisSuite } from './testing/redis-server.test-helper.js';
 
 // A worker that stops with `unfinished: 'hand-back'` puts its running jobs back on the queue.
 // The run it stopped keeps its attempt number for good (attempt numbers fence every commit and
 // log line, so one is never given to two runs); the hand-back is counted apart and does not eat
 // the task's `retries`.
 
-let redis: TestRedis;
-let dir: string;
+const suite = useRedisSuite('tessera-bullmq-hand-back-');
 let queueNumber = 0;
-const cleanups: Array<() => Promise<unknown>> = [];
-
-beforeAll(async () => {
-  if (!hasRedisServer) return;
-  redis = await startRedis();
-  dir = await mkdtemp(join(tmpdir(), 'tessera-bullmq-hand-back-'));
-});
-afterAll(async () => {
-  if (!hasRedisServer) return;
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
 
 /** A fresh queue with a client (no retry budget), a task store of its own, and workers on demand. */
 async function setup() {
-  const base = { connection: { host: '127.0.0.1', port: redis.port }, queue: `h${++queueNumber}` };
+  const base = { connection: { host: '127.0.0.1', port: suite.redis.port }, queue: `h${++queueNumber}` };
   const manager = new BullmqBackgroundTaskManager(base);
-  cleanups.push(() => manager.shutdown());
+  suite.cleanups.push(() => manager.shutdown());
   await manager.start();
   const connection = new Redis({ ...base.connection, lazyConnect: true });
-  cleanups.push(async () => connection.quit());
+  suite.cleanups.push(async () => connection.quit());
   const keys = createTaskKeys('tessera', base.queue);
   const store = new RedisTaskStore(connection, keys);
   const worker = async (workerId: string): Promise<BackgroundWorker> => {
     const started = await startBackgroundWorker({ ...base, workerId, kinds: ['process'], concurrency: 1, shell: { killGraceMs: 200 }, lockDurationMs: 2000, stalledIntervalMs: 500 });
-    cleanups.push(() => started.shutdown({ graceMs: 0 }));
+    suite.cleanups.push(() => started.shutdown({ graceMs: 0 }));
     return started;
   };
   const counts = async (taskId: string) => {
@@ -63,7 +44,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('hand-back (real 
   it('the run after a hand-back gets a higher attempt number, and the handed-back run can no longer commit or log', async () => {
     const { manager, store, worker, counts, lines, printed } = await setup();
     const leaving = await worker('leaving');
-    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 2; echo end', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 2; echo end', cwd: suite.dir });
     await printed(task.id, 'run', 1);
     const old = (await store.read(task.id))!.attempts;
     expect(old).toBe(1);
@@ -93,7 +74,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('hand-back (real 
   it('a task with retries: 0 that is handed back runs to completion on another worker (the hand-back does not eat its budget)', async () => {
     const { manager, worker, counts, lines, printed } = await setup();
     const leaving = await worker('leaving');
-    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: suite.dir });
     await printed(task.id, 'run', 1);
     await leaving.shutdown({ graceMs: 0, unfinished: 'hand-back' });
     expect(await counts(task.id)).toEqual({ attempts: 1, handBacks: 1 });
@@ -108,7 +89,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('hand-back (real 
 
   it('a task handed back again and again still runs, each run with an attempt number of its own', async () => {
     const { manager, worker, counts, lines, printed } = await setup();
-    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: suite.dir });
     const handBacks = 3;
     for (let run = 1; run <= handBacks; run += 1) {
       const leaving = await worker(`leaving-${run}`);
@@ -128,7 +109,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('hand-back (real 
   it('a hand-back gives no extra retry: a task with retries: 0 whose next run dies after a hand-back ends stale_worker', async () => {
     const { manager, store, worker, counts, printed } = await setup();
     const leaving = await worker('leaving');
-    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo run; sleep 1; echo end', cwd: suite.dir });
     await printed(task.id, 'run', 1);
     await leaving.shutdown({ graceMs: 0, unfinished: 'hand-back' });
     // The run after the hand-back starts (its attempt counted) and its worker dies before it ends.

@@ -1,6 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { hasRedisServer, REDIS_SERVER, startRedisServer, type TestRedisServer } from '@tessera/test-servers';
 
 export { hasRedisServer, REDIS_SERVER } from '@tessera/test-servers';
@@ -10,6 +13,37 @@ if (!hasRedisServer) console.warn(`[background-bullmq] ${REDIS_SERVER} not found
 
 /** A real redis-server on a free loopback port (see `startRedisServer` in @tessera/test-servers). */
 export const startRedis = startRedisServer;
+
+/** What `useRedisSuite` gives a test file: set in `beforeAll` (only when redis-server is there). */
+export interface RedisSuite {
+  redis: TestRedis;
+  /** A temp folder of the file's own (task cwds, markers), removed after the file. */
+  dir: string;
+  /** Run after each test, newest first (workers, managers, connections). */
+  cleanups: Array<() => Promise<unknown>>;
+}
+
+/**
+ * One redis-server and temp folder for a test file (`beforeAll` / `afterAll`), and cleanups run
+ * after each test in reverse order. Nothing starts without redis-server (the tests skip then).
+ */
+export function useRedisSuite(dirPrefix: string): RedisSuite {
+  const suite = { cleanups: [] } as unknown as RedisSuite;
+  beforeAll(async () => {
+    if (!hasRedisServer) return;
+    suite.redis = await startRedis();
+    suite.dir = await mkdtemp(join(tmpdir(), dirPrefix));
+  });
+  afterAll(async () => {
+    if (!hasRedisServer) return;
+    await suite.redis.stop();
+    await rm(suite.dir, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    for (const cleanup of suite.cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+  return suite;
+}
 
 /** Live (non-zombie) members of process group `pgid` (Linux /proc). */
 export function liveGroupMembers(pgid: number): number {
