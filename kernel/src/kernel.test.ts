@@ -388,6 +388,10 @@ describe('kernel.createSession: per-session tools and services', () => {
     expect(plain.services.get(Widget)).toEqual({ id: 'widget' });
     expect(kernel.sessionScope('scoped')?.replaceTools.map((tool) => tool.name)).toEqual(['Bash', 'Extra']);
     expect(kernel.sessionScope('plain')).toBeUndefined();
+    // Another session with the same id ending does not take the sandboxed one's scope away.
+    const namesake = kernel.createSession({ sessionId: 'scoped' });
+    await namesake.shutdown();
+    expect(kernel.sessionScope('scoped')?.replaceTools.map((tool) => tool.name)).toEqual(['Bash', 'Extra']);
     await replaced.shutdown();
     expect(kernel.sessionScope('scoped')).toBeUndefined();
     await kernel.shutdown();

@@ -138,8 +138,12 @@ export class Kernel {
    * which in a tight async loop (a server, a benchmark) retains every session ever created.
    */
   private readonly sessions = new Set<Session>();
-  /** Scopes of open sessions created with tool replacements or service overrides, by session id. */
-  private readonly scopes = new Map<string, KernelSessionScope>();
+  /**
+   * Scopes of open sessions created with tool replacements or service overrides, by session id,
+   * with the session that owns each: only that session's end removes it (another session may
+   * carry the same id, and must not take a sandboxed one's scope away).
+   */
+  private readonly scopes = new Map<string, { session: Session; scope: KernelSessionScope }>();
   private readonly booted: Plugin[] = [];
   private closing: Promise<void> | undefined;
 
@@ -164,7 +168,7 @@ export class Kernel {
     this.hooks = hooks;
     hooks.sessionEnd.tap({ name: 'kernel:session-registry', stage: Stage.Observe }, ({ session }) => {
       this.sessions.delete(session as Session);
-      this.scopes.delete(session.sessionId);
+      if (this.scopes.get(session.sessionId)?.session === session) this.scopes.delete(session.sessionId);
     });
   }
 
@@ -263,7 +267,7 @@ export class Kernel {
     }));
     this.sessions.add(session);
     if ((options.replaceTools?.length ?? 0) > 0 || (options.serviceOverrides?.length ?? 0) > 0) {
-      this.scopes.set(sessionId, { replaceTools: [...(options.replaceTools ?? [])], serviceOverrides: [...(options.serviceOverrides ?? [])] });
+      this.scopes.set(sessionId, { session, scope: { replaceTools: [...(options.replaceTools ?? [])], serviceOverrides: [...(options.serviceOverrides ?? [])] } });
     }
     return session;
   }
@@ -274,7 +278,7 @@ export class Kernel {
    * must not leave its parent's sandbox. `undefined` when it had none, or has ended.
    */
   sessionScope(sessionId: string): KernelSessionScope | undefined {
-    return this.scopes.get(sessionId);
+    return this.scopes.get(sessionId)?.scope;
   }
 
   /**

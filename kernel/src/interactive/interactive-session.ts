@@ -973,6 +973,8 @@ export class InteractiveSession {
     }
     const fork = record !== undefined && options.forkSession === true;
 
+    // Built first: a client the tools cannot use is refused before the sandbox is restored or hydrated.
+    const sandboxed = this.sandboxTools(kernel);
     // A snapshot restores the sandbox as it was; a fresh manifest would overwrite it.
     let restored = false;
     const snapshotId = record?.sandboxSnapshotId;
@@ -992,7 +994,6 @@ export class InteractiveSession {
     }
 
     // copyWith, not spreads followed by fields: Node 20 adds those slowly (docs/adr/0003).
-    const sandboxed = this.sandboxTools(kernel);
     const own = options.sessionOptions;
     const base: KernelSessionOptions = copyWith(own ?? {}, {
       toolSources: [...(own?.toolSources ?? []), this.commandToolSource],

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   PermissionPolicy,
+  SandboxPaths,
+  serviceOverride,
   SkillActivator,
   SubagentLauncher,
   TesseraError,
@@ -97,6 +99,16 @@ describe('SkillActivator: rendering', () => {
       expect.objectContaining({ file, line: 4, column: 6, message: expect.stringContaining('needs approval') }),
       expect.objectContaining({ file, line: 5, message: expect.stringContaining('denied') }),
     ]);
+  });
+
+  it('runs no !`cmd` in a session whose tools work in a sandbox (the command would run on the host)', async () => {
+    const marker = join(fixture.cwd, 'marker');
+    fixture.write('.claude/skills/touchy/SKILL.md', skillFile({ description: 'Touchy' }, `!\`touch ${marker}\``));
+    const kernel = await fixture.kernel({ replace: [permissionsPlugin({ rules: { allow: ['Bash(touch:*)'] } })] });
+    const session = kernel.createSession({ cwd: fixture.cwd, serviceOverrides: [serviceOverride(SandboxPaths, { root: '/workspace' })] });
+    const result = await session.services.get(SkillActivator).activate('touchy', '', { invocation: 'user-slash', sessionId: session.sessionId, cwd: session.cwd, services: session.services });
+    expect(existsSync(marker)).toBe(false);
+    expect(result.prompt).toMatch(/^\[shell command not run: `touch .*` — this session's tools run in a sandbox/);
   });
 
   it('runs no !`cmd` when no PermissionPolicy is bound', async () => {

@@ -1,4 +1,4 @@
-import { PermissionPolicy, describeError, type Diagnostic, type PermissionMode, type SessionServices } from '@tessera/contracts';
+import { PermissionPolicy, SandboxPaths, describeError, type Diagnostic, type PermissionMode, type SessionServices } from '@tessera/contracts';
 import { applyShellOutputs, preprocessShellCommands } from '@tessera/formats';
 import { runShellCommand } from './run-shell-command.js';
 
@@ -26,12 +26,14 @@ export interface ShellExpansion {
  * `PermissionPolicy`, exactly as the model's own Bash call would be; only `auto` runs it. A
  * command that is denied or would need approval never runs (nobody is asked in the middle of
  * rendering a prompt): its place says why, and a located warning says the same. Without a
- * bound policy nothing runs.
+ * bound policy nothing runs, and nothing runs in a session whose tools work in a sandbox
+ * (`SandboxPaths`): these commands run on this host, which that session's Bash cannot reach.
  */
 export async function expandShellCommands(body: string, context: ShellExpansionContext): Promise<ShellExpansion> {
   const commands = preprocessShellCommands(body);
   if (commands.length === 0) return { text: body, diagnostics: [] };
   const policy = context.services.getOptional(PermissionPolicy);
+  const sandboxed = context.services.getOptional(SandboxPaths) !== undefined;
   const diagnostics: Diagnostic[] = [];
   const outputs: string[] = [];
   for (const command of commands) {
@@ -40,6 +42,10 @@ export async function expandShellCommands(body: string, context: ShellExpansionC
       outputs.push(`[shell command not run: \`${command.command}\` — ${why}]`);
       diagnostics.push({ severity: 'warning', ...where, message: `Shell command \`${command.command}\` was not run: ${why}` });
     };
+    if (sandboxed) {
+      refuse("this session's tools run in a sandbox and skill shell commands would run on the host; run the command with the Bash tool instead");
+      continue;
+    }
     if (policy === undefined) {
       refuse('no PermissionPolicy is bound, so skill shell commands are off; compose the permissions plugin and allow the command (e.g. `Bash(git status:*)`)');
       continue;
