@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { Clock, Diagnostics, PermissionPolicy, SETTING_SOURCES, SkillActivator, SkillSourceContribution, SubagentLauncher, type DiagnosticsReporter, type SettingSource, type SkillSource } from '@tessera/contracts';
+import { Clock, Diagnostics, PermissionPolicy, SETTING_SOURCES, isSettingSourceList, SkillActivator, SkillSourceContribution, SubagentLauncher, type DiagnosticsReporter, type SettingSource, type SkillSource } from '@tessera/contracts';
 import { PluginOptionsError, definePlugin, type Plugin } from '@tessera/kernel';
 import { DefaultSkillActivator } from './default-skill-activator.js';
 import { FolderSkillSource } from './folder-skill-source.js';
@@ -69,7 +69,7 @@ function check(options: SkillsPluginOptions): void {
   if (typeof options !== 'object' || options === null) fail('options', 'must be an object');
   if (options.home !== undefined && (typeof options.home !== 'string' || options.home === '')) fail('home', 'must be a non-empty path');
   const sources = options.settingSources;
-  if (sources !== undefined && (!Array.isArray(sources) || sources.some((source) => !SETTING_SOURCES.includes(source)))) {
+  if (sources !== undefined && !isSettingSourceList(sources)) {
     fail('settingSources', `must be a list of ${SETTING_SOURCES.join(', ')} (the sources whose skill folders are read)`);
   }
   if (options.positionalBase !== undefined && options.positionalBase !== 0 && options.positionalBase !== 1) fail('positionalBase', `must be 0 or 1 (got ${String(options.positionalBase)})`);

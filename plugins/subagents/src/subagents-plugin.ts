@@ -9,6 +9,7 @@ import {
   processWarningDiagnostics,
   Provider,
   SETTING_SOURCES,
+  isSettingSourceList,
   SubagentLauncher,
   ToolContribution,
   type AgentDefinition,
@@ -78,7 +79,7 @@ function validate(options: SubagentsPluginOptions): void {
     fail('maxDepth', `must be a non-negative integer (got ${String(options.maxDepth)})`);
   }
   const sources = options.settingSources;
-  if (sources !== undefined && (!Array.isArray(sources) || sources.some((source) => !SETTING_SOURCES.includes(source)))) {
+  if (sources !== undefined && !isSettingSourceList(sources)) {
     fail('settingSources', `must be a list of ${SETTING_SOURCES.join(', ')} (the sources whose agent folders and context files are read)`);
   }
   if (options.definitions !== undefined && !Array.isArray(options.definitions)) fail('definitions', 'must be an array of agent definitions');

@@ -1,4 +1,4 @@
-import { AgentDefinitionContribution, Clock, Diagnostics, SETTING_SOURCES, SkillSourceContribution, SystemPromptBuilder } from '@tessera/contracts';
+import { AgentDefinitionContribution, Clock, Diagnostics, SETTING_SOURCES, isSettingSourceList, SkillSourceContribution, SystemPromptBuilder } from '@tessera/contracts';
 import { PluginOptionsError, definePlugin, type Plugin } from '@tessera/kernel';
 import { DefaultSystemPromptBuilder, type SystemPromptOptions } from './default-system-prompt-builder.js';
 
@@ -63,7 +63,7 @@ function checkOptions(options: SystemPromptOptions): void {
     if (options[key] !== undefined && typeof options[key] !== 'boolean') fail(key, 'must be true or false');
   }
   const sources = options.settingSources;
-  if (sources !== undefined && (!Array.isArray(sources) || sources.some((source) => !SETTING_SOURCES.includes(source)))) {
+  if (sources !== undefined && !isSettingSourceList(sources)) {
     fail('settingSources', `must be a list of ${SETTING_SOURCES.join(', ')} (the sources whose instruction files are read)`);
   }
   section('git', options.git, ['timeoutMs']);

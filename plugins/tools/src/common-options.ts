@@ -12,6 +12,9 @@ export interface SandboxOptions {
 /** A `ToolSessionState`, or a getter asked on every call (the tool plugins look the kernel's up). */
 export type ToolSessionStateSource = ToolSessionState | (() => ToolSessionState);
 
+/** A tool's own options, without the ones the composition gives every tool (workspace, state, sandbox). */
+export type Own<T> = Omit<T, keyof WorkspaceOptions | 'state' | 'sandbox'>;
+
 /** Options every file-touching tool factory accepts. */
 export interface FileToolOptions extends WorkspaceOptions {
   /**

@@ -9,7 +9,7 @@ import { readTool, type ReadToolOptions } from './read-tool.js';
 import { SANDBOX_TOOL_NAMES, sandboxToolFactoryPlugin } from './sandbox-tool-factory.js';
 import { checkSandboxRoot } from './sandbox-root.js';
 import { ToolSessionState, ToolSessionStateToken, type ToolSessionStateOptions } from './session-state.js';
-import { DEFAULT_SANDBOX_ROOT, type SandboxOptions, type ToolSessionStateSource } from './common-options.js';
+import { DEFAULT_SANDBOX_ROOT, type Own, type SandboxOptions, type ToolSessionStateSource } from './common-options.js';
 import { buildBashTool, buildFileTool, lookedUp, pick, resolveStateSource, shellDirectoriesOf, stateGetter, type ServiceLookup, type ToolServices } from './tool-builders.js';
 import { webFetchTool, type WebFetchToolOptions } from './web-fetch-tool.js';
 import { webSearchTool, type WebSearchToolOptions } from './web-search-tool.js';
@@ -258,8 +258,6 @@ export function webSearchToolPlugin(options: WebSearchToolOptions = {}): Plugin 
 export function todoWriteToolPlugin(): Plugin {
   return toolPlugin({ name: 'tool-todo-write', make: () => todoWriteTool() as Tool<never, unknown> });
 }
-
-type Own<T> = Omit<T, keyof WorkspaceOptions | 'state' | 'sandbox'>;
 
 export interface BuiltinToolsOptions extends WorkspaceOptions {
   /**

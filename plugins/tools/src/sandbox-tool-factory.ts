@@ -10,13 +10,12 @@ import {
 } from '@tessera/contracts';
 import { ContainerSessionServices, definePlugin, PluginOptionsError, type Plugin } from '@tessera/kernel';
 import type { BashToolOptions } from './bash-tool.js';
-import { DEFAULT_SANDBOX_ROOT } from './common-options.js';
+import { DEFAULT_SANDBOX_ROOT, type Own } from './common-options.js';
 import type { ReadToolOptions } from './read-tool.js';
 import type { ISandboxClient } from './sandbox/sandbox-client.js';
 import { checkSandboxRoot } from './sandbox-root.js';
 import { ToolSessionStateToken } from './session-state.js';
 import { buildBashTool, buildEditTool, buildReadTool, buildWriteTool, shellDirectoriesOf, stateGetter, type ServiceLookup, type ToolServices } from './tool-builders.js';
-import type { WorkspaceOptions } from './workspace.js';
 
 /** The tools a sandbox client can run: the ones that run commands or touch files. */
 export type SandboxToolName = 'Bash' | 'Read' | 'Write' | 'Edit';
@@ -25,8 +24,6 @@ export const SANDBOX_TOOL_NAMES: readonly SandboxToolName[] = ['Bash', 'Read', '
 
 const PLUGIN_NAME = 'tool-sandbox-factory';
 const CLIENT_METHODS = ['run', 'readFile', 'writeFile', 'stat', 'mkdir'] as const;
-
-type Own<T> = Omit<T, keyof WorkspaceOptions | 'state' | 'sandbox'>;
 
 export interface SandboxToolFactoryOptions {
   /** Workspace root inside the sandbox when the request names none. Default `/workspace`. */

@@ -642,9 +642,7 @@ class TurnRunner {
           partial?.finish(event.message);
           const usage = toAnthropicUsage(event.message.usage);
           addUsage(totals.usage, usage);
-          // Priced by the model that answered; a gateway's own name falls back to the one asked for.
-          const answered = event.message.model ?? this.model;
-          this.addModelUsage(answered, usage, hasPrice(answered) ? answered : (session.getModel() ?? answered));
+          this.priceCall(event.message, usage, session.getModel());
           totals.lastStop = event.message.stopReason ?? null;
           // Aborted here, synchronously, the turn ends before running the reply's tool calls.
           if (budget !== undefined && !overBudget && this.spent() >= budget && toolUses(event.message).length > 0) {
@@ -708,9 +706,7 @@ class TurnRunner {
       // under `--max-budget-usd` the call that reaches the budget ends the turn, the subagent with it.
       if (owner !== session) {
         if (message.role !== 'assistant' || message.usage === undefined) return;
-        const answered = message.model ?? this.model;
-        const asked = (owner as { getModel?: () => string | undefined }).getModel?.() ?? session.getModel() ?? answered;
-        this.addModelUsage(answered, toAnthropicUsage(message.usage), hasPrice(answered) ? answered : asked);
+        this.priceCall(message, toAnthropicUsage(message.usage), (owner as { getModel?: () => string | undefined }).getModel?.() ?? session.getModel());
         if (budget !== undefined && !overBudget && this.spent() >= budget) {
           overBudget = true;
           this.interactive.abort();
@@ -810,6 +806,15 @@ class TurnRunner {
     let sum = 0;
     for (const entry of this.models.values()) sum += entry.costUSD;
     return sum;
+  }
+
+  /**
+   * One model call into `modelUsage` and the cost: priced by the model that answered, or, when a
+   * gateway answers under a name with no price, by the one asked for (`asked`).
+   */
+  private priceCall(message: { model?: string }, usage: AnthropicUsage, asked: string | undefined): void {
+    const answered = message.model ?? this.model;
+    this.addModelUsage(answered, usage, hasPrice(answered) ? answered : (asked ?? answered));
   }
 
   private addModelUsage(model: string, usage: AnthropicUsage, pricedAs = model): void {
