@@ -1,13 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BullmqBackgroundTaskManager } from './bullmq-background-task-manager.js';
-import { ensureBuilt, hasRedisServer, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
+import { hasRedisServer, until, useRedisSuite } from './testing/redis-server.test-helper.js';
 
 // Chaos: 50 trials, each SIGKILLs the worker process that is running a task. Afterwards every
 // acknowledged task has ended, and none ran twice (no retry budget: a killed run is not repeated).
@@ -15,24 +13,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 const CHILD = join(here, 'testing', 'worker-child.mjs');
 const TRIALS = 50;
 
-let redis: TestRedis;
-let dir: string;
-
-beforeAll(async () => {
-  if (!hasRedisServer) return;
-  ensureBuilt(join(here, '..'));
-  redis = await startRedis();
-  dir = await mkdtemp(join(tmpdir(), 'tessera-bullmq-chaos-'));
-}, 300_000);
-afterAll(async () => {
-  if (!hasRedisServer) return;
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+const suite = useRedisSuite('tessera-bullmq-chaos-', { build: true });
 
 describe.runIf(hasRedisServer && process.platform === 'linux')('chaos: workers SIGKILLed mid-task (real redis-server)', () => {
   it(`${TRIALS} trials: every task ends, none is lost, none runs twice`, async () => {
-    const base = { connection: { host: '127.0.0.1', port: redis.port }, queue: 'chaos' };
+    const base = { connection: { host: '127.0.0.1', port: suite.redis.port }, queue: 'chaos' };
     const options = JSON.stringify({ ...base, concurrency: 2, lockDurationMs: 1000, stalledIntervalMs: 300, shell: { killGraceMs: 100 } });
     const children = new Map<number, ChildProcess>();
     const startChild = (): Promise<ChildProcess> =>
@@ -51,7 +36,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('chaos: workers S
       await Promise.all([startChild(), startChild(), startChild()]);
       for (let trial = 0; trial < TRIALS; trial += 1) {
         const batch = await Promise.all(
-          [0, 1].map(async (n) => (await manager.spawn({ kind: 'process', command: `echo run >> runs-${trial}-${n}; sleep 0.4`, cwd: dir, label: `${trial}-${n}` })).id),
+          [0, 1].map(async (n) => (await manager.spawn({ kind: 'process', command: `echo run >> runs-${trial}-${n}; sleep 0.4`, cwd: suite.dir, label: `${trial}-${n}` })).id),
         );
         spawned.push(...batch);
         // The worker that runs one of this batch's tasks right now.
@@ -81,7 +66,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('chaos: workers S
       for (const state of ended) {
         const runs = (() => {
           try {
-            return readFileSync(join(dir, `runs-${state.label}`), 'utf8').split('\n').filter(Boolean).length;
+            return readFileSync(join(suite.dir, `runs-${state.label}`), 'utf8').split('\n').filter(Boolean).length;
           } catch {
             return 0;
           }

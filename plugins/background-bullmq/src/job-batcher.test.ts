@@ -1,26 +1,18 @@
 import { Queue } from 'bullmq';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobBatcher } from './job-batcher.js';
-import { hasRedisServer, startRedis, type TestRedis } from './testing/redis-server.test-helper.js';
+import { hasRedisServer, useRedisSuite } from './testing/redis-server.test-helper.js';
 
-let redis: TestRedis;
+const suite = useRedisSuite('tessera-bullmq-batcher-');
 let queueNumber = 0;
-const queues: Queue[] = [];
 
-beforeAll(async () => {
-  if (hasRedisServer) redis = await startRedis();
-});
-afterAll(async () => {
-  if (hasRedisServer) await redis.stop();
-});
-afterEach(async () => {
+afterEach(() => {
   vi.restoreAllMocks();
-  for (const queue of queues.splice(0)) await queue.close();
 });
 
 function queue(): Queue {
-  const created = new Queue(`batch${++queueNumber}`, { connection: { host: '127.0.0.1', port: redis.port } });
-  queues.push(created);
+  const created = new Queue(`batch${++queueNumber}`, { connection: { host: '127.0.0.1', port: suite.redis.port } });
+  suite.cleanups.push(() => created.close());
   return created;
 }
 

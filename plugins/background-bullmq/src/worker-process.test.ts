@@ -1,52 +1,27 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IBackgroundTaskState } from '@tessera/plugin-background';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startBackgroundWorker, type BackgroundWorkerOptions } from './background-worker.js';
 import { BullmqBackgroundTaskManager } from './bullmq-background-task-manager.js';
-import { ensureBuilt, hasRedisServer, liveGroupMembers, runningWithPid, startRedis, until, type TestRedis } from './testing/redis-server.test-helper.js';
+import { hasRedisServer, liveGroupMembers, runningWithPid, until, useRedisSuite } from './testing/redis-server.test-helper.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CHILD = join(here, 'testing', 'worker-child.mjs');
 
-let redis: TestRedis;
-let dir: string;
+const suite = useRedisSuite('tessera-bullmq-proc-', { build: true });
 let queueNumber = 0;
-const cleanups: Array<() => Promise<unknown> | void> = [];
-
-beforeAll(async () => {
-  if (!hasRedisServer) return;
-  ensureBuilt(join(here, '..'));
-  redis = await startRedis();
-  dir = await mkdtemp(join(tmpdir(), 'tessera-bullmq-proc-'));
-}, 300_000);
-afterAll(async () => {
-  if (!hasRedisServer) return;
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // already gone
-    }
-  }
-});
 
 function setup() {
-  const base = { connection: { host: '127.0.0.1', port: redis.port }, queue: `p${++queueNumber}` };
+  const base = { connection: { host: '127.0.0.1', port: suite.redis.port }, queue: `p${++queueNumber}` };
   const fast = { lockDurationMs: 1000, stalledIntervalMs: 300, shell: { killGraceMs: 200 } };
   /** A worker in its own Node process, running the built package. */
   const childWorker = async (): Promise<ChildProcess> => {
     const child = spawn(process.execPath, [CHILD, JSON.stringify({ ...base, ...fast })], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    cleanups.push(() => {
+    suite.cleanups.push(() => {
       child.kill('SIGKILL');
     });
     await new Promise<void>((resolve, reject) => {
@@ -57,12 +32,12 @@ function setup() {
   };
   const worker = async (more: Partial<BackgroundWorkerOptions> = {}) => {
     const started = await startBackgroundWorker({ ...base, ...fast, ...more });
-    cleanups.push(() => started.shutdown({ graceMs: 0 }));
+    suite.cleanups.push(() => started.shutdown({ graceMs: 0 }));
     return started;
   };
   const client = (retries = 0) => {
     const manager = new BullmqBackgroundTaskManager({ ...base, retries });
-    cleanups.push(() => manager.shutdown());
+    suite.cleanups.push(() => manager.shutdown());
     return manager;
   };
   return { childWorker, worker, client, base };
@@ -80,14 +55,14 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     const { childWorker, client } = setup();
     await childWorker();
     const manager = client();
-    const echo = await manager.spawn({ kind: 'process', command: 'echo from-child; echo $$', cwd: dir });
+    const echo = await manager.spawn({ kind: 'process', command: 'echo from-child; echo $$', cwd: suite.dir });
     const done = await manager.wait(echo.id);
     expect(done).toMatchObject({ status: 'completed', exitCode: 0 });
     const lines = (await manager.readLog(echo.id)).lines;
     expect(lines[0]).toBe('[stdout] from-child');
     expect(Number(lines[1]!.replace('[stdout] ', ''))).not.toBe(process.pid);
 
-    const sleeper = await manager.spawn({ kind: 'process', command: 'sleep 30 & sleep 30; wait', cwd: dir });
+    const sleeper = await manager.spawn({ kind: 'process', command: 'sleep 30 & sleep 30; wait', cwd: suite.dir });
     const running = await runningWithPid(manager, sleeper.id);
     await until(() => liveGroupMembers(running.pid!) > 1 || undefined, 'sleep group up');
     expect(await manager.cancel(sleeper.id, 'from another process')).toMatchObject({ status: 'cancelled', cancelReason: 'from another process' });
@@ -102,7 +77,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     await observer.start();
     const seen: string[] = [];
     observer.subscribe((event) => seen.push(`${event.type}:${event.taskId}`));
-    const task = await spawner.spawn({ kind: 'process', command: 'echo one; echo two', cwd: dir });
+    const task = await spawner.spawn({ kind: 'process', command: 'echo one; echo two', cwd: suite.dir });
     expect(await observer.wait(task.id)).toMatchObject({ status: 'completed', output: 'one\ntwo\n' });
     // The observer's mirror follows the worker's commits through the event stream.
     await until(() => (observer.get(task.id)?.status === 'completed' ? true : undefined), 'the mirror caught up');
@@ -119,14 +94,14 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     await until(() => (seen.includes(`background_task_closed:${task.id}`) ? true : undefined), 'closed event');
     await expect(spawner.readLog(task.id)).rejects.toThrow(task.id);
     // The synchronous close of the contract: from the mirror, the record removed behind it.
-    const second = await spawner.spawn({ kind: 'process', command: 'true', cwd: dir });
+    const second = await spawner.spawn({ kind: 'process', command: 'true', cwd: suite.dir });
     await observer.wait(second.id);
     await until(() => (observer.get(second.id)?.status === 'completed' ? true : undefined), 'mirror of the second task');
     expect(observer.close(second.id).id).toBe(second.id);
     await until(async () => ((await spawner.fetch(second.id)) === undefined ? true : undefined), 'closed in Redis');
     // A client that owns its tasks ends what is still open when it shuts down.
     const owner = new BullmqBackgroundTaskManager({ ...base, cancelOnShutdown: true });
-    const long = await owner.spawn({ kind: 'process', command: 'sleep 30', cwd: dir });
+    const long = await owner.spawn({ kind: 'process', command: 'sleep 30', cwd: suite.dir });
     await runningWithPid(observer, long.id);
     await owner.shutdown('client gone');
     expect(await observer.fetch(long.id)).toMatchObject({ status: 'cancelled', cancelReason: 'client gone' });
@@ -136,9 +111,9 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     const { childWorker, worker, client } = setup();
     const child = await childWorker();
     const manager = client();
-    const task = await manager.spawn({ kind: 'process', command: 'echo started; sleep 30', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo started; sleep 30', cwd: suite.dir });
     const running = await runningWithPid(manager, task.id);
-    cleanups.push(() => void process.kill(-running.pid!, 'SIGKILL'));
+    suite.cleanups.push(() => void process.kill(-running.pid!, 'SIGKILL'));
     await until(async () => (await manager.readLog(task.id)).lines.includes('[stdout] started') || undefined, 'log copied to Redis');
     child.kill('SIGKILL');
     await worker(); // a surviving worker notices the expired lock
@@ -155,9 +130,9 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     const { childWorker, worker, client } = setup();
     const child = await childWorker();
     const manager = client(1);
-    const task = await manager.spawn({ kind: 'process', command: 'echo attempt; sleep 1', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo attempt; sleep 1', cwd: suite.dir });
     const running = await runningWithPid(manager, task.id);
-    cleanups.push(() => void process.kill(-running.pid!, 'SIGKILL'));
+    suite.cleanups.push(() => void process.kill(-running.pid!, 'SIGKILL'));
     await until(async () => (await manager.readLog(task.id)).lines.includes('[stdout] attempt') || undefined, 'log copied to Redis');
     child.kill('SIGKILL');
     await worker();
@@ -174,9 +149,9 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const manager = client(1);
-    const task = await manager.spawn({ kind: 'process', command: 'echo attempt; sleep 4; echo finished-ok', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'echo attempt; sleep 4; echo finished-ok', cwd: suite.dir });
     const first = await runningWithPid(manager, task.id);
-    cleanups.push(() => void process.kill(-first.pid!, 'SIGKILL'));
+    suite.cleanups.push(() => void process.kill(-first.pid!, 'SIGKILL'));
     const log = async () => (await manager.readLog(task.id)).lines;
     await until(async () => (await log()).includes('[stdout] attempt') || undefined, 'log copied to Redis');
     // Stopped, not dead: its lock expires, a surviving worker kills its process group and runs attempt 2.
@@ -200,7 +175,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     await childWorker();
     await worker();
     const manager = client();
-    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'sleep 2.2; echo slow', cwd: dir } });
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: suite.dir, task: { kind: 'process', command: 'sleep 2.2; echo slow', cwd: suite.dir } });
     const log = async () => (await manager.readLog(task.id)).lines;
     const skippedLine = await until(async () => (await log()).find((line) => /^\[schedule\] skipped tick \S+: the previous fire is still running \(1 skipped\)$/.test(line)), 'a skipped tick', 10_000);
     expect(skippedLine).toBeDefined();
@@ -216,7 +191,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     await childWorker();
     await worker();
     const manager = client();
-    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'echo tick', cwd: dir } });
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: suite.dir, task: { kind: 'process', command: 'echo tick', cwd: suite.dir } });
     expect(task.status).toBe('sleeping');
     const log = async () => (await manager.readLog(task.id)).lines;
     await until(async () => (await log()).filter((line) => /^\[schedule\] fire \d+ completed$/.test(line)).length >= 3 || undefined, 'three fires', 10_000);
@@ -237,11 +212,11 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     const { childWorker, worker, client } = setup();
     const child = await childWorker();
     const manager = client();
-    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'echo fire-$$; sleep 30', cwd: dir } });
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: suite.dir, task: { kind: 'process', command: 'echo fire-$$; sleep 30', cwd: suite.dir } });
     const log = async () => (await manager.readLog(task.id)).lines;
     const pidLine = await until(async () => (await log()).find((line) => line.startsWith('[stdout] fire-')), 'the first fire printed its pid', 10_000);
     const pid = Number(pidLine.replace('[stdout] fire-', ''));
-    cleanups.push(() => void process.kill(-pid, 'SIGKILL'));
+    suite.cleanups.push(() => void process.kill(-pid, 'SIGKILL'));
     child.kill('SIGKILL');
     await worker();
     // The tick comes back once the dead worker's lock expired: the fire is lost, not "still running".
@@ -259,7 +234,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
       const { worker, client } = setup();
       const first = await worker();
       const manager = client();
-      const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'sleep 1.5; echo slept', cwd: dir } });
+      const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: suite.dir, task: { kind: 'process', command: 'sleep 1.5; echo slept', cwd: suite.dir } });
       const log = async () => (await manager.readLog(task.id)).lines;
       await until(async () => (await log()).some((line) => /^\[schedule\] fire 1 started/.test(line)) || undefined, 'fire 1 running', 10_000);
       await first.shutdown({ graceMs: 0, unfinished });
@@ -282,7 +257,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
       await until(async () => ((await manager.store.readLog(taskId)).totalLines > 0 ? true : undefined), 'the worker handled the tick');
       return update(taskId, mutate, known);
     });
-    const task = await manager.spawn({ kind: 'scheduled', schedule: new Date(Date.now() - 1000).toISOString(), cwd: dir, task: { kind: 'process', command: 'echo dated', cwd: dir } });
+    const task = await manager.spawn({ kind: 'scheduled', schedule: new Date(Date.now() - 1000).toISOString(), cwd: suite.dir, task: { kind: 'process', command: 'echo dated', cwd: suite.dir } });
     expect(await ended(manager, task.id, 5_000)).toMatchObject({ status: 'completed', resultMetadata: { fires: 1, skippedFires: 0 } });
     const lines = (await manager.readLog(task.id)).lines;
     expect(lines).toContain('[stdout] dated');
@@ -294,7 +269,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     await worker();
     const manager = client();
     // Each fire outlasts a tick, so the tick after it is skipped.
-    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', maxRuns: 2, cwd: dir, task: { kind: 'process', command: 'sleep 1.6', cwd: dir } });
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', maxRuns: 2, cwd: suite.dir, task: { kind: 'process', command: 'sleep 1.6', cwd: suite.dir } });
     const done = await ended(manager, task.id);
     expect(done).toMatchObject({ status: 'completed', resultMetadata: { fires: 2, failedFires: 0 } });
     expect(Number(done.resultMetadata!.skippedFires)).toBeGreaterThanOrEqual(1);
@@ -305,12 +280,12 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     const { childWorker, worker, base } = setup();
     const child = await childWorker();
     const manager = new BullmqBackgroundTaskManager({ ...base, cancelTimeoutMs: 300 });
-    cleanups.push(() => manager.shutdown());
-    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: dir, task: { kind: 'process', command: 'echo fire-$$; sleep 30', cwd: dir } });
+    suite.cleanups.push(() => manager.shutdown());
+    const task = await manager.spawn({ kind: 'scheduled', schedule: '* * * * * *', cwd: suite.dir, task: { kind: 'process', command: 'echo fire-$$; sleep 30', cwd: suite.dir } });
     const log = async () => (await manager.readLog(task.id)).lines;
     const pidLine = await until(async () => (await log()).find((line) => line.startsWith('[stdout] fire-')), 'the first fire printed its pid', 10_000);
     const pid = Number(pidLine.replace('[stdout] fire-', ''));
-    cleanups.push(() => void process.kill(-pid, 'SIGKILL'));
+    suite.cleanups.push(() => void process.kill(-pid, 'SIGKILL'));
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
@@ -326,7 +301,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     const { worker, client } = setup();
     await worker({ maxLogLines: 5 });
     const manager = client();
-    const task = await manager.spawn({ kind: 'process', command: 'seq 1 60', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'seq 1 60', cwd: suite.dir });
     expect((await manager.wait(task.id)).status).toBe('completed');
     const page = await manager.readLog(task.id);
     expect(page.lines).toEqual(['[stdout] 57', '[stdout] 58', '[stdout] 59', '[stdout] 60', '[exit] exit code 0']);
@@ -335,7 +310,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
     const { worker, client } = setup();
     await worker({ concurrency: { process: 1, scheduled: 2 } });
     const manager = client();
-    const tasks = await Promise.all([1, 2, 3].map(() => manager.spawn({ kind: 'process', command: 'sleep 0.3', cwd: dir })));
+    const tasks = await Promise.all([1, 2, 3].map(() => manager.spawn({ kind: 'process', command: 'sleep 0.3', cwd: suite.dir })));
     const ended = await Promise.all(tasks.map((task) => manager.wait(task.id)));
     expect(ended.every((state) => state.status === 'completed')).toBe(true);
     // One at a time: each run starts after the one before it ended.
@@ -346,7 +321,7 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ worker in
   it('send from this process reaches the task the worker process runs (shell stdin); refused before it runs and after it ended', async () => {
     const { childWorker, client } = setup();
     const manager = client();
-    const task = await manager.spawn({ kind: 'process', command: 'read line; echo "got:$line"', cwd: dir });
+    const task = await manager.spawn({ kind: 'process', command: 'read line; echo "got:$line"', cwd: suite.dir });
     // No worker yet: queued, so nobody can take the input.
     await expect(manager.send(task.id, 'too early\n')).rejects.toMatchObject({ code: 'background_send_unsupported' });
     await childWorker();

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { hasRedisServer, REDIS_SERVER, startRedisServer, type TestRedisServer } from '@tessera/test-servers';
 
@@ -16,31 +17,49 @@ export const startRedis = startRedisServer;
 
 /** What `useRedisSuite` gives a test file: set in `beforeAll` (only when redis-server is there). */
 export interface RedisSuite {
+  /** The file's server; `redis.restart(downMs)` takes it down and back on the same port mid-test. */
   redis: TestRedis;
   /** A temp folder of the file's own (task cwds, markers), removed after the file. */
   dir: string;
-  /** Run after each test, newest first (workers, managers, connections). */
-  cleanups: Array<() => Promise<unknown>>;
+  /** Run after each test, newest first (workers, managers, connections, processes); one that throws does not stop the rest. */
+  cleanups: Array<() => Promise<unknown> | void>;
 }
+
+export interface RedisSuiteOptions {
+  /** Redis writes an append-only file, so `redis.restart()` keeps the data (tests of a restart mid-run). */
+  appendonly?: boolean;
+  /** Build this package first when dist is stale: for tests that run the built worker in a child process. */
+  build?: boolean;
+}
+
+/** This package's folder (the helper lives in src/testing). */
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /**
  * One redis-server and temp folder for a test file (`beforeAll` / `afterAll`), and cleanups run
  * after each test in reverse order. Nothing starts without redis-server (the tests skip then).
  */
-export function useRedisSuite(dirPrefix: string): RedisSuite {
+export function useRedisSuite(dirPrefix: string, options: RedisSuiteOptions = {}): RedisSuite {
   const suite = { cleanups: [] } as unknown as RedisSuite;
   beforeAll(async () => {
     if (!hasRedisServer) return;
-    suite.redis = await startRedis();
+    if (options.build) ensureBuilt(packageDir);
+    suite.redis = await startRedis({ appendonly: options.appendonly });
     suite.dir = await mkdtemp(join(tmpdir(), dirPrefix));
-  });
+  }, options.build ? 300_000 : undefined);
   afterAll(async () => {
     if (!hasRedisServer) return;
     await suite.redis.stop();
     await rm(suite.dir, { recursive: true, force: true });
   });
   afterEach(async () => {
-    for (const cleanup of suite.cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+    for (const cleanup of suite.cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch {
+        // already gone (a process group that exited, a connection closed by the test)
+      }
+    }
   });
   return suite;
 }
