@@ -6,7 +6,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { parsePermissionMode, PERMISSION_MODES } from '@tessera/contracts';
+import { parsePermissionMode, PERMISSION_MODES, type PermissionMode } from '@tessera/contracts';
 
 export type OutputFormat = 'text' | 'json' | 'stream-json';
 export type InputFormat = 'text' | 'stream-json';
@@ -315,12 +315,16 @@ export function parseArgs(given: readonly string[], options: { ignoreUnknown?: b
 const PERMISSION_MODE_CHOICES = PERMISSION_MODES.flatMap((mode) => (mode === 'default' ? [mode, 'manual'] : [mode]));
 
 /**
- * `--permission-mode`, checked here so every command that parses the main flags (print,
- * interactive, `acp`, `mcp serve`) refuses the same values. Claude Code's `auto` (a model
- * classifier approves tool calls) gets its own message: it is a real mode Tessera lacks.
+ * `--permission-mode` as the mode it names (`manual` is `default`), or a `CliUsageError` listing
+ * the choices. `parseArgs` checks the flag with it, so every command that parses the main flags
+ * (print, interactive, `acp`, `mcp serve`) refuses the same values; `loadCliSettings` checks it
+ * again where the flag is used, for `CliFlags` an embedder builds without `parseArgs`. Claude
+ * Code's `auto` (a model classifier approves tool calls) gets its own message: it is a real mode
+ * Tessera lacks.
  */
-function checkPermissionMode(value: string): void {
-  if (parsePermissionMode(value) !== undefined) return;
+export function checkPermissionMode(value: string): PermissionMode {
+  const mode = parsePermissionMode(value);
+  if (mode !== undefined) return mode;
   if (value === 'auto') {
     throw new CliUsageError(`error: --permission-mode auto (Claude Code's classifier mode) is not supported by Tessera. Use one of ${PERMISSION_MODE_CHOICES.join(', ')}.`);
   }

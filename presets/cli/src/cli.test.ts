@@ -876,7 +876,7 @@ describe('stream-json input and the control protocol', () => {
     expect(await silent.exit).toBe(0);
   }, 60_000);
 
-  it('system/init comes first; a document-only message is reported and skipped; a host deny rule in updatedPermissions is not turned into an allow', async () => {
+  it('system/init comes first; a document-only message gets an error result naming the kinds left out; a host deny rule in updatedPermissions is not turned into an allow', async () => {
     let asks = 0;
     const cli = host(['--permission-prompt-tool=stdio'], (request) => {
       if (request.subtype !== 'can_use_tool') return undefined;
@@ -890,17 +890,24 @@ describe('stream-json input and the control protocol', () => {
     cli.sendRaw('[1, 2]\n');
     cli.send({ type: 'user', message: { role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } }] }, parent_tool_use_id: null, session_id: '' });
     cli.send(user('first'));
-    await cli.waitFor((message) => message.type === 'result');
+    const results = (count: number) => (message: Record<string, any>) => message.type === 'result' && cli.seen.filter((seen) => seen.type === 'result').length === count;
+    await cli.waitFor(results(2));
     const bashAsksAfterFirst = asks;
     cli.send(user('second'));
-    await cli.waitFor((message) => message.type === 'result' && cli.seen.filter((seen) => seen.type === 'result').length === 2);
+    await cli.waitFor(results(3));
     cli.end();
     expect(await cli.exit).toBe(0);
     expect(cli.seen[0]).toMatchObject({ type: 'system', subtype: 'init' });
     const errors = cli.seen.filter((message) => message.type === 'system' && message.subtype === 'error').map((message) => message.error as string);
-    expect(errors[0]).toMatch(/stdin line 1 is not a JSON object/);
-    expect(errors[1]).toMatch(/document content blocks are not supported yet .* the message was skipped/);
-    expect(cli.seen.filter((message) => message.type === 'result')).toHaveLength(2);
+    expect(errors).toEqual([expect.stringMatching(/stdin line 1 is not a JSON object/)]);
+    // Nothing left to send: the host still gets the message's result.
+    expect(cli.seen.find((message) => message.type === 'result')).toMatchObject({
+      subtype: 'error_during_execution',
+      is_error: true,
+      num_turns: 0,
+      errors: [expect.stringContaining('stdin line 2: message.content has no text or image (only document blocks, which are not supported yet)')],
+    });
+    expect(cli.seen.filter((message) => message.type === 'result')).toHaveLength(3);
     // Bash was asked in the first turn and asked again in the second: the deny rule was not remembered as an allow.
     expect(asks).toBeGreaterThan(bashAsksAfterFirst);
     expect(cli.stderr()).toContain('is not supported here and was not applied');

@@ -57,7 +57,19 @@ export function mcpServerStates(kernel: Kernel): McpServerState[] {
 }
 
 /** The subagents plugin's registry (its token, without loading the plugin's module). */
-const AgentDefinitions = createToken<{ list(): readonly AgentDefinition[] }>('AgentDefinitions');
+const AgentDefinitions = createToken<{ list(): readonly AgentDefinition[]; add(definition: AgentDefinition): void }>('AgentDefinitions');
+
+/**
+ * Adds subagents to a composed kernel (a later SDK `initialize`'s `agents`): a name already
+ * there is replaced, so jobs started afterwards run the new definition. False when no subagents
+ * plugin is composed.
+ */
+export function addAgentDefinitions(kernel: Kernel, definitions: readonly AgentDefinition[]): boolean {
+  const registry = kernel.getOptional(AgentDefinitions);
+  if (registry === undefined) return false;
+  for (const definition of definitions) registry.add(definition);
+  return true;
+}
 
 /** What a session offers, as hosts list it (`system/init`, the `initialize` answer). */
 export interface HostListings {

@@ -5,7 +5,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FakeAnthropicServer } from '@tessera/test-servers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseArgs } from './args.js';
+import { ApprovalRouter } from '@tessera/session-hub';
+import { defaultFlags, parseArgs, type CliFlags } from './args.js';
+import { composeHost } from './host-sessions.js';
+import { runInteractive } from './interactive/run-interactive.js';
+import type { CliIO } from './io.js';
+import { runHeadless } from './print/headless.js';
 import { runMainIn, type MainRun } from './run-main.test-helper.js';
 
 // `--setting-sources` beyond settings files: which CLAUDE.md files, skills and agents a run reads
@@ -155,5 +160,24 @@ describe('--permission-mode', () => {
     const run = await runMain(['-p', 'hi', '--provider', 'demo', '--permission-mode', 'yolo']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("argument 'yolo' is invalid");
+  });
+
+  it('CliFlags built without parseArgs (an embedder\'s) are refused where they are used, with the same message, in every mode', async () => {
+    const cases: Array<[string, string]> = [
+      ['yolo', "error: option '--permission-mode <mode>' argument 'yolo' is invalid. Allowed choices are default, manual, acceptEdits, plan, bypassPermissions, dontAsk."],
+      ['auto', "error: --permission-mode auto (Claude Code's classifier mode) is not supported by Tessera. Use one of default, manual, acceptEdits, plan, bypassPermissions, dontAsk."],
+    ];
+    for (const [value, message] of cases) {
+      expect(() => parseArgs(['--permission-mode', value])).toThrow(message);
+      const flags: CliFlags = { ...defaultFlags(), print: true, provider: 'demo', positionals: ['hi'], permissionMode: value };
+      let stdout = '';
+      let stderr = '';
+      const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd: workspace, home, env: { TESSERA_SESSION_LOG: '0' }, stdinIsTTY: true, stdoutIsTTY: true };
+      expect(await runHeadless(flags, io)).toBe(1);
+      expect(await runInteractive({ ...flags, print: false }, io)).toBe(1);
+      expect(stderr.split('\n').filter((line) => line !== '')).toEqual([message, message]);
+      expect(stdout).toBe('');
+      await expect(composeHost({ flags, io, approvals: new ApprovalRouter() })).rejects.toThrow(message);
+    }
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describeError, parsePermissionMode, PERMISSION_MODES, SETTING_SOURCES, type Diagnostic, type HooksConfig, type HooksSource, type PermissionMode, type SettingSource } from '@tessera/contracts';
 import { loadConfig, mergeSettings, resolveProvider, type LoadedConfig, type SettingsLayer } from '@tessera/plugin-config/settings';
-import { CliUsageError, type CliFlags } from './args.js';
+import { checkPermissionMode, CliUsageError, type CliFlags } from './args.js';
 import type { CliPermissionRules } from './preset.js';
 import type { ProviderSettings } from './provider-selection.js';
 
@@ -70,8 +70,9 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
 
   const permissions = loaded.config.permissions ?? {};
   const toolList = (list: readonly string[] | undefined) => [...(list ?? [])];
-  // `--permission-mode` was checked with the other flags.
-  const mode = flags.dangerouslySkipPermissions ? 'bypassPermissions' : (parsePermissionMode(flags.permissionMode) ?? settingsMode(loaded.layers, warnings));
+  // Checked again here (parseArgs did): flags an embedder builds are refused with the same message.
+  const flagMode = flags.permissionMode === undefined ? undefined : checkPermissionMode(flags.permissionMode);
+  const mode = flags.dangerouslySkipPermissions ? 'bypassPermissions' : (flagMode ?? settingsMode(loaded.layers, warnings));
   const tools = flags.tools === undefined ? undefined : flags.tools.includes('default') ? undefined : flags.tools.filter((name) => name !== '');
   return {
     cwd,
@@ -101,7 +102,8 @@ export function loadCliSettings(options: { cwd: string; home: string; env: Reado
 /** What inline `--settings` JSON is called in messages and layers (it is never left on disk). */
 const INLINE_SETTINGS = '--settings';
 
-function checkSettingSources(names: readonly string[]): SettingSource[] {
+/** `--setting-sources` names, checked (a `CliUsageError` naming the unknown ones), without repeats. */
+export function checkSettingSources(names: readonly string[]): SettingSource[] {
   const unknown = names.filter((name) => !(SETTING_SOURCES as readonly string[]).includes(name));
   if (unknown.length > 0) {
     throw new CliUsageError(`error: option '--setting-sources <sources>' argument '${unknown.join(',')}' is invalid. Use a comma-separated list of ${SETTING_SOURCES.join(', ')} ("" for none).`);

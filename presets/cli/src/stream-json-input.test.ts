@@ -81,6 +81,20 @@ describe('stream-json input: images in user messages', () => {
   }, 60_000);
 });
 
+describe('stream-json input: empty user messages', () => {
+  it('"" and [] each get an error result naming the line and field, no model call; the process goes on with the next line', async () => {
+    server.reply({ text: ['fine'] });
+    const { code, stderr, out } = await run(STREAM, user('') + user([]) + user('hello'));
+    expect(code, stderr).toBe(0);
+    const results = out.filter((message) => message.type === 'result');
+    expect(results).toHaveLength(3);
+    expect(results[0]).toMatchObject({ subtype: 'error_during_execution', is_error: true, num_turns: 0, terminal_reason: 'invalid_input', errors: [expect.stringContaining('stdin line 1: message.content is an empty string')] });
+    expect(results[1]).toMatchObject({ subtype: 'error_during_execution', is_error: true, num_turns: 0, errors: [expect.stringContaining('stdin line 2: message.content is an empty array')] });
+    expect(results[2]).toMatchObject({ subtype: 'success', result: 'fine' });
+    expect(server.requests).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('stream-json input: agents in the SDK initialize request', () => {
   const initialize = (agents: unknown, requestId = 'init_1'): string => line({ type: 'control_request', request_id: requestId, request: { subtype: 'initialize', hooks: {}, agents, systemPrompt: [''] } });
 
@@ -103,6 +117,29 @@ describe('stream-json input: agents in the SDK initialize request', () => {
     expect(reviewer.tools.map((tool) => tool.name).filter((name) => name !== 'web_search').sort()).toEqual(['Grep', 'Read']);
     expect(reviewer.model).toBe('claude-haiku-4-5');
     expect(out.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Reviewed.' });
+  }, 60_000);
+
+  it('a later initialize adds its agents as well, checked the same way: answered with the new list, and later turns run them', async () => {
+    server.reply(
+      { text: ['Hello.'] },
+      { toolCalls: [{ name: 'tessera_command_agent', input: { args: 'auditor Audit the notes.' } }] },
+      { text: ['The notes add up.'] }, // the auditor's own model call
+      { text: ['Audited.'] },
+    );
+    const first = { reviewer: { description: 'Reviews notes', prompt: 'INIT REVIEWER PROMPT' } };
+    const later = { auditor: { description: 'Audits notes', prompt: 'LATER AUDITOR PROMPT', tools: ['Read'] } };
+    const input = initialize(first) + user('hello') + initialize(later, 'init_2') + initialize({ broken: { description: 'No prompt' } }, 'init_3') + user('audit');
+    const { code, stderr, out } = await run([...STREAM, '--allowedTools', 'tessera_command_agent'], input);
+    expect(code, stderr).toBe(0);
+    const answer = (id: string) => out.find((message) => message.type === 'control_response' && message.response.request_id === id)?.response;
+    expect(answer('init_2')).toMatchObject({ subtype: 'success', response: { agents: expect.arrayContaining([{ name: 'reviewer', description: 'Reviews notes' }, { name: 'auditor', description: 'Audits notes' }]) } });
+    expect(answer('init_3')).toMatchObject({ subtype: 'error', error: expect.stringContaining('initialize: agents: agent "broken": "prompt" must be a non-empty string') });
+    expect(answer('init_3').error).toContain('None of its agents were added');
+    const auditor = server.bodies[2] as { system: unknown; tools: Array<{ name: string }> };
+    expect(JSON.stringify(auditor.system)).toContain('LATER AUDITOR PROMPT');
+    expect(auditor.tools.map((tool) => tool.name).filter((name) => name !== 'web_search')).toEqual(['Read']);
+    expect(out.filter((message) => message.type === 'result').map((message) => message.result)).toEqual(['Hello.', 'Audited.']);
+    expect(stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 
   it('a bad definition is an error answer naming the field; the run goes on without it', async () => {

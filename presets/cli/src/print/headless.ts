@@ -56,7 +56,7 @@ import {
   type StructuredOutputSchema,
 } from './structured-output.js';
 import { runPresetOptions } from '../run-preset-options.js';
-import { cliCommandHostAdapters, hostListings, loadedPluginsForInit, mcpServerStates, type HostListings } from '../host-adapters.js';
+import { addAgentDefinitions, cliCommandHostAdapters, hostListings, loadedPluginsForInit, mcpServerStates, type HostListings } from '../host-adapters.js';
 import { cliMcpOptions } from '../mcp-setup.js';
 import { McpClients } from '@tessera/plugin-mcp/plugin';
 import { offeredTools } from '@tessera/plugin-permissions';
@@ -251,7 +251,8 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
             case 'user': {
               const content = readUserContent(value.message, entry.line);
               if ('error' in content) {
-                // In its place in the queue: the host reads one result per message it sent.
+                // In its place in the queue: the host reads one result per message it sent (an
+                // empty message too, or it would wait for that result forever).
                 queue.push({ text: '', refusal: content.error });
                 return;
               }
@@ -261,10 +262,9 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
                   subtype: 'error',
                   session_id: session.sessionId,
                   uuid: randomUUID(),
-                  error: `stdin line ${entry.line}: ${content.skipped.join(', ')} content blocks are not supported yet and were left out${content.text.trim() === '' ? '; with no text left, the message was skipped' : ''}`,
+                  error: `stdin line ${entry.line}: ${content.skipped.join(', ')} content blocks are not supported yet and were left out`,
                 });
               }
-              if (content.text.trim() === '' && content.blocks === undefined) return;
               // The echo carries a `uuid` as every line does: the host's own, else a new one.
               const echo = flags.replayUserMessages ? { ...value, session_id: session.sessionId, uuid: typeof value.uuid === 'string' ? value.uuid : randomUUID(), isReplay: true } : undefined;
               queue.push({ text: content.text, ...(content.blocks ? { blocks: content.blocks } : {}), ...(echo ? { echo } : {}) });
@@ -349,9 +349,6 @@ function checkFlagCombinations(flags: CliFlags): void {
   if (flags.systemPrompt !== undefined && flags.systemPromptFile !== undefined) throw new CliUsageError('Error: Cannot use both --system-prompt and --system-prompt-file.');
   if (flags.appendSystemPrompt !== undefined && flags.appendSystemPromptFile !== undefined) {
     throw new CliUsageError('Error: Cannot use both --append-system-prompt and --append-system-prompt-file.');
-  }
-  if (flags.permissionMode !== undefined && parsePermissionMode(flags.permissionMode) === undefined) {
-    throw new CliUsageError(`error: option '--permission-mode <mode>' argument '${flags.permissionMode}' is invalid. Allowed choices are ${PERMISSION_MODES.join(', ')}.`);
   }
 }
 
@@ -918,7 +915,7 @@ class HostBridge {
     this.session = session;
   }
 
-  /** Why `initialize.agents` was refused (the `initialize` answer is then this error). */
+  /** Why the first `initialize`'s `agents` were refused (its answer is then this error). */
   private agentsError: string | undefined;
 
   /**
@@ -928,18 +925,58 @@ class HostBridge {
    * the `initialize` error answer, field and all); the rest of `initialize` still applies.
    */
   agents(): AgentDefinition[] {
-    const agents = this.initialize?.agents;
-    if (agents === undefined) return [];
-    try {
-      const { definitions, warnings } = parseAgentsFlag([JSON.stringify(agents)]);
-      for (const warning of warnings) this.io.stderr(`${warning.replace('--agents:', 'initialize: agents:')}\n`);
-      return definitions;
-    } catch (error) {
-      if (!(error instanceof CliUsageError)) throw error;
-      this.agentsError = `${error.message.replace(/^Error: --agents/, 'initialize: agents')} None of its agents were added; fix the definition and start a new query.`;
+    const read = this.readAgents(this.initialize?.agents);
+    if ('error' in read) {
+      this.agentsError = `${read.error} None of its agents were added; fix the definition and start a new query.`;
       this.io.stderr(`${this.agentsError}\n`);
       return [];
     }
+    return read.definitions;
+  }
+
+  /** An `initialize` request's `agents`, checked as `--agents` is (warnings on stderr), or why they were refused. */
+  private readAgents(agents: unknown): { definitions: AgentDefinition[] } | { error: string } {
+    if (agents === undefined) return { definitions: [] };
+    try {
+      const { definitions, warnings } = parseAgentsFlag([JSON.stringify(agents)]);
+      for (const warning of warnings) this.io.stderr(`${warning.replace('--agents:', 'initialize: agents:')}\n`);
+      return { definitions };
+    } catch (error) {
+      if (!(error instanceof CliUsageError)) throw error;
+      return { error: error.message.replace(/^Error: --agents/, 'initialize: agents') };
+    }
+  }
+
+  /**
+   * A further `initialize` once the session runs (the 2026 SDK's `reinitialize()`; Claude Code
+   * takes it): its `agents` are checked as the first one's and added to the session's subagents
+   * (a name already there is replaced; `--agents` and earlier ones stay), for the turns after
+   * it. A bad definition is the same error answer and adds none. Its hooks and system prompt
+   * are not read again: they are part of the composition.
+   */
+  private reinitialize(requestId: string, request: Record<string, unknown>, interactive: InteractiveSession): void {
+    const read = this.readAgents(request.agents);
+    if ('error' in read) {
+      const message = `${read.error} None of its agents were added; fix the definition and send initialize again.`;
+      this.io.stderr(`${message}\n`);
+      this.control.respondError(requestId, message, 'invalid_request');
+      return;
+    }
+    if (read.definitions.length === 0) {
+      this.respondInitialize(requestId, interactive);
+      return;
+    }
+    // Added before this returns: a user line after the request already sees them.
+    if (!this.kernel || !addAgentDefinitions(this.kernel, read.definitions)) {
+      this.control.respondError(requestId, 'initialize: agents cannot be added: this composition has no subagents plugin.', 'invalid_request');
+      return;
+    }
+    void hostListings(this.kernel, interactive)
+      .then((listings) => {
+        this.listings = listings;
+        this.respondInitialize(requestId, interactive);
+      })
+      .catch((error: unknown) => this.control.respondError(requestId, describeError(error)));
   }
 
   /** `initialize.hooks` → one callback hook per `hookCallbackIds` entry, asking the host. */
@@ -1043,12 +1080,18 @@ class HostBridge {
   /** What the session offers (commands incl. skills and plugin commands, agents), once composed. */
   listings: HostListings | undefined;
 
+  /** The answer to the first `initialize` (read before the session was composed). */
   answerInitialize(requestId: string, interactive: InteractiveSession, listings = this.listings): void {
     this.listings = listings;
     if (this.agentsError !== undefined) {
       this.control.respondError(requestId, this.agentsError, 'invalid_request');
       return;
     }
+    this.respondInitialize(requestId, interactive);
+  }
+
+  private respondInitialize(requestId: string, interactive: InteractiveSession): void {
+    const { listings } = this;
     this.control.respond(requestId, {
       commands: listings?.commands ?? interactive.listCommands().map((command) => ({ name: command.name, description: command.description ?? '', argumentHint: command.argumentHint ?? '' })),
       agents: listings?.agents ?? [],
@@ -1076,7 +1119,7 @@ class HostBridge {
     try {
       switch (request.subtype) {
         case 'initialize':
-          this.answerInitialize(requestId, interactive);
+          this.reinitialize(requestId, request, interactive);
           return;
         case 'interrupt': {
           const cancelled = request.cancel_queued === true ? queue.clear() : [];

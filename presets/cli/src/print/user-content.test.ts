@@ -30,4 +30,17 @@ describe('readUserContent', () => {
       expect(read, JSON.stringify(message)).toEqual({ error: expect.stringContaining(expected) });
     }
   });
+
+  it('refuses a message with nothing to send, naming the line and the field, so the host still gets its result', () => {
+    const cases: Array<[unknown, string]> = [
+      ['', 'stdin line 4: message.content is an empty string, so there is no prompt; the message was not sent.'],
+      [[], 'stdin line 4: message.content is an empty array, so there is no prompt; the message was not sent.'],
+      [' \n', 'stdin line 4: message.content is only whitespace'],
+      [[{ type: 'text', text: '' }], 'stdin line 4: message.content has no text or image (its text blocks are empty)'],
+      [[{ type: 'document' }], 'stdin line 4: message.content has no text or image (only document blocks, which are not supported yet)'],
+    ];
+    for (const [content, expected] of cases) expect(readUserContent({ content }, 4), JSON.stringify(content)).toEqual({ error: expect.stringContaining(expected) });
+    // An image alone is something to send.
+    expect(readUserContent({ content: [image({ type: 'base64', media_type: 'image/png', data: PNG })] }, 4)).toMatchObject({ text: '', skipped: [] });
+  });
 });

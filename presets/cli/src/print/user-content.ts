@@ -20,7 +20,9 @@ export interface UserContent {
  * the kernel's `ImageBlock`); other kinds are named in `skipped`. A block that cannot be sent —
  * an image without data, of an unsupported media type, or with a `url` source, which the
  * kernel's image block cannot carry — is an `error` naming the line and the field: the host
- * gets an error result for the message rather than a turn run without its image.
+ * gets an error result for the message rather than a turn run without its image. So is a
+ * message with nothing to send (`""`, `[]`, blank text, only kinds that are left out): the
+ * host reads one result per message it sends, and would otherwise wait for it forever.
  */
 export function readUserContent(message: unknown, line: number): UserContent | { error: string } {
   const at = (field: string): string => `stdin line ${line}: message.${field}`;
@@ -28,7 +30,7 @@ export function readUserContent(message: unknown, line: number): UserContent | {
     return { error: `stdin line ${line}: a user message needs message.content (a string or an array of content blocks); the message was not sent.` };
   }
   const content = message.content;
-  if (typeof content === 'string') return { text: content, skipped: [] };
+  if (typeof content === 'string') return content.trim() === '' ? nothingToSend(line, content, []) : { text: content, skipped: [] };
   const blocks: Array<TextBlock | ImageBlock> = [];
   const skipped = new Set<string>();
   for (const [index, block] of content.entries()) {
@@ -49,7 +51,24 @@ export function readUserContent(message: unknown, line: number): UserContent | {
     .filter((block): block is TextBlock => block.type === 'text')
     .map((block) => block.text)
     .join('\n');
-  return { text, ...(blocks.some((block) => block.type === 'image') ? { blocks } : {}), skipped: [...skipped] };
+  const hasImage = blocks.some((block) => block.type === 'image');
+  if (text.trim() === '' && !hasImage) return nothingToSend(line, content, [...skipped]);
+  return { text, ...(hasImage ? { blocks } : {}), skipped: [...skipped] };
+}
+
+/** A message that would run a turn with an empty prompt: refused, saying what it held. */
+function nothingToSend(line: number, content: string | readonly unknown[], skipped: readonly string[]): { error: string } {
+  const held =
+    typeof content === 'string'
+      ? content === ''
+        ? 'is an empty string'
+        : 'is only whitespace'
+      : content.length === 0
+        ? 'is an empty array'
+        : skipped.length > 0
+          ? `has no text or image (only ${skipped.join(', ')} blocks, which are not supported yet)`
+          : 'has no text or image (its text blocks are empty)';
+  return { error: `stdin line ${line}: message.content ${held}, so there is no prompt; the message was not sent. Send the prompt as a non-empty string, or as text and image blocks.` };
 }
 
 function readImage(block: Record<string, unknown>, at: string): ImageBlock | { error: string } {

@@ -4,20 +4,23 @@ import { resolve } from 'node:path';
 import { describeError } from '@tessera/contracts';
 import { loadContext } from '@tessera/formats';
 import { createKernel, type KernelDescription } from '@tessera/kernel';
-import { defaultFlags } from '../args.js';
+import { readProjectMemory } from '@tessera/plugin-system-prompt';
+import { CliUsageError, defaultFlags, splitToolList } from '../args.js';
 import type { CliIO, Subcommand } from '../io.js';
 import { cliPreset } from '../preset.js';
 import { chooseProvider } from '../provider-selection.js';
-import { formatDiagnostic, loadCliSettings } from '../settings.js';
+import { checkSettingSources, formatDiagnostic, loadCliSettings } from '../settings.js';
 import { TESSERA_VERSION } from '../version.js';
 import { redisOptions } from './worker.js';
 
-const USAGE = `Usage: tessera doctor [--json] [--no-network] [--provider <profile>] [--cwd <dir>] [--redis <url>] [--queue <name>] [--prefix <p>]
+const USAGE = `Usage: tessera doctor [--json] [--no-network] [--provider <profile>] [--cwd <dir>] [--setting-sources <sources>] [--redis <url>] [--queue <name>] [--prefix <p>]
 
 Checks the setup: Tessera's version, the settings layers and their problems, which provider
-would be used (and whether its server answers), the context files (AGENTS.md, CLAUDE.md, …),
-MCP servers, and the composed plugins with what each provides and taps. With --redis (or
-TESSERA_REDIS_URL): whether Redis answers, and the background queues' depths and workers.
+would be used (and whether its server answers), the context files (AGENTS.md, CLAUDE.md, the
+project memory index, …), MCP servers, and the composed plugins with what each provides and
+taps. --setting-sources user,project,local ("" for none) limits the settings layers and
+context files to those sources, as it does for a run. With --redis (or TESSERA_REDIS_URL):
+whether Redis answers, and the background queues' depths and workers.
 `;
 
 interface DoctorReport {
@@ -51,6 +54,7 @@ export const runDoctorCommand: Subcommand = async (argv, io) => {
   let redisUrl = io.env.TESSERA_REDIS_URL;
   let queue: string | undefined;
   let prefix: string | undefined;
+  let settingSources: string[] | undefined;
   for (let index = 0; index < argv.length; index += 1) {
     const arg = argv[index]!;
     if (arg === '-h' || arg === '--help') {
@@ -64,12 +68,24 @@ export const runDoctorCommand: Subcommand = async (argv, io) => {
     else if (arg === '--redis' && argv[index + 1] !== undefined) redisUrl = argv[++index];
     else if (arg === '--queue' && argv[index + 1] !== undefined) queue = argv[++index];
     else if (arg === '--prefix' && argv[index + 1] !== undefined) prefix = argv[++index];
+    // As the main command's list flag: comma-separated, `""` for none.
+    else if (arg === '--setting-sources' && argv[index + 1] !== undefined) settingSources = splitToolList(argv[++index]!);
+    else if (arg.startsWith('--setting-sources=')) settingSources = splitToolList(arg.slice('--setting-sources='.length));
     else {
       io.stderr(`error: unknown option '${arg}'\n${USAGE}`);
       return 2;
     }
   }
-  const report = await diagnose(io, cwd, providerFlag, network);
+  if (settingSources !== undefined) {
+    try {
+      checkSettingSources(settingSources);
+    } catch (error) {
+      if (!(error instanceof CliUsageError)) throw error;
+      io.stderr(`${error.message}\n${USAGE}`);
+      return 2;
+    }
+  }
+  const report = await diagnose(io, cwd, providerFlag, network, settingSources);
   if (redisUrl !== undefined && redisUrl !== '') report.redis = await diagnoseRedis(redisUrl, queue, prefix);
   if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
   else io.stdout(render(report));
@@ -77,7 +93,7 @@ export const runDoctorCommand: Subcommand = async (argv, io) => {
   return broken ? 1 : 0;
 };
 
-async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined, network: boolean): Promise<DoctorReport> {
+async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined, network: boolean, settingSources: string[] | undefined): Promise<DoctorReport> {
   const report: DoctorReport = {
     version: TESSERA_VERSION,
     node: process.version,
@@ -89,7 +105,7 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
     mcpServers: [],
     plugins: [],
   };
-  const flags = { ...defaultFlags(), ...(providerFlag === undefined ? {} : { provider: providerFlag }) };
+  const flags = { ...defaultFlags(), ...(providerFlag === undefined ? {} : { provider: providerFlag }), ...(settingSources === undefined ? {} : { settingSources }) };
   let settings;
   try {
     settings = loadCliSettings({ cwd, home: io.home, env: io.env, flags });
@@ -114,9 +130,13 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
     }
   }
 
-  const context = loadContext({ cwd, home: io.home });
+  // The files a run's system prompt reads, with the same `--setting-sources`.
+  const sources = settings.settingSources;
+  const context = loadContext({ cwd, home: io.home, ...(sources === undefined ? {} : { scopes: sources }) });
   report.contextFiles = context.files.map((file) => ({ path: file.path, scope: file.scope, chars: file.content.length, truncated: file.truncated }));
   report.problems.push(...context.diagnostics.map(formatDiagnostic));
+  const memory = sources === undefined || sources.includes('project') ? readProjectMemory(cwd) : undefined;
+  if (memory !== undefined) report.contextFiles.push({ path: memory.path, scope: 'project', chars: memory.content.length, truncated: memory.truncated });
 
   try {
     const kernel = await createKernel({
@@ -128,6 +148,7 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
         hookFiles: settings.hookFiles,
         hookConfigs: settings.hookConfigs,
         loadedSettings: settings.loaded,
+        ...(sources === undefined ? {} : { settingSources: sources }),
         sessionLog: false,
       }),
     });
