@@ -2,7 +2,7 @@ import { SessionControlError, type ClusterControlHandler, type SessionCluster } 
 import { z } from 'zod';
 import { HubError } from './hub-error.js';
 import { unavailable } from './hub-replica.js';
-import type { HubSession } from './hub-session.js';
+import type { HubSession, SessionSummary } from './hub-session.js';
 import type { PermissionAskData } from './ui-stream.js';
 
 /**
@@ -101,4 +101,15 @@ export async function forwardControl<T extends HubControlMessage['type']>(
     );
   }
   return undefined;
+}
+
+/** `summary` with `running` and the pending asks of a turn of the session that runs on another replica (unchanged when none does, or its replica does not answer). */
+export async function withRemoteTurn(cluster: SessionCluster, owner: string, summary: SessionSummary): Promise<SessionSummary> {
+  try {
+    const forwarded = await forwardControl(cluster, summary.id, { type: 'pending', owner });
+    return forwarded ? { ...summary, running: true, pendingPermissions: forwarded.pendingPermissions } : summary;
+  } catch (error) {
+    if (error instanceof HubError && error.code === 'replica_unreachable') return summary;
+    throw error;
+  }
 }

@@ -44,6 +44,11 @@ interface OwnedSession {
   hostOwned: boolean;
   /** The MCP tool call running in the session, if any: permission asks go through it. */
   call: ApprovalCall | undefined;
+  /**
+   * Tool calls holding the session now (`use`): from the moment `resolve` found or opened it until
+   * the call ends. A held session is not ended to make room meanwhile.
+   */
+  busy: number;
   unroute: () => void;
 }
 
@@ -64,6 +69,8 @@ export class McpConnection {
   readonly server: McpServer;
   private readonly owned = new Map<string, OwnedSession>();
   private readonly commandTools = new Map<string, RegisteredTool>();
+  /** Sessions being opened (or resumed) for a tool call: each holds the room `makeRoom` took for it. */
+  private opening = 0;
   /** The session the client used last: `command_*` calls without a sessionId run there. */
   private lastSessionId: string | undefined;
   private closing: Promise<void> | undefined;
@@ -106,7 +113,7 @@ export class McpConnection {
     const id = session.getSessionId();
     if (this.owned.has(id)) return;
     if (!this.options.owners.claim(id, this)) throw new Error(`Session ${id} already belongs to another MCP connection.`);
-    this.own(session, true);
+    this.own(session, { hostOwned: true });
   }
 
   /** Ends every session the connection opened (each is saved), releases the host's, and closes the server. Idempotent. */
@@ -139,15 +146,15 @@ export class McpConnection {
   private async prompt(prompt: string, sessionId: string | undefined, extra: ToolCallExtra): Promise<CallToolResult> {
     const refused = this.options.turnGate?.();
     if (refused !== undefined) return toolError(refused);
-    const found = await this.resolve(sessionId);
-    if (typeof found === 'string') return toolError(found);
-    if (found.session.isExecuting() || found.call) return toolError(`Session ${found.session.getSessionId()} is already running a turn; wait for its result, or stop it with the abort tool.`);
-    this.turns += 1;
-    try {
-      return await this.during(found, extra, () => runPromptTurn(found.session, prompt, extra));
-    } finally {
-      this.turns -= 1;
-    }
+    return this.use(sessionId, async (found) => {
+      if (found.session.isExecuting() || found.call) return toolError(`Session ${found.session.getSessionId()} is already running a turn; wait for its result, or stop it with the abort tool.`);
+      this.turns += 1;
+      try {
+        return await this.during(found, extra, () => runPromptTurn(found.session, prompt, extra));
+      } finally {
+        this.turns -= 1;
+      }
+    });
   }
 
   private abort(sessionId: string): CallToolResult {
@@ -159,10 +166,25 @@ export class McpConnection {
   }
 
   private async command(name: string, args: string | undefined, sessionId: string | undefined, extra: ToolCallExtra): Promise<CallToolResult> {
-    const found = await this.resolve(sessionId ?? this.lastSessionId);
+    return this.use(sessionId ?? this.lastSessionId, async (found) => {
+      if (found.call) return toolError(`Session ${found.session.getSessionId()} is running a turn; run /${name} after it, or stop it with the abort tool.`);
+      return this.during(found, extra, () => runCommandCall(found.session, name, args ?? ''));
+    });
+  }
+
+  /**
+   * Runs `work` on the session `resolve` finds or opens for `sessionId` (a tool error when there
+   * is none), holding it as `SessionHub.use` holds a copy: from the moment it is found or owned
+   * until `work` ends, so a concurrent call making room never ends it in between.
+   */
+  private async use(sessionId: string | undefined, work: (owned: OwnedSession) => Promise<CallToolResult>): Promise<CallToolResult> {
+    const found = await this.resolve(sessionId);
     if (typeof found === 'string') return toolError(found);
-    if (found.call) return toolError(`Session ${found.session.getSessionId()} is running a turn; run /${name} after it, or stop it with the abort tool.`);
-    return this.during(found, extra, () => runCommandCall(found.session, name, args ?? ''));
+    try {
+      return await work(found);
+    } finally {
+      found.busy -= 1;
+    }
   }
 
   /** Runs `work` as the session's current call (permission asks are sent through it). */
@@ -196,31 +218,33 @@ export class McpConnection {
 
   // ------------------------------------------------------------------ sessions
 
-  /** An owned session, a new one (no id), a resumed stored one (when allowed), or why not. */
+  /**
+   * An owned session, a new one (no id), a resumed stored one (when allowed), or why not. A
+   * session returned is held for the caller (`busy`, taken before any wait), who lets go of it.
+   */
   private async resolve(sessionId: string | undefined): Promise<OwnedSession | string> {
     if (this.closing) return 'This MCP session is closing.';
     if (sessionId !== undefined) {
       const owned = this.owned.get(sessionId);
-      if (owned) return owned;
+      if (owned) {
+        owned.busy += 1;
+        return owned;
+      }
       if (!isValidSessionId(sessionId)) return `"${sessionId}" is not a session id (1–128 letters, digits, ".", "_" or "-"). Omit sessionId to start a new session.`;
       // Resuming never takes a session another connection holds: the answer is the same as for an unknown id.
       if (!this.options.allowResume) return unknownSession(sessionId);
-      const full = await this.makeRoom();
-      if (full !== undefined) return full;
-      if (!this.options.owners.claim(sessionId, this)) return unknownSession(sessionId);
-      try {
-        const resumed = await this.open({ resumeSessionId: sessionId });
-        if (!this.closing) return this.own(resumed);
-        await resumed.shutdown().catch(() => undefined);
-        this.options.owners.release(sessionId, this);
-        return 'This MCP session is closing.';
-      } catch (error) {
-        this.options.owners.release(sessionId, this);
-        return `${unknownSession(sessionId)} (${describeError(error)})`;
-      }
     }
-    const full = await this.makeRoom();
-    if (full !== undefined) return full;
+    const slot = await this.makeRoom();
+    if (typeof slot === 'string') return slot;
+    try {
+      return await (sessionId === undefined ? this.start(slot) : this.resume(sessionId, slot));
+    } finally {
+      slot();
+    }
+  }
+
+  /** A new session, owned for the calling tool call in the room `slot` holds. */
+  private async start(slot: () => void): Promise<OwnedSession | string> {
     let session: InteractiveSession;
     try {
       session = await this.open({});
@@ -235,26 +259,56 @@ export class McpConnection {
       await session.shutdown().catch(() => undefined);
       return `Session ${session.getSessionId()} is already held by another MCP connection.`;
     }
-    return this.own(session);
+    return this.own(session, { slot });
+  }
+
+  /** The stored session `sessionId`, resumed and owned for the calling tool call in the room `slot` holds. */
+  private async resume(sessionId: string, slot: () => void): Promise<OwnedSession | string> {
+    if (!this.options.owners.claim(sessionId, this)) return unknownSession(sessionId);
+    try {
+      const resumed = await this.open({ resumeSessionId: sessionId });
+      if (!this.closing) return this.own(resumed, { slot });
+      await resumed.shutdown().catch(() => undefined);
+      this.options.owners.release(sessionId, this);
+      return 'This MCP session is closing.';
+    } catch (error) {
+      this.options.owners.release(sessionId, this);
+      return `${unknownSession(sessionId)} (${describeError(error)})`;
+    }
   }
 
   /**
-   * Below `maxSessions`, nothing to do. At it, the least recently used session that runs no turn
-   * is ended (saved) to make room; `undefined` then. A message when every session is busy.
+   * Room for one more session, taken for the caller at once: the returned function gives it back
+   * (`own` does when the session fills it), so concurrent calls never share it. Below
+   * `maxSessions` (sessions being opened count), nothing to do. At it, the least recently used
+   * session that no call holds and that runs no turn is ended (saved). A message when every
+   * session is in use.
    */
-  private async makeRoom(): Promise<string | undefined> {
+  private async makeRoom(): Promise<(() => void) | string> {
     const max = this.options.maxSessions ?? 16;
-    if (this.owned.size < max) return undefined;
+    if (this.owned.size + this.opening < max) return this.reserve();
     for (const [id, owned] of this.owned) {
-      if (owned.hostOwned || owned.call || owned.session.isExecuting()) continue;
+      if (owned.hostOwned || owned.busy > 0 || owned.call || owned.session.isExecuting()) continue;
       this.owned.delete(id);
       if (this.lastSessionId === id) this.lastSessionId = undefined;
       owned.unroute();
       this.options.owners.release(id, this);
+      const slot = this.reserve();
       await owned.session.shutdown({ reason: 'other' }).catch(() => undefined);
-      return undefined;
+      return slot;
     }
-    return `This MCP session holds ${this.owned.size} sessions (at most ${max}), each running a turn or attached by the host; wait for one to finish, or stop one with the abort tool.`;
+    return `This MCP session holds ${this.owned.size + this.opening} sessions (at most ${max}), each in use by a tool call or turn, or attached by the host; wait for one to finish, or stop one with the abort tool.`;
+  }
+
+  /** Counts one more session as being opened until the returned function is called (idempotent). */
+  private reserve(): () => void {
+    this.opening += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.opening -= 1;
+    };
   }
 
   private open(extra: { resumeSessionId?: string }): Promise<InteractiveSession> {
@@ -267,12 +321,17 @@ export class McpConnection {
     });
   }
 
-  private own(session: InteractiveSession, hostOwned = false): OwnedSession {
+  /**
+   * Serves `session` to this connection's client. With `slot`, it was opened for a tool call: it
+   * fills the room `slot` holds (given back in the same step) and is held for that call.
+   */
+  private own(session: InteractiveSession, options: { hostOwned?: boolean; slot?: () => void } = {}): OwnedSession {
     const id = session.getSessionId();
-    const owned: OwnedSession = { session, hostOwned, call: undefined, unroute: () => undefined };
+    const owned: OwnedSession = { session, hostOwned: options.hostOwned === true, call: undefined, busy: options.slot ? 1 : 0, unroute: () => undefined };
     const approvals = new McpApprovals({ server: this.server.server, currentCall: () => owned.call, timeoutMs: this.options.approvalTimeoutMs });
     owned.unroute = this.options.approvals.route(id, approvals);
     this.owned.set(id, owned);
+    options.slot?.();
     this.syncCommandTools(session.listCommands());
     return owned;
   }
