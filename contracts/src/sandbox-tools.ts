@@ -37,6 +37,12 @@ export interface SandboxToolSet {
    * shell's directory inside the sandbox).
    */
   services: readonly ServiceOverride[];
+  /**
+   * Names of contributed tools the session must not offer (`KernelSessionOptions.removeTools`):
+   * host tools with nothing to do in the sandbox — BashOutput and KillShell, since its Bash
+   * refuses background commands — so the session offers what a kernel-wide sandbox offers.
+   */
+  removeTools?: readonly string[];
 }
 
 /**

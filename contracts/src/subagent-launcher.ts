@@ -1,3 +1,4 @@
+import type { ISession } from './hook-payloads.js';
 import { createToken } from './token.js';
 
 /** One subagent run. `signal` aborts it; `parentSessionId` and `cwd` are the session that asks. */
@@ -8,6 +9,15 @@ export interface SubagentLaunchRequest {
   agentType?: string;
   model?: string;
   parentSessionId: string;
+  /**
+   * The session that asks (or anything with its `services`). A subagent runs with that session's
+   * scope (`kernel.sessionScope`: a sandboxed session's tools and service values), found by its
+   * services, which are its own, where `parentSessionId` may also name a resumed copy or a fork.
+   * The launcher a session resolves from its own services (`session.services.get(SubagentLauncher)`,
+   * as `subagents()` binds it) sets it; without it, the newest open session with
+   * `parentSessionId` is the parent.
+   */
+  parentSession?: Pick<ISession, 'services'>;
   cwd: string;
   signal: AbortSignal;
   /**

@@ -1,4 +1,4 @@
-export { createKernel, Kernel, KernelRef, replaceToolsByName } from './kernel.js';
+export { createKernel, Kernel, KernelRef, removeToolsByName, replaceToolsByName } from './kernel.js';
 export type { CreateKernelOptions, KernelDescription, KernelSessionOptions, KernelSessionScope, PluginDescription } from './kernel.js';
 export { definePlugin, flattenPlugins, replacePlugins } from './plugin.js';
 export type { Plugin, PluginActivation, PluginInput, PluginRegisterContext, PluginRuntimeContext } from './plugin.js';

@@ -396,4 +396,20 @@ describe('kernel.createSession: per-session tools and services', () => {
     expect(kernel.sessionScope('scoped')).toBeUndefined();
     await kernel.shutdown();
   });
+
+  it('removeTools takes contributed tools (replaced ones too) away for that session; sessionScope of a session object is its own, whoever shares its id', async () => {
+    const kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] }), toolsPlugin(named('Bash', 'host'), named('BashOutput', 'host'), named('Grep', 'host'))] });
+    const sandboxed = kernel.createSession({ sessionId: 'shared', replaceTools: [named('Bash', 'sandbox')], removeTools: ['BashOutput'], tools: [named('Own', 'own')] });
+    const copy = kernel.createSession({ sessionId: 'shared' });
+    expect([...sandboxed.toolsByName.keys()]).toEqual(['Bash', 'Grep', 'Own']);
+    expect([...copy.toolsByName.keys()]).toEqual(['Bash', 'BashOutput', 'Grep']);
+    expect(kernel.createSession({ replaceTools: [named('Bash', 'sandbox')], removeTools: ['Bash'] }).toolsByName.has('Bash')).toBe(false);
+    expect(kernel.sessionScope(sandboxed)).toMatchObject({ removeTools: ['BashOutput'] });
+    expect(kernel.sessionScope(copy)).toBeUndefined();
+    // By id: the newest open session with one.
+    expect(kernel.sessionScope('shared')).toBe(kernel.sessionScope(sandboxed));
+    await sandboxed.shutdown();
+    expect(kernel.sessionScope(sandboxed)).toBeUndefined();
+    await kernel.shutdown();
+  });
 });

@@ -13,6 +13,7 @@ import {
   Diagnostics,
   messageToHistoryEntry,
   type ICommandModule,
+  type ISession,
   type ISessionRecord,
   type SessionServiceFactory,
   processWarningDiagnostics,
@@ -25,6 +26,7 @@ import {
   ToolContribution,
   ToolSourceContribution,
   type ServiceOverride,
+  type SessionServices,
   type Token,
   type Tool,
   copyWith,
@@ -89,6 +91,13 @@ export type KernelSessionOptions = Omit<SessionOptions, 'provider' | 'hooks' | '
    * token, the later wins. Subagents this session starts get the same overrides.
    */
   serviceOverrides?: readonly ServiceOverride[];
+  /**
+   * Names of contributed tools (after `replaceTools`) this session does not offer: the host's
+   * BashOutput and KillShell in a sandboxed session, where there is nothing of theirs to run. A
+   * call to one is an unknown tool. `tools` are not affected. Subagents this session starts lose
+   * the same tools.
+   */
+  removeTools?: readonly string[];
 };
 
 /** What an open session was created with that sessions it starts (a subagent's child) must keep. */
@@ -97,6 +106,8 @@ export interface KernelSessionScope {
   readonly replaceTools: readonly Tool[];
   /** The session's `KernelSessionOptions.serviceOverrides`. */
   readonly serviceOverrides: readonly ServiceOverride[];
+  /** The session's `KernelSessionOptions.removeTools`. */
+  readonly removeTools: readonly string[];
 }
 
 /**
@@ -113,6 +124,13 @@ export function replaceToolsByName(tools: readonly Tool[], replacements: readonl
     return replacement;
   });
   return [...replaced, ...byName.values()];
+}
+
+/** `tools` less those whose names `names` lists (a copy of `tools` when it lists none). */
+export function removeToolsByName(tools: readonly Tool[], names: readonly string[] | undefined): Tool[] {
+  if (names === undefined || names.length === 0) return [...tools];
+  const removed = new Set(names);
+  return tools.filter((tool) => !removed.has(tool.name));
 }
 
 const toNames = (tokens: readonly Token<unknown>[] | undefined): string[] => (tokens ?? []).map(tokenName);
@@ -139,11 +157,11 @@ export class Kernel {
    */
   private readonly sessions = new Set<Session>();
   /**
-   * Scopes of open sessions created with tool replacements or service overrides, by session id,
-   * with the session that owns each: only that session's end removes it (another session may
-   * carry the same id, and must not take a sandboxed one's scope away).
+   * Scopes of open sessions created with tool replacements, removals or service overrides, by
+   * the session's services: its own object, where its id may be shared (a resumed copy, a fork),
+   * so no session takes or removes another's scope.
    */
-  private readonly scopes = new Map<string, { session: Session; scope: KernelSessionScope }>();
+  private readonly scopes = new Map<SessionServices, { session: Session; scope: KernelSessionScope }>();
   private readonly booted: Plugin[] = [];
   private closing: Promise<void> | undefined;
 
@@ -168,7 +186,7 @@ export class Kernel {
     this.hooks = hooks;
     hooks.sessionEnd.tap({ name: 'kernel:session-registry', stage: Stage.Observe }, ({ session }) => {
       this.sessions.delete(session as Session);
-      if (this.scopes.get(session.sessionId)?.session === session) this.scopes.delete(session.sessionId);
+      if (this.scopes.get(session.services)?.session === session) this.scopes.delete(session.services);
     });
   }
 
@@ -251,7 +269,7 @@ export class Kernel {
       sessionId,
       services,
       provider,
-      tools: [...replaceToolsByName(services.getAll(ToolContribution), options.replaceTools), ...(options.tools ?? [])],
+      tools: [...removeToolsByName(replaceToolsByName(services.getAll(ToolContribution), options.replaceTools), options.removeTools), ...(options.tools ?? [])],
       toolSources: [...services.getAll(ToolSourceContribution), ...(options.toolSources ?? [])],
       hooks: this.hooks,
       clock: services.getOptional(Clock) ?? systemClock,
@@ -266,19 +284,27 @@ export class Kernel {
         : {}),
     }));
     this.sessions.add(session);
-    if ((options.replaceTools?.length ?? 0) > 0 || (options.serviceOverrides?.length ?? 0) > 0) {
-      this.scopes.set(sessionId, { session, scope: { replaceTools: [...(options.replaceTools ?? [])], serviceOverrides: [...(options.serviceOverrides ?? [])] } });
+    if ((options.replaceTools?.length ?? 0) > 0 || (options.serviceOverrides?.length ?? 0) > 0 || (options.removeTools?.length ?? 0) > 0) {
+      const scope = { replaceTools: [...(options.replaceTools ?? [])], serviceOverrides: [...(options.serviceOverrides ?? [])], removeTools: [...(options.removeTools ?? [])] };
+      this.scopes.set(services, { session, scope });
     }
     return session;
   }
 
   /**
-   * The tool replacements and service overrides an open session of this kernel was created
-   * with (`KernelSessionOptions`), for what it starts in its name — a subagent's child session
-   * must not leave its parent's sandbox. `undefined` when it had none, or has ended.
+   * The tool replacements, removals and service overrides an open session of this kernel was
+   * created with (`KernelSessionOptions`), for what it starts in its name — a subagent's child
+   * session must not leave its parent's sandbox. `undefined` when it had none, or has ended.
+   *
+   * Pass the session (or anything with its `services`, which are its own: a hook context's
+   * `session`): then it is that session's scope alone. An id may name several open sessions (a
+   * resumed copy, a fork); given one, the newest of them with a scope answers.
    */
-  sessionScope(sessionId: string): KernelSessionScope | undefined {
-    return this.scopes.get(sessionId)?.scope;
+  sessionScope(session: string | Pick<ISession, 'services'>): KernelSessionScope | undefined {
+    if (typeof session !== 'string') return this.scopes.get(session.services)?.scope;
+    let newest: KernelSessionScope | undefined;
+    for (const entry of this.scopes.values()) if (entry.session.sessionId === session) newest = entry.scope;
+    return newest;
   }
 
   /**

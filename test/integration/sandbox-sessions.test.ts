@@ -138,6 +138,26 @@ describe('InteractiveSession with a sandboxClient on a host-composed kernel', ()
     await session.shutdown();
   });
 
+  it('offers exactly the tools of a kernel-wide sandbox: the host BashOutput and KillShell are gone, and a call to one is an unknown tool', async () => {
+    const client = new InMemorySandboxClient();
+    const wide = await createKernel({ plugins: testPreset({ turns: [], plugins: builtinTools({ sandbox: { client } }) }) });
+    const expected = [...wide.createSession().toolsByName.keys()].sort();
+    await wide.shutdown();
+    expect(expected).not.toContain('BashOutput');
+
+    const turns: Turn[] = [{ toolCalls: [{ name: 'KillShell', input: { shell_id: 'shell_1' } }] }, { text: 'done' }];
+    kernel = await createKernel({ plugins: testPreset({ turns: turns as never, plugins: builtinTools() }) });
+    const session = new InteractiveSession({ kernel, cwd: dir, sandboxClient: client });
+    await session.whenReady();
+    expect([...session.getSession().toolsByName.keys()].sort()).toEqual(expected);
+    expect(kernel.sessionScope(session.getSession())?.removeTools).toEqual(['BashOutput', 'KillShell']);
+    await session.submit('stop a shell');
+    expect(toolResults(session)).toEqual([['KillShell', true, expect.stringContaining('is not available')]]);
+    // A session of the same kernel without a client keeps them.
+    expect([...kernel.createSession().toolsByName.keys()]).toEqual(expect.arrayContaining(['BashOutput', 'KillShell']));
+    await session.shutdown();
+  });
+
   it('still warns when no SandboxToolFactory is bound (a kernel without builtinTools), saying what to compose', async () => {
     const diagnostics = collectDiagnostics();
     kernel = await createKernel({ plugins: testPreset({ turns: [], plugins: [diagnostics.plugin] }) });

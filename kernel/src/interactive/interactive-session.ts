@@ -97,7 +97,8 @@ export interface InteractiveSessionOptions {
   /**
    * Runs this session's Bash, Read, Write and Edit in a sandbox: when the kernel's tools are not
    * sandboxed kernel-wide, the kernel's `SandboxToolFactory` (bound by `builtinTools()`) builds
-   * tools routed through this client for this session, its subagents included. Also hydrates
+   * tools routed through this client for this session, its subagents included, and the host's
+   * BashOutput and KillShell are not offered (as under a kernel-wide sandbox). Also hydrates
    * (`workspaceManifest`), snapshots on shutdown and restores on resume.
    */
   sandboxClient?: InteractiveSandboxClient;
@@ -1001,6 +1002,7 @@ export class InteractiveSession {
         ? {
             replaceTools: [...(own?.replaceTools ?? []), ...sandboxed.tools],
             serviceOverrides: [...(own?.serviceOverrides ?? []), ...sandboxed.services],
+            removeTools: [...(own?.removeTools ?? []), ...(sandboxed.removeTools ?? [])],
           }
         : {}),
       ...(options.provider ? { provider: options.provider } : {}),
@@ -1030,7 +1032,8 @@ export class InteractiveSession {
   }
 
   /**
-   * This session's sandboxed Bash, Read, Write and Edit and the services they need, when a
+   * This session's sandboxed Bash, Read, Write and Edit, the services they need and the host
+   * tools it no longer offers (BashOutput, KillShell), when a
    * `sandboxClient` is given, the kernel's tools are not sandboxed kernel-wide (no `SandboxPaths`
    * bound) and a `SandboxToolFactory` is bound. Resume and fork get them too (same options).
    */

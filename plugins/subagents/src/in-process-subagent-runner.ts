@@ -13,14 +13,14 @@ import {
   type SettingSource,
   type Tool,
 } from '@tessera/contracts';
-import { ContainerSessionServices, createHooks, replaceToolsByName, Session, type Kernel, type KernelSessionScope, type TesseraHooks } from '@tessera/kernel';
+import { ContainerSessionServices, createHooks, removeToolsByName, replaceToolsByName, Session, type Kernel, type KernelSessionScope, type TesseraHooks } from '@tessera/kernel';
 import { BackgroundTaskError } from '@tessera/plugin-background';
 import { assembleSubagentPrompt, contextForSubagent, loadContext } from '@tessera/formats';
 import { AgentDefinitionRegistry, AGENT_SPAWNING_TOOLS, filterSubagentTools } from './agent-definitions.js';
 import type { SubagentApprovalRouter } from './subagent-approval-router.js';
 import { subagentSessionEvents } from './subagent-session-events.js';
 import { SubagentTranscriptLogger } from './subagent-transcript-logger.js';
-import type { ISubagentJobHandle, ISubagentJobResult, ISubagentJobStart, ISubagentRunner } from './types.js';
+import type { ISubagentJobHandle, ISubagentJobResult, ISubagentJobStart, ISubagentRunner, ISubagentSpawnRequest } from './types.js';
 
 export interface IInProcessSubagentRunnerDeps {
   /** Supplies provider, contributed tools, hooks and clock when those are not given. */
@@ -34,12 +34,13 @@ export interface IInProcessSubagentRunnerDeps {
    */
   services?: (overrides?: readonly ServiceOverride[]) => SessionServices;
   /**
-   * The tool replacements and service overrides of the session that starts a job (a sandboxed
-   * session's Bash, Read, Write, Edit and `SandboxPaths`): the job's child session gets the
-   * same, so a subagent never leaves its parent's sandbox. Default with `kernel`:
-   * `kernel.sessionScope`.
+   * The tool replacements and removals and the service overrides of the session that starts a
+   * job (a sandboxed session's Bash, Read, Write, Edit and `SandboxPaths`, without BashOutput and
+   * KillShell): the job's child session gets the same, so a subagent never leaves its parent's
+   * sandbox. Default with `kernel`: `kernel.sessionScope` of `request.parentSession` (the
+   * session itself), else of `request.parentSessionId`.
    */
-  parentScope?: (parentSessionId: string) => KernelSessionScope | undefined;
+  parentScope?: (request: ISubagentSpawnRequest) => KernelSessionScope | undefined;
   provider?: Provider;
   /** The parent's tools, before filtering (default: the `ToolContribution` tools, resolved per job). */
   tools?: readonly Tool[] | (() => readonly Tool[]);
@@ -116,7 +117,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
   const childHooks = hooks ? Object.freeze({ ...hooks, stop: createHooks().stop }) : undefined;
   const servicesFor = (overrides: readonly ServiceOverride[] | undefined): SessionServices | undefined =>
     deps.services ? deps.services(overrides) : deps.kernel ? new ContainerSessionServices(deps.kernel.container, undefined, overrides) : undefined;
-  const parentScope = deps.parentScope ?? (deps.kernel ? (parentSessionId: string) => deps.kernel!.sessionScope(parentSessionId) : undefined);
+  const parentScope = deps.parentScope ?? (deps.kernel ? (request: ISubagentSpawnRequest) => deps.kernel!.sessionScope(request.parentSession ?? request.parentSessionId) : undefined);
   const resolveTools = (services: SessionServices | undefined): readonly Tool[] => {
     if (typeof deps.tools === 'function') return deps.tools();
     return deps.tools ?? services?.getAll(ToolContribution) ?? [];
@@ -132,7 +133,7 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
     start({ jobId, request, emit }: ISubagentJobStart): ISubagentJobHandle {
       const definition = definitions.require(request.type);
       // The parent's sandbox (tools and the services that describe it) goes with the job.
-      const scope = parentScope?.(request.parentSessionId);
+      const scope = parentScope?.(request);
       // Looked up per job: a Provider, Clock or tool rebound after createKernel reaches jobs started afterwards.
       const services = servicesFor(scope?.serviceOverrides);
       const provider = deps.provider ?? services?.getOptional(Provider);
@@ -151,7 +152,12 @@ export function createInProcessSubagentRunner(deps: IInProcessSubagentRunnerDeps
       const session = new Session({
         provider,
         ...(services ? { services } : {}),
-        tools: filterSubagentTools(replaceToolsByName(resolveTools(services), scope?.replaceTools), definition, deps.agentTools ?? AGENT_SPAWNING_TOOLS, request.allowedTools),
+        tools: filterSubagentTools(
+          removeToolsByName(replaceToolsByName(resolveTools(services), scope?.replaceTools), scope?.removeTools),
+          definition,
+          deps.agentTools ?? AGENT_SPAWNING_TOOLS,
+          request.allowedTools,
+        ),
         systemMessage,
         sessionId: jobId,
         cwd,

@@ -1,37 +1,43 @@
+import type { ISession } from '@tessera/contracts';
 import type { KernelSessionScope } from '@tessera/kernel';
+import type { ISubagentSpawnRequest } from './types.js';
+
+/** Where a scope is looked up: the parent session (by its services), or only its id. */
+export type ParentScopeLookup = (parent: Pick<ISession, 'services'> | string) => KernelSessionScope | undefined;
 
 /**
- * The scopes (tool replacements, service overrides: a sandboxed session's tools) of sessions
- * that start subagent jobs. A job looks its parent's scope up when it starts, which may be after
- * the parent ended (a queued background job): so each job holds its parent's scope from spawn
- * until it ends, and a subagent never runs on the host because its parent went away first.
+ * The scopes (tool replacements and removals, service overrides: a sandboxed session's tools)
+ * that subagent jobs run with: their parent session's. The parent is found by its session
+ * object (`request.parentSession`), never by an id that a resumed copy or a fork shares; a
+ * request that names only `parentSessionId` gets the newest open session with it.
+ *
+ * A job may start after its parent ended (a queued background job), so `hold` keeps the scope
+ * found at spawn for that job's request until the job ends, and the job gets that one: never
+ * the host tools because its parent went away first, nor the scope of a later session with
+ * the same id.
  */
 export class ParentScopes {
-  private readonly held = new Map<string, { scope: KernelSessionScope; jobs: number }>();
+  private readonly held = new WeakMap<ISubagentSpawnRequest, { scope: KernelSessionScope; jobs: number }>();
 
   /** `live`: the scope of an open session (`kernel.sessionScope`). */
-  constructor(private readonly live: (sessionId: string) => KernelSessionScope | undefined) {}
+  constructor(private readonly live: ParentScopeLookup) {}
 
-  /** The parent's scope: the open session's, else the one held for its jobs. */
-  get(parentSessionId: string): KernelSessionScope | undefined {
-    return this.live(parentSessionId) ?? this.held.get(parentSessionId)?.scope;
+  /** The scope of the job `request` spawns: held for it, else its parent's. */
+  get(request: ISubagentSpawnRequest): KernelSessionScope | undefined {
+    return this.held.get(request)?.scope ?? this.live(request.parentSession ?? request.parentSessionId);
   }
 
-  /** Holds `scope` for one job of `parentSessionId`; the returned function releases it (once). */
-  hold(parentSessionId: string, scope: KernelSessionScope): () => void {
-    const entry = this.held.get(parentSessionId);
-    if (entry) {
-      entry.scope = scope;
-      entry.jobs += 1;
-    } else {
-      this.held.set(parentSessionId, { scope, jobs: 1 });
-    }
+  /** Holds `scope` for the job of `request`; the returned function releases it (once). */
+  hold(request: ISubagentSpawnRequest, scope: KernelSessionScope): () => void {
+    const entry = this.held.get(request);
+    if (entry) entry.jobs += 1;
+    else this.held.set(request, { scope, jobs: 1 });
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const current = this.held.get(parentSessionId);
-      if (current && --current.jobs === 0) this.held.delete(parentSessionId);
+      const current = this.held.get(request);
+      if (current && --current.jobs === 0) this.held.delete(request);
     };
   }
 }

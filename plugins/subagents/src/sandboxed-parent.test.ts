@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxPaths, serviceOverride, SubagentLauncher, type Tool } from '@tessera/contracts';
+import { SandboxPaths, serviceOverride, SubagentLauncher, type SessionServices, type Tool } from '@tessera/contracts';
 import { createKernel, definePlugin, toolsPlugin, type Kernel, type KernelSessionOptions } from '@tessera/kernel';
 import { AgentTaskManagerToken, BackgroundTaskManager, ManualBackgroundTaskRunner } from '@tessera/plugin-background';
 import { scriptedProvider, ScriptedProvider } from '@tessera/plugin-provider-scripted';
@@ -63,6 +63,41 @@ describe('subagents of a session with its own tools and services', () => {
     expect(await manager.wait(first.id)).toMatchObject({ status: 'completed' });
     expect(await manager.wait(queued.id)).toMatchObject({ status: 'completed', output: 'second' });
     expect(calls).toEqual(['sandbox']);
+  });
+
+  it('finds the parent by its session, not its id: a fork or resumed copy with the same id neither takes nor gives a sandbox', async () => {
+    const calls: string[] = [];
+    const write = { toolCalls: [{ name: 'Write', input: {} }] };
+    const provider = new ScriptedProvider({ turns: [{ text: 'first', delayMs: 40 }, write, { text: 'a' }, write, { text: 'fork' }, write, { text: 'copy' }] });
+    kernel = await createKernel({ plugins: [scriptedProvider(provider), toolsPlugin(writeTool('host', calls)), subagents({ cwd: dir, home: dir, discover: false, worktree: false, maxConcurrent: 1 })] });
+    const manager = kernel.get(SubagentManagerToken);
+    // Holds the one slot, so the jobs below queue and start in order.
+    const first = await manager.spawn({ type: 'general-purpose', prompt: 'wait', cwd: dir, parentSessionId: 'someone-else' });
+    const original = kernel.createSession({ sessionId: 'shared', cwd: dir, replaceTools: [writeTool('first sandbox', calls)] });
+    const launch = (session: { services: SessionServices }) =>
+      session.services.get(SubagentLauncher).launch({ prompt: 'write', parentSessionId: 'shared', cwd: dir, signal, background: true });
+    const queued = await launch(original);
+    await original.shutdown();
+    // A fork in a sandbox of its own, then a resumed copy on the host, both with the same id.
+    const fork = kernel.createSession({ sessionId: 'shared', cwd: dir, replaceTools: [writeTool('second sandbox', calls)] });
+    const forked = await launch(fork);
+    const copy = kernel.createSession({ sessionId: 'shared', cwd: dir });
+    const copied = await launch(copy);
+    for (const job of [first.id, queued.agentId, forked.agentId, copied.agentId]) expect(await manager.wait(job)).toMatchObject({ status: 'completed' });
+    expect(calls).toEqual(['first sandbox', 'second sandbox', 'host']);
+    expect(kernel.sessionScope(copy)).toBeUndefined();
+    expect(kernel.sessionScope(fork)?.replaceTools).toHaveLength(1);
+  });
+
+  it('takes away from the child the tools its parent removed (a call to one is an unknown tool)', async () => {
+    const calls: string[] = [];
+    const provider = new ScriptedProvider({ turns: [{ toolCalls: [{ name: 'Write', input: {} }] }, { text: 'no Write here' }] });
+    kernel = await createKernel({ plugins: [scriptedProvider(provider), toolsPlugin(writeTool('host', calls)), subagents({ cwd: dir, home: dir, discover: false, worktree: false })] });
+    const parent = kernel.createSession({ sessionId: 'parent', cwd: dir, removeTools: ['Write'] });
+    expect(await parent.services.get(SubagentLauncher).launch({ prompt: 'write', parentSessionId: parent.sessionId, cwd: dir, signal })).toMatchObject({ text: 'no Write here' });
+    expect(calls).toEqual([]);
+    expect(provider.requests[0]?.tools.map((tool) => tool.name)).not.toContain('Write');
+    expect(JSON.stringify(provider.requests[1]?.messages.at(-1))).toContain('Tool \\"Write\\" is not available');
   });
 
   it('refuses to send such a job to remote workers (AgentTaskManagerToken) or into a worktree, saying why', async () => {

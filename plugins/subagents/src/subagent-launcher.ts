@@ -30,6 +30,7 @@ export function createSubagentLauncher(getManager: () => ISubagentManager, isSub
         prompt: request.prompt,
         cwd: request.cwd,
         parentSessionId: request.parentSessionId,
+        ...(request.parentSession ? { parentSession: request.parentSession } : {}),
         mode: request.background ? 'background' : 'foreground',
         ...(request.model ? { model: request.model } : {}),
         ...(request.isolation ? { isolation: request.isolation } : {}),

@@ -52,12 +52,19 @@ export function toSubagentSpawnRequest(task: IBackgroundAgentTaskRequest): ISuba
   return request;
 }
 
-/** Adapts an `ISubagentRunner` to the background layer's `agent` runner port. */
-export function createSubagentTaskRunner(runner: ISubagentRunner): IBackgroundTaskRunner<IBackgroundAgentTaskRequest> {
+/**
+ * Adapts an `ISubagentRunner` to the background layer's `agent` runner port. `spawnRequest`
+ * gives back the request a task was made from, when it is known (its `parentSession` is not in
+ * the task); otherwise the runner gets one rebuilt from the task.
+ */
+export function createSubagentTaskRunner(
+  runner: ISubagentRunner,
+  spawnRequest?: (task: IBackgroundAgentTaskRequest) => ISubagentSpawnRequest | undefined,
+): IBackgroundTaskRunner<IBackgroundAgentTaskRequest> {
   return {
     kind: 'agent',
     start({ taskId, request, emit }): IBackgroundTaskHandle {
-      const handle = runner.start({ jobId: taskId, request: toSubagentSpawnRequest(request), emit });
+      const handle = runner.start({ jobId: taskId, request: spawnRequest?.(request) ?? toSubagentSpawnRequest(request), emit });
       return {
         taskId,
         // Getters: a decorator may learn its paths after start() returned.
@@ -102,6 +109,12 @@ const toJobState = (state: IBackgroundTaskState): ISubagentJobState => copyWith(
 export class SubagentManager implements ISubagentManager {
   private readonly manager: IBackgroundTaskManager;
   private readonly admit: SubagentManagerOptions['admit'];
+  /**
+   * The request each task of the own manager was made from, so its runner gets the caller's
+   * request (and its `parentSession`, which a task does not carry). Taken when the task starts:
+   * a task kept until `close` does not keep its parent session's services.
+   */
+  private readonly spawnRequests = new WeakMap<IBackgroundAgentTaskRequest, ISubagentSpawnRequest>();
 
   constructor(options: SubagentManagerOptions) {
     this.admit = options.admit;
@@ -113,7 +126,7 @@ export class SubagentManager implements ISubagentManager {
         // Unique per manager, so transcripts of two managers under one parent never collide.
         idFactory: (_request, sequence) => `agent_${sequence}_${randomBytes(3).toString('hex')}`,
         ...rest,
-        runners: [createSubagentTaskRunner(runner)],
+        runners: [createSubagentTaskRunner(runner, (task) => this.takeSpawnRequest(task))],
       });
     } else {
       throw new BackgroundTaskError('validation', 'SubagentManager needs a runner (e.g. createInProcessSubagentRunner(...)) or a backgroundTaskManager with an agent runner.', {
@@ -136,9 +149,11 @@ export class SubagentManager implements ISubagentManager {
       }
     }
     const release = this.admit?.(request);
+    const task = toAgentTaskRequest(request);
+    this.spawnRequests.set(task, request);
     let state: IBackgroundTaskState;
     try {
-      state = await this.manager.spawn(toAgentTaskRequest(request));
+      state = await this.manager.spawn(task);
     } catch (error) {
       release?.();
       throw error;
@@ -174,6 +189,12 @@ export class SubagentManager implements ISubagentManager {
 
   readLog(jobId: string, cursor?: IBackgroundTaskLogCursor): Promise<IBackgroundTaskLogPage> {
     return this.manager.readLog(this.agentId(jobId), cursor);
+  }
+
+  private takeSpawnRequest(task: IBackgroundAgentTaskRequest): ISubagentSpawnRequest | undefined {
+    const request = this.spawnRequests.get(task);
+    this.spawnRequests.delete(task);
+    return request;
   }
 
   /** Ids of other task kinds in a shared manager are not subagent jobs. */

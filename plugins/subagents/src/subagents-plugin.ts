@@ -10,11 +10,14 @@ import {
   Provider,
   SETTING_SOURCES,
   isSettingSourceList,
+  SessionServiceFactoryContribution,
   SubagentLauncher,
+  copyWith,
   ToolContribution,
   type AgentDefinition,
   type Diagnostic,
   type DiagnosticsReporter,
+  type SessionServiceFactory,
   type SettingSource,
 } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, type Plugin, ContainerSessionServices, KernelRef, type ServiceResolver } from '@tessera/kernel';
@@ -98,7 +101,7 @@ function validate(options: SubagentsPluginOptions): void {
  * tools on its own host, outside the sandbox.
  */
 function refuseScoped(scopes: ParentScopes, request: ISubagentSpawnRequest): undefined {
-  if (scopes.get(request.parentSessionId) === undefined) return undefined;
+  if (scopes.get(request) === undefined) return undefined;
   throw new BackgroundTaskError(
     'validation',
     `Session ${request.parentSessionId} runs its tools in a sandbox (its sandboxClient), but subagent jobs here run on background workers (AgentTaskManagerToken, e.g. BullMQ), ` +
@@ -110,7 +113,7 @@ function refuseScoped(scopes: ParentScopes, request: ISubagentSpawnRequest): und
 
 /** Holds the parent's scope for the job (in-process: the child inherits it); refuses a worktree, which the sandbox cannot reach. */
 function holdScope(scopes: ParentScopes, request: ISubagentSpawnRequest): (() => void) | undefined {
-  const scope = scopes.get(request.parentSessionId);
+  const scope = scopes.get(request);
   if (scope === undefined) return undefined;
   if (request.isolation === 'worktree') {
     throw new BackgroundTaskError(
@@ -120,7 +123,23 @@ function holdScope(scopes: ParentScopes, request: ISubagentSpawnRequest): (() =>
       { code: 'subagent_sandbox_unsupported', details: { parentSessionId: request.parentSessionId, reason: 'worktree' } },
     );
   }
-  return scopes.hold(request.parentSessionId, scope);
+  return scopes.hold(request, scope);
+}
+
+/**
+ * Each session's own launcher (`session.services.get(SubagentLauncher)`): it names that session
+ * as the parent of what it launches, by its services, so a job takes this session's scope and
+ * not that of a resumed copy or a fork with the same id. It launches through `launcher`, the
+ * kernel's binding.
+ */
+function sessionLaunchers(launcher: SubagentLauncher): SessionServiceFactory<SubagentLauncher> {
+  return {
+    token: SubagentLauncher,
+    create: (seed, services) => ({
+      launch: (request) =>
+        launcher.launch(request.parentSession !== undefined || request.parentSessionId !== seed.sessionId ? request : copyWith(request, { parentSession: { services } })),
+    }),
+  };
 }
 
 /**
@@ -141,6 +160,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
   return definePlugin({
     name: PLUGIN_NAME,
     provides: [SubagentManagerToken, AgentDefinitions, SubagentLauncher, ...(options.approvalHandler ? [ApprovalHandler] : [])],
+    contributes: [SessionServiceFactoryContribution],
     optional: [
       Provider,
       Clock,
@@ -168,7 +188,7 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
           ...options,
           // A fresh view per job: provider, clock and tools as bound when the job starts.
           services: (overrides) => new ContainerSessionServices(container, undefined, overrides),
-          parentScope: (sessionId) => scopes.get(sessionId),
+          parentScope: (request) => scopes.get(request),
           hooks,
           definitions: registry,
           approvals,
@@ -195,6 +215,8 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
       bind(SubagentLauncher)
         .toResolvedValue((resolved: SubagentManager) => createSubagentLauncher(() => resolved, (sessionId) => approvals.isChildSession(sessionId)), [SubagentManagerToken])
         .inSingletonScope();
+      // Resolved for each session's services: over the launcher bound then (a rebind included).
+      bind(SessionServiceFactoryContribution).toResolvedValue((launcher: SubagentLauncher) => sessionLaunchers(launcher) as SessionServiceFactory, [SubagentLauncher]);
       bind(SubagentManagerToken)
         .toDynamicValue((container) => build(container))
         .inSingletonScope()

@@ -1,3 +1,4 @@
+import type { ISession } from '@tessera/contracts';
 import type {
   IBackgroundTaskManager,
   IBackgroundTaskListFilter,
@@ -20,6 +21,12 @@ export interface ISubagentSpawnRequest extends IBackgroundTaskWatchdogOptions {
   prompt: string;
   cwd: string;
   parentSessionId: string;
+  /**
+   * The session that asks (or anything with its `services`): the job runs with its scope (see
+   * `SubagentLaunchRequest.parentSession`), found by identity, not by `parentSessionId`. Kept in
+   * this process: a job sent to remote workers does not carry it.
+   */
+  parentSession?: Pick<ISession, 'services'>;
   label?: string;
   mode?: TSubagentJobMode;
   /** 1 for a subagent of a top-level session. */

@@ -6,7 +6,7 @@ import { editTool, type EditToolOptions } from './edit-tool.js';
 import { globTool, type GlobToolOptions } from './glob-tool.js';
 import { grepTool, type GrepToolOptions } from './grep-tool.js';
 import { readTool, type ReadToolOptions } from './read-tool.js';
-import { SANDBOX_TOOL_NAMES, sandboxToolFactoryPlugin } from './sandbox-tool-factory.js';
+import { SANDBOX_TOOL_NAMES, SANDBOX_UNAVAILABLE_TOOL_NAMES, sandboxToolFactoryPlugin } from './sandbox-tool-factory.js';
 import { checkSandboxRoot } from './sandbox-root.js';
 import { ToolSessionState, ToolSessionStateToken, type ToolSessionStateOptions } from './session-state.js';
 import { DEFAULT_SANDBOX_ROOT, type Own, type SandboxOptions, type ToolSessionStateSource } from './common-options.js';
@@ -313,10 +313,7 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Plugin[] {
   };
   const workspace = options.additionalDirectories ? { additionalDirectories: options.additionalDirectories } : {};
   const skip = new Set<BuiltinToolName>(options.exclude ?? []);
-  if (options.sandbox) {
-    skip.add('BashOutput');
-    skip.add('KillShell');
-  }
+  if (options.sandbox) for (const name of SANDBOX_UNAVAILABLE_TOOL_NAMES) skip.add(name);
   const background = { ...(options.bash?.backgroundTasks ? { backgroundTasks: options.bash.backgroundTasks } : {}), ...options.backgroundShells };
   const all: Array<[BuiltinToolName, () => Plugin]> = [
     ['Bash', () => bashToolPlugin({ ...options.bash, ...shared })],

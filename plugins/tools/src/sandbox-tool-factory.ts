@@ -22,6 +22,9 @@ export type SandboxToolName = 'Bash' | 'Read' | 'Write' | 'Edit';
 
 export const SANDBOX_TOOL_NAMES: readonly SandboxToolName[] = ['Bash', 'Read', 'Write', 'Edit'];
 
+/** Tools a sandbox has no use for: a sandboxed Bash refuses background commands, so there are none to read or stop. */
+export const SANDBOX_UNAVAILABLE_TOOL_NAMES: readonly ('BashOutput' | 'KillShell')[] = ['BashOutput', 'KillShell'];
+
 const PLUGIN_NAME = 'tool-sandbox-factory';
 const CLIENT_METHODS = ['run', 'readFile', 'writeFile', 'stat', 'mkdir'] as const;
 
@@ -52,7 +55,8 @@ function sandboxClientOf(client: unknown): ISandboxClient {
  * Binds `SandboxToolFactory`: for each session given a sandbox client (`new InteractiveSession({
  * kernel, sandboxClient })`), Bash, Read, Write and Edit routed through that client, built by the
  * same code as `builtinTools({ sandbox })` builds them, with the session's `SandboxPaths` and
- * `ShellDirectories` (the shell's directory inside the sandbox). `builtinTools()` adds it when it
+ * `ShellDirectories` (the shell's directory inside the sandbox), and BashOutput and KillShell
+ * to remove (`SANDBOX_UNAVAILABLE_TOOL_NAMES`), which a kernel-wide sandbox does not offer. `builtinTools()` adds it when it
  * is composed without a sandbox. Requires `ToolSessionStateToken` (the kernel's tool state, which
  * the sandboxed tools share with the host ones; an ended session's entry is dropped there).
  */
@@ -87,6 +91,8 @@ export function sandboxToolFactoryPlugin(options: SandboxToolFactoryOptions = {}
           return {
             tools,
             services: [serviceOverride(SandboxPaths, { root }), serviceOverride(ShellDirectories, shellDirectoriesOf(services.state, true))],
+            // As `builtinTools({ sandbox })` leaves them out, the session does not offer the host ones.
+            removeTools: SANDBOX_UNAVAILABLE_TOOL_NAMES,
           };
         },
       }));
