@@ -73,11 +73,15 @@ export class Turn {
 
 /** One session the hub holds for its owner. */
 export class HubSession {
-  turn: Turn | undefined;
+  #turn: Turn | undefined;
+  #starting = false;
+  /**
+   * Called when the session may start running (a turn is being started, or one set): the hub
+   * counts running turns per owner over the sessions it was told of, not over all of them.
+   */
+  onActive: ((session: HubSession) => void) | undefined;
   /** The running turn's mapper (permission parts are added through it). */
   mapper: UiStreamMapper | undefined;
-  /** A turn is being started (lock, refresh) and has no `Turn` yet. */
-  starting = false;
   /**
    * Requests using this copy now (`SessionHub.use`: opening or reopening it, reading it, starting
    * a turn, a change under the cluster lock): it is not let go to make room meanwhile.
@@ -134,9 +138,29 @@ export class HubSession {
     this.offBackground = this.listen(interactive);
   }
 
+  /** The session's turn: running here or followed from another replica, or the last one. */
+  get turn(): Turn | undefined {
+    return this.#turn;
+  }
+
+  set turn(turn: Turn | undefined) {
+    this.#turn = turn;
+    if (turn !== undefined) this.onActive?.(this);
+  }
+
+  /** A turn is being started (lock, refresh) and has no `Turn` yet. */
+  get starting(): boolean {
+    return this.#starting;
+  }
+
+  set starting(starting: boolean) {
+    this.#starting = starting;
+    if (starting) this.onActive?.(this);
+  }
+
   /** True while a turn of this session runs here or is followed from another replica. */
   get running(): boolean {
-    return this.starting || (this.turn !== undefined && !this.turn.done);
+    return this.#starting || (this.#turn !== undefined && !this.#turn.done);
   }
 
   /** True while a turn of this session runs in this process (not one followed from another replica). */

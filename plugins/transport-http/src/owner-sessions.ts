@@ -9,6 +9,17 @@ import type { HubSession } from './hub-session.js';
 export class OwnerSessions {
   private readonly live = new Map<string, Set<HubSession>>();
   private readonly opening = new Map<string, number>();
+  /**
+   * Per owner, the live sessions that started a turn since they were last found idle: a superset
+   * of the running ones, so `running` looks at these and not at every session the owner has.
+   */
+  private readonly active = new Map<string, Set<HubSession>>();
+  private readonly markActive = (session: HubSession): void => {
+    if (!this.live.get(session.owner)?.has(session)) return;
+    const active = this.active.get(session.owner);
+    if (active) active.add(session);
+    else this.active.set(session.owner, new Set([session]));
+  };
 
   /** The owner's live sessions, least recently used first. */
   of(owner: string): HubSession[] {
@@ -22,8 +33,15 @@ export class OwnerSessions {
 
   /** How many of the owner's live sessions run a turn (here, or followed from another replica). */
   running(owner: string): number {
+    const active = this.active.get(owner);
+    if (active === undefined) return 0;
     let running = 0;
-    for (const session of this.live.get(owner) ?? []) if (session.running) running += 1;
+    // Sessions whose turn ended since are let go here (a turn's end sets no flag the hub sees).
+    for (const session of active) {
+      if (session.running) running += 1;
+      else active.delete(session);
+    }
+    if (active.size === 0) this.active.delete(owner);
     return running;
   }
 
@@ -31,12 +49,18 @@ export class OwnerSessions {
     const mine = this.live.get(session.owner);
     if (mine) mine.add(session);
     else this.live.set(session.owner, new Set([session]));
+    session.onActive = this.markActive;
+    if (session.running) this.markActive(session);
   }
 
   delete(session: HubSession): void {
     const mine = this.live.get(session.owner);
     mine?.delete(session);
     if (mine?.size === 0) this.live.delete(session.owner);
+    if (session.onActive === this.markActive) session.onActive = undefined;
+    const active = this.active.get(session.owner);
+    active?.delete(session);
+    if (active?.size === 0) this.active.delete(session.owner);
   }
 
   /** Marks `session` as just used: it becomes the owner's most recently used. */
@@ -65,5 +89,6 @@ export class OwnerSessions {
   /** Forgets every live session (the hub shuts down); reservations end with their opens. */
   clear(): void {
     this.live.clear();
+    this.active.clear();
   }
 }
