@@ -871,14 +871,11 @@ export class InteractiveSession {
   }
 
   /**
-   * Ends the session: refuses new prompts, drops the queue, aborts the running prompt, takes a
-   * sandbox snapshot when the client can, persists, and fires `sessionEnd` once. Idempotent.
-   */
-  /**
    * Ends the session (spec: graceful shutdown): new prompts are refused, the running turn is
    * aborted, the background tasks this session started and that still run are stopped (unless
    * `cancelBackgroundTasks` is false: a host closing a stale copy of a session that lives on
-   * elsewhere), the session is saved and `sessionEnd` fires. Idempotent.
+   * elsewhere), a sandbox snapshot is taken when the client can, the session is saved and
+   * `sessionEnd` fires. Idempotent.
    */
   shutdown(options: { reason?: SessionEndReason; message?: string; cancelBackgroundTasks?: boolean } = {}): Promise<void> {
     this.closed ??= (async () => {

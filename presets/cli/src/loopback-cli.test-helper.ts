@@ -15,6 +15,19 @@ export interface LoopbackRun {
   out: Array<Record<string, any>>;
 }
 
+/** A running `tessera` in stream-json mode (`LoopbackCli.host`). */
+export interface LoopbackHost {
+  /** Output lines so far, parsed. */
+  seen: Array<Record<string, any>>;
+  stderr(): string;
+  /** Writes a stdin line (end it with a newline: `userLine`, `jsonLine`). */
+  send(line: string): void;
+  /** Closes stdin: the CLI ends after the turn it runs. */
+  end(): void;
+  waitFor(test: (message: Record<string, any>) => boolean): Promise<Record<string, any>>;
+  exit: Promise<number | null>;
+}
+
 /**
  * The built `tessera` bin in a fresh home and workspace, against a loopback fake Anthropic API
  * (the real wire format). `start()` in `beforeEach`, `close()` in `afterEach`.
@@ -47,6 +60,51 @@ export class LoopbackCli {
       .filter((line) => line.trim().startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, any>);
     return { code, stdout, stderr, out };
+  }
+
+  /**
+   * `tessera <SDK_FLAGS> <argv>` left running, as an SDK host drives it: `send` writes stdin
+   * lines while it runs, `waitFor` resolves with the first output line (seen or to come) that
+   * passes the test.
+   */
+  host(argv: readonly string[]): LoopbackHost {
+    const child = spawn(process.execPath, [BIN, ...SDK_FLAGS, ...argv], {
+      cwd: this.workspace,
+      env: { PATH: process.env.PATH, HOME: this.home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: this.server.baseURL },
+    });
+    const seen: Array<Record<string, any>> = [];
+    const waiters: Array<{ test: (message: Record<string, any>) => boolean; resolve: (message: Record<string, any>) => void }> = [];
+    let buffer = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      for (let newline = buffer.indexOf('\n'); newline !== -1; newline = buffer.indexOf('\n')) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (!line.trim().startsWith('{')) continue;
+        const message = JSON.parse(line) as Record<string, any>;
+        seen.push(message);
+        for (const waiter of [...waiters]) {
+          if (!waiter.test(message)) continue;
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(message);
+        }
+      }
+    });
+    return {
+      seen,
+      stderr: () => stderr,
+      send: (line) => void child.stdin.write(line),
+      end: () => void child.stdin.end(),
+      waitFor: (test) =>
+        new Promise((resolve) => {
+          const found = seen.find(test);
+          if (found) resolve(found);
+          else waiters.push({ test, resolve });
+        }),
+      exit: new Promise((resolve) => child.on('close', resolve)),
+    };
   }
 
   /** The stored sessions (JSONL files under the agent dir's sessions folder). */

@@ -46,7 +46,20 @@ export class TurnRunner {
     private readonly model: string,
     private readonly structured: StructuredOutputSchema | undefined,
     private readonly init: () => Record<string, unknown>,
-  ) {}
+  ) {
+    // Another session's model call (a subagent's; they share the kernel's hooks) is priced into
+    // `total_cost_usd` and `modelUsage` as Claude Code does (`usage` stays the main loop's),
+    // whenever it ends: a background subagent still running after its turn's result is in the
+    // next result (the cost is cumulative), and counts against `--max-budget-usd` from then on.
+    out.onMessage((message, owner) => {
+      if (owner === session || message.role !== 'assistant' || message.usage === undefined) return;
+      this.priceCall(message, toAnthropicUsage(message.usage), (owner as { getModel?: () => string | undefined }).getModel?.() ?? session.getModel());
+      this.afterOtherCall?.();
+    });
+  }
+
+  /** Set while a turn runs: checks the budget after another session's model call. */
+  private afterOtherCall: (() => void) | undefined;
 
   sendInit(): void {
     if (this.initSent) return;
@@ -71,7 +84,7 @@ export class TurnRunner {
       num_turns: 0,
       stop_reason: null,
       terminal_reason: 'invalid_input',
-      total_cost_usd: this.totalCost,
+      total_cost_usd: this.spent(),
       usage: emptyUsage(),
       modelUsage: Object.fromEntries(this.models),
       permission_denials: [],
@@ -183,20 +196,16 @@ export class TurnRunner {
           break;
       }
     });
-    const stopMessages = out.onMessage((message, owner) => {
-      // Another session's model call (a subagent's; they share the kernel's hooks): priced into
-      // `total_cost_usd` and `modelUsage` as Claude Code does (`usage` stays the main loop's), and
-      // under `--max-budget-usd` the call that reaches the budget ends the turn, the subagent with it.
-      if (owner !== session) {
-        if (message.role !== 'assistant' || message.usage === undefined) return;
-        this.priceCall(message, toAnthropicUsage(message.usage), (owner as { getModel?: () => string | undefined }).getModel?.() ?? session.getModel());
-        if (budget !== undefined && !overBudget && this.spent() >= budget) {
-          overBudget = true;
-          this.interactive.abort();
-        }
-        return;
+    // Under `--max-budget-usd`, another session's call (priced by the constructor's listener)
+    // that reaches the budget ends the turn, the subagent with it.
+    this.afterOtherCall = () => {
+      if (budget !== undefined && !overBudget && this.spent() >= budget) {
+        overBudget = true;
+        this.interactive.abort();
       }
-      if (message.role !== 'tool') return;
+    };
+    const stopMessages = out.onMessage((message, owner) => {
+      if (owner !== session || message.role !== 'tool') return;
       out.line(toolResultMessage(message, session.sessionId, toolData));
       roundStarted = Date.now();
     });
@@ -220,6 +229,7 @@ export class TurnRunner {
     } finally {
       unsubscribe();
       stopMessages();
+      this.afterOtherCall = undefined;
     }
     if (!atLineStart) progress('\n');
 
