@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalHandler } from '@tessera/contracts';
-import { createKernel, definePlugin, type Kernel } from '@tessera/kernel';
+import { createKernel, definePlugin, type InteractiveSession, type Kernel } from '@tessera/kernel';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
 import { testPreset } from '@tessera/preset-test';
-import { ApprovalRouter, kernelSessionFactory, type SessionCluster, type SessionFactory, type StoredSessionHead } from '@tessera/session-hub';
+import { ApprovalRouter, kernelSessionFactory, type SessionCluster, type SessionFactory, type SessionOpenOptions, type StoredSessionHead } from '@tessera/session-hub';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionHub, type SessionHubOptions } from './session-hub.js';
 
@@ -24,7 +24,7 @@ interface Setup {
   heads: Map<string, StoredSessionHead>;
 }
 
-async function setup(options: { cluster?: boolean; hub?: Partial<SessionHubOptions>; wrap?: (sessions: SessionFactory) => SessionFactory } = {}): Promise<Setup> {
+async function setup(options: { cluster?: boolean | ClusterState; hub?: Partial<SessionHubOptions>; wrap?: (sessions: SessionFactory) => SessionFactory } = {}): Promise<Setup> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'tessera-hub-')));
   mkdirSync(join(root, 'project'));
   const approvals = new ApprovalRouter();
@@ -42,7 +42,7 @@ async function setup(options: { cluster?: boolean; hub?: Partial<SessionHubOptio
     approvals,
     allowedRoots: [root],
     defaultCwd: join(root, 'project'),
-    ...(options.cluster ? { cluster: memoryCluster(heads) } : {}),
+    ...(options.cluster ? { cluster: memoryCluster(heads, options.cluster === true ? {} : options.cluster) } : {}),
     ...options.hub,
   });
   cleanups.push(async () => {
@@ -53,19 +53,50 @@ async function setup(options: { cluster?: boolean; hub?: Partial<SessionHubOptio
   return { hub, root, heads };
 }
 
-/** A cluster of one replica over the heads given: every copy is current, every lock free, no turn runs elsewhere. */
-function memoryCluster(heads: Map<string, StoredSessionHead>): SessionCluster {
+/** What the fake cluster reports of the other replicas. */
+interface ClusterState {
+  /** Per session id, the turn another replica runs in it (followed here, its parts never come). */
+  runningTurns?: Map<string, string>;
+  /** Sessions another replica saved since this one loaded them: their copy here is not current. */
+  savedElsewhere?: Set<string>;
+}
+
+/** A cluster over the heads given: every lock free; copies are current and no turn runs elsewhere unless `state` says so. */
+function memoryCluster(heads: Map<string, StoredSessionHead>, state: ClusterState = {}): SessionCluster {
   return {
     lock: async (sessionId) => ({ sessionId, signal: new AbortController().signal, release: async () => undefined }),
-    isCurrent: async () => true,
+    isCurrent: async (sessionId) => !state.savedElsewhere?.has(sessionId),
     head: async (sessionId) => heads.get(sessionId),
     heads: async () => [...heads.values()],
     publish: () => undefined,
-    runningTurn: async () => undefined,
+    runningTurn: async (sessionId) => state.runningTurns?.get(sessionId),
     follow: async () => () => undefined,
     control: async () => ({ served: false }),
     serveControl: async () => () => undefined,
   };
+}
+
+/**
+ * Holds the factory's opens that `when` picks: each opens, then waits until `release` is called.
+ * `reached` resolves with the first held session once it is open.
+ */
+function holdOpens(when: (request: SessionOpenOptions) => boolean): { wrap: (sessions: SessionFactory) => SessionFactory; reached: Promise<InteractiveSession>; release: () => void } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let reach!: (interactive: InteractiveSession) => void;
+  const reached = new Promise<InteractiveSession>((resolve) => (reach = resolve));
+  const wrap = (sessions: SessionFactory): SessionFactory => ({
+    ...sessions,
+    open: async (request) => {
+      const interactive = await sessions.open(request);
+      if (when(request)) {
+        reach(interactive);
+        await released;
+      }
+      return interactive;
+    },
+  });
+  return { wrap, reached, release };
 }
 
 /** Creates a session of `OWNER` and stores its head, as a shared store would. */
@@ -118,5 +149,57 @@ describe('SessionHub: maxSessionsPerOwner under concurrent opens', () => {
     expect(results.find((result) => result.status === 'rejected')).toMatchObject({ reason: { code: 'too_many_sessions', status: 429 } });
     expect(hub.size).toBe(1);
     expect(hub.list(OWNER)).toHaveLength(1);
+  });
+});
+
+describe('SessionHub: maxConcurrentTurnsPerOwner', () => {
+  it('replica mode: a turn another replica runs, followed here, counts toward the limit', async () => {
+    const runningTurns = new Map<string, string>();
+    const replica = await setup({ cluster: { runningTurns }, hub: { maxConcurrentTurnsPerOwner: 1 } });
+    const { hub } = replica;
+    const busy = await stored(replica);
+    const idle = await stored(replica);
+    runningTurns.set(busy, 'turn-elsewhere');
+    const followed = await hub.attach(OWNER, busy);
+    expect(followed).toMatchObject({ id: 'turn-elsewhere', remote: true, done: false });
+    await expect(hub.startTurn(OWNER, idle, 'hello')).rejects.toMatchObject({ code: 'too_many_turns', status: 429 });
+    expect(hub.turnRefusal(OWNER, 0)).toBeDefined();
+    // Its end frees the turn for the owner's other sessions.
+    followed!.end();
+    expect(hub.turnRefusal(OWNER, 0)).toBeUndefined();
+  });
+});
+
+describe('SessionHub: opens that end after shutdown began', () => {
+  it('a created session is ended, never left live, and the create is refused shutting_down', async () => {
+    const held = holdOpens(() => true);
+    const { hub } = await setup({ wrap: held.wrap });
+    const creating = hub.create(OWNER, {});
+    const interactive = await held.reached;
+    const shutdown = hub.shutdown();
+    held.release();
+    await expect(creating).rejects.toMatchObject({ code: 'shutting_down', status: 503 });
+    await shutdown;
+    expect(hub.size).toBe(0);
+    expect(hub.list(OWNER)).toEqual([]);
+    await expect(interactive.submit('hello')).rejects.toMatchObject({ code: 'session_closed' });
+  });
+
+  it('replica mode: a copy reopened because another replica saved over it is ended too', async () => {
+    const savedElsewhere = new Set<string>();
+    // Only the reopen is held: the create before it opens a new session.
+    const held = holdOpens((request) => request.resumeSessionId !== undefined);
+    const replica = await setup({ cluster: { savedElsewhere }, wrap: held.wrap });
+    const { hub } = replica;
+    const id = await stored(replica);
+    savedElsewhere.add(id);
+    const opening = hub.open(OWNER, id);
+    const reopened = await held.reached;
+    const shutdown = hub.shutdown();
+    held.release();
+    await expect(opening).rejects.toMatchObject({ code: 'shutting_down', status: 503 });
+    await shutdown;
+    expect(hub.size).toBe(0);
+    await expect(reopened.submit('hello')).rejects.toMatchObject({ code: 'session_closed' });
   });
 });

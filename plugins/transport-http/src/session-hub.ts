@@ -48,7 +48,7 @@ export class SessionHub {
 
   /** Creates a session (or resumes a stored one of the same owner). */
   async create(owner: string, request: { cwd?: string; name?: string; model?: string; permissionMode?: string; resume?: string }): Promise<HubSession> {
-    if (this.closing) throw new HubError('shutting_down', 503, 'The server is shutting down.');
+    if (this.closing) throw shuttingDown();
     const mode = request.permissionMode === undefined ? undefined : parsePermissionMode(request.permissionMode);
     if (request.permissionMode !== undefined && mode === undefined) throw new HubError('invalid_request', 400, `Unknown permission mode "${request.permissionMode}".`, 'permissionMode');
     if (mode === 'bypassPermissions' && this.options.allowBypassPermissions !== true) {
@@ -86,7 +86,7 @@ export class SessionHub {
         }
         if (!stored) throw new HubError('store_unavailable', 503, 'The session could not be stored (the shared session store did not take it); retry in a moment.');
       }
-      return this.adopt(owner, cwd, interactive, { slot });
+      return this.adoptOpened(owner, cwd, interactive, { slot });
     });
   }
 
@@ -147,7 +147,7 @@ export class SessionHub {
     const cluster = this.options.cluster;
     if (!cluster) return work(this.get(owner, id));
     if (!isValidSessionId(id)) throw new HubError('invalid_session_id', 400, `"${String(id).slice(0, 80)}" is not a session id.`, 'id');
-    if (this.closing) throw new HubError('shutting_down', 503, 'The server is shutting down.');
+    if (this.closing) throw shuttingDown();
     // Held from the moment it is found (a live copy) or adopted (inside its gate), before any wait:
     // `makeRoom` checks in the same gate, so it never lets go of a copy a request is opening.
     const live = this.live.get(id);
@@ -438,6 +438,11 @@ export class SessionHub {
         this.forget(session);
         throw unavailable(error);
       }
+      // `shutdown` ended the old copy while this one opened: nothing would end this one.
+      if (this.closing) {
+        await endCopy(cluster, next, { holdsLock: false, cancelBackgroundTasks: false });
+        throw shuttingDown();
+      }
       next.getSession().setPermissionMode(mode);
       session.reopened(next);
       return session;
@@ -460,7 +465,7 @@ export class SessionHub {
         await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
         throw new HubError('session_not_found', 404, `No session ${id}.`);
       }
-      return this.adopt(owner, head.cwd, interactive, { createdAt: head.createdAt, slot });
+      return this.adoptOpened(owner, head.cwd, interactive, { createdAt: head.createdAt, slot });
     });
   }
 
@@ -525,7 +530,7 @@ export class SessionHub {
         throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
       }
       if (mode !== undefined) interactive.getSession().setPermissionMode(mode);
-      return this.adopt(owner, stored.cwd, interactive, { slot });
+      return this.adoptOpened(owner, stored.cwd, interactive, { slot });
     });
   }
 
@@ -539,6 +544,19 @@ export class SessionHub {
     const cwd = interactive.getSession().cwd;
     if (!this.roots.contains(cwd)) throw new HubError('cwd_not_allowed', 403, `The session works in ${cwd}, outside the allowed roots.`, 'cwd');
     return this.adopt(owner, cwd, interactive, { hostOwned: true });
+  }
+
+  /**
+   * `adopt` for a session the hub opened itself. `shutdown` does not wait for opens in flight: one
+   * that ends after it began finds the hub closed, so its session is ended here (nothing else
+   * would end it) and the request is refused.
+   */
+  private async adoptOpened(owner: string, cwd: string, interactive: InteractiveSession, options: { createdAt?: string; slot: () => void }): Promise<HubSession> {
+    if (this.closing) {
+      await endCopy(this.options.cluster, interactive, { holdsLock: false, cancelBackgroundTasks: false });
+      throw shuttingDown();
+    }
+    return this.adopt(owner, cwd, interactive, options);
   }
 
   /**
@@ -559,6 +577,11 @@ export class SessionHub {
     });
     return session;
   }
+}
+
+/** The refusal of work that comes, or ends, after `shutdown` began. */
+function shuttingDown(): HubError {
+  return new HubError('shutting_down', 503, 'The server is shutting down.');
 }
 
 /** The command `name` (any case) is listed with `scope: 'host'`. */
