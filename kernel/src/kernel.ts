@@ -298,7 +298,8 @@ export class Kernel {
    *
    * Pass the session (or anything with its `services`, which are its own: a hook context's
    * `session`): then it is that session's scope alone. An id may name several open sessions (a
-   * resumed copy, a fork); given one, the newest of them with a scope answers.
+   * resumed copy, a fork); given an id, the newest open session with that id that has a scope
+   * answers, so a newer one without a scope does not hide an older sandboxed one.
    */
   sessionScope(session: string | Pick<ISession, 'services'>): KernelSessionScope | undefined {
     if (typeof session !== 'string') return this.scopes.get(session.services)?.scope;

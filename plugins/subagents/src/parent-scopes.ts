@@ -9,26 +9,31 @@ export type ParentScopeLookup = (parent: Pick<ISession, 'services'> | string) =>
  * The scopes (tool replacements and removals, service overrides: a sandboxed session's tools)
  * that subagent jobs run with: their parent session's. The parent is found by its session
  * object (`request.parentSession`), never by an id that a resumed copy or a fork shares; a
- * request that names only `parentSessionId` gets the newest open session with it.
+ * request that names only `parentSessionId` gets the newest open session with that id that
+ * has a scope.
  *
- * A job may start after its parent ended (a queued background job), so `hold` keeps the scope
- * found at spawn for that job's request until the job ends, and the job gets that one: never
- * the host tools because its parent went away first, nor the scope of a later session with
- * the same id.
+ * A job may start after its parent ended (a queued background job), so `hold` keeps what was
+ * found at spawn for that job's request until the job ends, no scope included, and the job
+ * gets that: never the host tools because its parent went away first, nor the scope of a
+ * later session with the same id.
  */
 export class ParentScopes {
-  private readonly held = new WeakMap<ISubagentSpawnRequest, { scope: KernelSessionScope; jobs: number }>();
+  private readonly held = new WeakMap<ISubagentSpawnRequest, { scope: KernelSessionScope | undefined; jobs: number }>();
 
   /** `live`: the scope of an open session (`kernel.sessionScope`). */
   constructor(private readonly live: ParentScopeLookup) {}
 
-  /** The scope of the job `request` spawns: held for it, else its parent's. */
+  /** The scope of the job `request` spawns: the one held for it (`undefined` too), else its parent's. */
   get(request: ISubagentSpawnRequest): KernelSessionScope | undefined {
-    return this.held.get(request)?.scope ?? this.live(request.parentSession ?? request.parentSessionId);
+    const entry = this.held.get(request);
+    return entry ? entry.scope : this.live(request.parentSession ?? request.parentSessionId);
   }
 
-  /** Holds `scope` for the job of `request`; the returned function releases it (once). */
-  hold(request: ISubagentSpawnRequest, scope: KernelSessionScope): () => void {
+  /**
+   * Holds `scope` (`undefined`: the parent had none) for the job of `request`; the returned
+   * function releases it (once).
+   */
+  hold(request: ISubagentSpawnRequest, scope: KernelSessionScope | undefined): () => void {
     const entry = this.held.get(request);
     if (entry) entry.jobs += 1;
     else this.held.set(request, { scope, jobs: 1 });

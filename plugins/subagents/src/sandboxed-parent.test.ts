@@ -65,6 +65,22 @@ describe('subagents of a session with its own tools and services', () => {
     expect(calls).toEqual(['sandbox']);
   });
 
+  it('keeps "no scope" for a queued id-only job: a sandboxed session opened later with that id does not lend it its sandbox', async () => {
+    const calls: string[] = [];
+    const provider = new ScriptedProvider({ turns: [{ text: 'first', delayMs: 40 }, { toolCalls: [{ name: 'Write', input: {} }] }, { text: 'host child' }] });
+    kernel = await createKernel({ plugins: [scriptedProvider(provider), toolsPlugin(writeTool('host', calls)), subagents({ cwd: dir, home: dir, discover: false, worktree: false, maxConcurrent: 1 })] });
+    const manager = kernel.get(SubagentManagerToken);
+    const first = await manager.spawn({ type: 'general-purpose', prompt: 'wait', cwd: dir, parentSessionId: 'someone-else' });
+    // Only the id (no parentSession), and no session with it has a scope at spawn.
+    const queued = await manager.spawn({ type: 'general-purpose', prompt: 'write', cwd: dir, parentSessionId: 'reused', mode: 'background' });
+    const later = kernel.createSession({ sessionId: 'reused', cwd: dir, ...sandboxScope(calls) });
+    expect(kernel.sessionScope('reused')).toBeDefined();
+    expect(await manager.wait(first.id)).toMatchObject({ status: 'completed' });
+    expect(await manager.wait(queued.id)).toMatchObject({ status: 'completed', output: 'host child' });
+    expect(calls).toEqual(['host']);
+    await later.shutdown();
+  });
+
   it('finds the parent by its session, not its id: a fork or resumed copy with the same id neither takes nor gives a sandbox', async () => {
     const calls: string[] = [];
     const write = { toolCalls: [{ name: 'Write', input: {} }] };

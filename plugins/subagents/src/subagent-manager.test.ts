@@ -1,5 +1,5 @@
 import { BackgroundTaskManager, ManualBackgroundTaskRunner } from '@tessera/plugin-background';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ManualSubagentRunner } from './manual-subagent-runner.js';
 import { createSubagentTaskRunner, SubagentManager, toAgentTaskRequest, toSubagentSpawnRequest } from './subagent-manager.js';
 import type { ISubagentSpawnRequest } from './types.js';
@@ -54,6 +54,42 @@ describe('SubagentManager', () => {
     expect(manager.list().map((j) => j.id)).toEqual(['task_2']);
     expect(manager.get('task_1')).toBeUndefined();
     await expect(manager.cancel('task_1')).rejects.toMatchObject({ code: 'subagent_not_an_agent_task' });
+  });
+
+  it('gives admit and the runner one normalised request: defaults filled in, only the listed fields, the parent session kept', async () => {
+    const runner = new ManualSubagentRunner();
+    const admitted: ISubagentSpawnRequest[] = [];
+    const manager = new SubagentManager({ runner, idFactory: (_r, n) => `agent_${n}`, admit: (spawned) => void admitted.push(spawned) });
+    const parentSession = { services: {} as never };
+    const caller = { ...request({ parentSession }), unlisted: 'x' } as ISubagentSpawnRequest;
+    await manager.spawn(caller);
+    const started = runner.job('agent_1').start.request;
+    expect(started).toEqual({ type: 'Explore', prompt: 'find it', cwd: '/repo', parentSessionId: 'p', mode: 'foreground', depth: 1, label: 'Explore', parentSession });
+    expect(started.parentSession).toBe(parentSession);
+    // One object for both (a scope held by `admit` is the one the runner's job finds), not the caller's.
+    expect(admitted[0]).toBe(started);
+    expect(started).not.toBe(caller);
+  });
+
+  it('drops the request kept for a task when the task ends, one cancelled while queued included', async () => {
+    const runner = new ManualSubagentRunner();
+    const manager = new SubagentManager({ runner, maxConcurrent: 1, idFactory: (_r, n) => `agent_${n}` });
+    // The kept request is the value of a WeakMap entry keyed by the task: found by what is set.
+    const sets = vi.spyOn(WeakMap.prototype, 'set');
+    try {
+      await manager.spawn(request());
+      const queued = await manager.spawn(request({ prompt: 'queued' }));
+      const kept = sets.mock.calls.findIndex(([, value]) => (value as ISubagentSpawnRequest | undefined)?.prompt === 'queued');
+      expect(kept).toBeGreaterThanOrEqual(0);
+      const map = sets.mock.contexts[kept] as WeakMap<WeakKey, unknown>;
+      const task = sets.mock.calls[kept]![0];
+      expect(map.has(task)).toBe(true);
+      expect((await manager.cancel(queued.id, 'user')).status).toBe('cancelled');
+      await vi.waitFor(() => expect(map.has(task)).toBe(false));
+      expect(() => runner.job(queued.id)).toThrow(/never started/);
+    } finally {
+      sets.mockRestore();
+    }
   });
 
   it('round-trips requests through the agent task shape', () => {

@@ -110,11 +110,12 @@ export class SubagentManager implements ISubagentManager {
   private readonly manager: IBackgroundTaskManager;
   private readonly admit: SubagentManagerOptions['admit'];
   /**
-   * The request each task of the own manager was made from, so its runner gets the caller's
-   * request (and its `parentSession`, which a task does not carry). Taken when the task starts:
-   * a task kept until `close` does not keep its parent session's services.
+   * Own manager only: the request each task was spawned with, so the runner gets it with its
+   * `parentSession`, which a task does not carry, and as the same object `admit` saw. Dropped
+   * when the task ends, however it ends: a task kept until `close` (one cancelled while queued
+   * included) does not keep its parent session's services.
    */
-  private readonly spawnRequests = new WeakMap<IBackgroundAgentTaskRequest, ISubagentSpawnRequest>();
+  private readonly spawnRequests?: WeakMap<IBackgroundAgentTaskRequest, ISubagentSpawnRequest>;
 
   constructor(options: SubagentManagerOptions) {
     this.admit = options.admit;
@@ -122,11 +123,13 @@ export class SubagentManager implements ISubagentManager {
       this.manager = options.backgroundTaskManager;
     } else if (options.runner) {
       const { runner, backgroundTaskManager: _unused, admit: _admit, ...rest } = options;
+      const spawnRequests = new WeakMap<IBackgroundAgentTaskRequest, ISubagentSpawnRequest>();
+      this.spawnRequests = spawnRequests;
       this.manager = new BackgroundTaskManager({
         // Unique per manager, so transcripts of two managers under one parent never collide.
         idFactory: (_request, sequence) => `agent_${sequence}_${randomBytes(3).toString('hex')}`,
         ...rest,
-        runners: [createSubagentTaskRunner(runner, (task) => this.takeSpawnRequest(task))],
+        runners: [createSubagentTaskRunner(runner, (task) => spawnRequests.get(task))],
       });
     } else {
       throw new BackgroundTaskError('validation', 'SubagentManager needs a runner (e.g. createInProcessSubagentRunner(...)) or a backgroundTaskManager with an agent runner.', {
@@ -148,17 +151,26 @@ export class SubagentManager implements ISubagentManager {
         });
       }
     }
-    const release = this.admit?.(request);
     const task = toAgentTaskRequest(request);
-    this.spawnRequests.set(task, request);
+    // Normalised once (defaults filled in, only the listed fields: what a task carries) plus the
+    // parent session, which it does not: `admit` and the runner get this one object, so a scope
+    // held for it is the one the job finds, and a caller reusing its request changes no job.
+    const spawned = toSubagentSpawnRequest(task);
+    const normalized = request.parentSession ? copyWith(spawned, { parentSession: request.parentSession }) : spawned;
+    const release = this.admit?.(normalized);
+    this.spawnRequests?.set(task, normalized);
+    const ended = (): void => {
+      this.spawnRequests?.delete(task);
+      release?.();
+    };
     let state: IBackgroundTaskState;
     try {
       state = await this.manager.spawn(task);
     } catch (error) {
-      release?.();
+      ended();
       throw error;
     }
-    if (release) this.manager.wait(state.id).then(release, release);
+    if (release || this.spawnRequests) this.manager.wait(state.id).then(ended, ended);
     return toJobState(state);
   }
 
@@ -189,12 +201,6 @@ export class SubagentManager implements ISubagentManager {
 
   readLog(jobId: string, cursor?: IBackgroundTaskLogCursor): Promise<IBackgroundTaskLogPage> {
     return this.manager.readLog(this.agentId(jobId), cursor);
-  }
-
-  private takeSpawnRequest(task: IBackgroundAgentTaskRequest): ISubagentSpawnRequest | undefined {
-    const request = this.spawnRequests.get(task);
-    this.spawnRequests.delete(task);
-    return request;
   }
 
   /** Ids of other task kinds in a shared manager are not subagent jobs. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Diagnostics, Provider, SubagentLauncher, ToolContribution, type DiagnosticReport, type SessionServices, type Tool } from '@tessera/contracts';
 import { FORK_WORKER_PROMPT_SUFFIX, SUBAGENT_PROMPT_SUFFIX } from '@tessera/formats';
 import { createKernel, definePlugin, toolsPlugin } from '@tessera/kernel';
+import { AgentTaskManagerToken, BackgroundTaskManager, ManualBackgroundTaskRunner } from '@tessera/plugin-background';
 import { scriptedProvider, ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentDefinitions, SubagentManagerToken, subagents } from './subagents-plugin.js';
@@ -196,6 +197,46 @@ describe('subagents plugin values and the services they use', () => {
       await new Promise<void>((resolve) => setImmediate(resolve));
       expect(reports).toEqual([expect.objectContaining({ severity: 'warning', code: 'TESSERA_WORKTREE_HOOK', source: 'subagents' })]);
       expect(reports[0]?.message).toContain('hook exploded');
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it("builds the manager on a session's first launch, not when the kernel or a session is created", async () => {
+    // Building the manager looks up AgentTaskManagerToken: its resolutions count the builds.
+    const runner = new ManualBackgroundTaskRunner({ kind: 'agent' });
+    const remote = new BackgroundTaskManager({ runners: [runner] });
+    let builds = 0;
+    let fail = false;
+    const workers = definePlugin({
+      name: 'counted-workers',
+      provides: [AgentTaskManagerToken],
+      register: ({ bind }) =>
+        void bind(AgentTaskManagerToken).toDynamicValue(() => {
+          builds += 1;
+          if (fail) throw new Error('workers unavailable');
+          return remote;
+        }),
+    });
+    const signal = new AbortController().signal;
+    let kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] }), workers, subagents({ cwd: dir, home: dir, discover: false, worktree: false })] });
+    try {
+      const session = kernel.createSession({ sessionId: 'parent', cwd: dir });
+      const launcher = session.services.get(SubagentLauncher);
+      expect(builds).toBe(0);
+      await launcher.launch({ prompt: 'go', parentSessionId: 'parent', cwd: dir, signal, background: true });
+      expect(builds).toBe(1);
+      expect(runner.runs).toHaveLength(1);
+    } finally {
+      await remote.shutdown('test');
+      await kernel.shutdown();
+    }
+    // A manager that cannot be built fails the launch, not the session.
+    fail = true;
+    kernel = await createKernel({ plugins: [scriptedProvider({ turns: [] }), workers, subagents({ cwd: dir, home: dir, discover: false, worktree: false })] });
+    try {
+      const session = kernel.createSession({ sessionId: 'parent', cwd: dir });
+      await expect(session.services.get(SubagentLauncher).launch({ prompt: 'go', parentSessionId: 'parent', cwd: dir, signal })).rejects.toThrow(/workers unavailable/);
     } finally {
       await kernel.shutdown();
     }

@@ -111,11 +111,13 @@ function refuseScoped(scopes: ParentScopes, request: ISubagentSpawnRequest): und
   );
 }
 
-/** Holds the parent's scope for the job (in-process: the child inherits it); refuses a worktree, which the sandbox cannot reach. */
-function holdScope(scopes: ParentScopes, request: ISubagentSpawnRequest): (() => void) | undefined {
+/**
+ * Holds the parent's scope for the job (in-process: the child inherits it), no scope included,
+ * so the job never looks its parent up again by id; refuses a worktree, which the sandbox cannot reach.
+ */
+function holdScope(scopes: ParentScopes, request: ISubagentSpawnRequest): () => void {
   const scope = scopes.get(request);
-  if (scope === undefined) return undefined;
-  if (request.isolation === 'worktree') {
+  if (scope !== undefined && request.isolation === 'worktree') {
     throw new BackgroundTaskError(
       'validation',
       `Session ${request.parentSessionId} runs its tools in a sandbox (its sandboxClient); isolation 'worktree' makes a git worktree on this host, which the sandboxed tools cannot reach. ` +
@@ -129,15 +131,17 @@ function holdScope(scopes: ParentScopes, request: ISubagentSpawnRequest): (() =>
 /**
  * Each session's own launcher (`session.services.get(SubagentLauncher)`): it names that session
  * as the parent of what it launches, by its services, so a job takes this session's scope and
- * not that of a resumed copy or a fork with the same id. It launches through `launcher`, the
- * kernel's binding.
+ * not that of a resumed copy or a fork with the same id. It launches through the kernel's
+ * binding, which `launcher` looks up on each launch: a session that never launches never
+ * builds the manager, and a rebind reaches sessions already open.
  */
-function sessionLaunchers(launcher: SubagentLauncher): SessionServiceFactory<SubagentLauncher> {
+function sessionLaunchers(launcher: () => SubagentLauncher): SessionServiceFactory<SubagentLauncher> {
   return {
     token: SubagentLauncher,
     create: (seed, services) => ({
-      launch: (request) =>
-        launcher.launch(request.parentSession !== undefined || request.parentSessionId !== seed.sessionId ? request : copyWith(request, { parentSession: { services } })),
+      // Async: a launcher that cannot be resolved (the manager failed to build) rejects the launch.
+      launch: async (request) =>
+        launcher().launch(request.parentSession !== undefined || request.parentSessionId !== seed.sessionId ? request : copyWith(request, { parentSession: { services } })),
     }),
   };
 }
@@ -215,8 +219,11 @@ export function subagents(options: SubagentsPluginOptions = {}): Plugin {
       bind(SubagentLauncher)
         .toResolvedValue((resolved: SubagentManager) => createSubagentLauncher(() => resolved, (sessionId) => approvals.isChildSession(sessionId)), [SubagentManagerToken])
         .inSingletonScope();
-      // Resolved for each session's services: over the launcher bound then (a rebind included).
-      bind(SessionServiceFactoryContribution).toResolvedValue((launcher: SubagentLauncher) => sessionLaunchers(launcher) as SessionServiceFactory, [SubagentLauncher]);
+      // Lazy: resolving the contributions (kernel checks, a session's first service lookup) must
+      // not build the manager; the launcher is looked up when a session launches.
+      bind(SessionServiceFactoryContribution)
+        .toDynamicValue((container) => sessionLaunchers(() => container.get(SubagentLauncher)) as SessionServiceFactory)
+        .inSingletonScope();
       bind(SubagentManagerToken)
         .toDynamicValue((container) => build(container))
         .inSingletonScope()
