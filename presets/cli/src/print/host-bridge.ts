@@ -83,7 +83,8 @@ export class HostBridge {
    * takes it): its `agents` are checked as the first one's and added to the session's subagents
    * (a name already there is replaced; `--agents` and earlier ones stay), for the turns after
    * it. A bad definition is the same error answer and adds none. Its hooks and system prompt
-   * are not read again: they are part of the composition.
+   * are not read again: they are part of the composition. The answers (with the agents listed
+   * after the request) go out in the order the requests came.
    */
   private reinitialize(requestId: string, request: Record<string, unknown>, interactive: InteractiveSession): void {
     const read = this.readAgents(request.agents);
@@ -94,20 +95,31 @@ export class HostBridge {
       return;
     }
     if (read.definitions.length === 0) {
-      this.respondInitialize(requestId, interactive);
+      this.answerInOrder(requestId, () => this.respondInitialize(requestId, interactive));
       return;
     }
     // Added before this returns: a user line after the request already sees them.
-    if (!this.kernel || !addAgentDefinitions(this.kernel, read.definitions)) {
+    const kernel = this.kernel;
+    if (!kernel || !addAgentDefinitions(kernel, read.definitions)) {
       this.control.respondError(requestId, 'initialize: agents cannot be added: this composition has no subagents plugin.', 'invalid_request');
       return;
     }
-    void hostListings(this.kernel, interactive)
-      .then((listings) => {
-        this.listings = listings;
-        this.respondInitialize(requestId, interactive);
-      })
-      .catch((error: unknown) => this.control.respondError(requestId, describeError(error)));
+    this.answerInOrder(requestId, async () => {
+      this.listings = await hostListings(kernel, interactive);
+      this.respondInitialize(requestId, interactive);
+    });
+  }
+
+  /** The answers to later `initialize` requests, the last one queued. */
+  private initializeAnswers: Promise<void> = Promise.resolve();
+
+  /**
+   * Answers a later `initialize` once the earlier ones are answered (an error answer if `answer`
+   * throws). One at a time: a slow listing never replaces a newer one, and an answer never lists
+   * the agents as they were before an earlier request.
+   */
+  private answerInOrder(requestId: string, answer: () => void | Promise<void>): void {
+    this.initializeAnswers = this.initializeAnswers.then(answer).catch((error: unknown) => this.control.respondError(requestId, describeError(error)));
   }
 
   /** `initialize.hooks` → one callback hook per `hookCallbackIds` entry, asking the host. */
