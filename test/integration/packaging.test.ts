@@ -20,16 +20,19 @@ describe('built packages', () => {
       import { FakeClock } from '@tessera/kernel/testing';
       import { testPreset } from '@tessera/preset-test';
       import { messageSchema } from '@tessera/contracts/schemas';
+      import { TesseraError } from '@tessera/contracts';
       const echo = defineTool({ name: 'echo', description: 'e', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => ({ success: true, output: text }) });
       const kernel = await createKernel({ plugins: [testPreset({ turns: [{ toolCalls: [{ name: 'echo', input: { text: 'x' } }] }, { text: 'ok' }] }), toolsPlugin(echo)] });
       const session = kernel.createSession();
       const text = await session.run('go');
       const valid = session.getHistory().every((message) => messageSchema.safeParse(message).success);
-      const composition = await createKernel({ plugins: [testPreset(), testPreset()] }).catch((error) => error instanceof KernelCompositionError);
-      console.log(JSON.stringify({ text, valid, composition, fake: typeof FakeClock }));
+      // The kernel's bundle and this program share the one contracts bundle: its error classes match.
+      const composition = await createKernel({ plugins: [testPreset(), testPreset()] }).catch((error) => error instanceof KernelCompositionError && error instanceof TesseraError);
+      const bundles = ['@tessera/kernel', '@tessera/contracts', '@tessera/contracts/schemas'].map((name) => import.meta.resolve(name).split('/').slice(-3).join('/'));
+      console.log(JSON.stringify({ text, valid, composition, fake: typeof FakeClock, bundles }));
       await kernel.shutdown();
     `);
     expect(result.stderr).toBe('');
-    expect(JSON.parse(result.stdout)).toEqual({ text: 'ok', valid: true, composition: true, fake: 'function' });
+    expect(JSON.parse(result.stdout)).toEqual({ text: 'ok', valid: true, composition: true, fake: 'function', bundles: ['kernel/dist-bundle/index.js', 'contracts/dist-bundle/index.js', 'contracts/dist-bundle/schemas.js'] });
   });
 });
