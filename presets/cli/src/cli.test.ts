@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RecordingTerminal } from '@tessera/plugin-tui';
 import { parseArgs } from './args.js';
+import { driveStreamJson } from './loopback-cli.test-helper.js';
 import { runInteractive } from './interactive/run-interactive.js';
 import { runMainIn, type MainRun } from './run-main.test-helper.js';
 
@@ -754,45 +755,12 @@ describe('stream-json input and the control protocol', () => {
       cwd: workspace,
       env: { PATH: process.env.PATH, HOME: home, TESSERA_SESSION_LOG: '0', ...env },
     });
-    const seen: Array<Record<string, any>> = [];
-    const waiters: Array<{ test: (message: Record<string, any>) => boolean; resolve: (message: Record<string, any>) => void }> = [];
-    let buffer = '';
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      let newline = buffer.indexOf('\n');
-      while (newline !== -1) {
-        const message = JSON.parse(buffer.slice(0, newline)) as Record<string, any>;
-        buffer = buffer.slice(newline + 1);
-        newline = buffer.indexOf('\n');
-        seen.push(message);
-        if (message.type === 'control_request') {
-          const response = answer(message.request);
-          if (response) child.stdin.write(`${JSON.stringify({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response } })}\n`);
-        }
-        for (const waiter of [...waiters]) {
-          if (waiter.test(message)) {
-            waiters.splice(waiters.indexOf(waiter), 1);
-            waiter.resolve(message);
-          }
-        }
-      }
+    const driven = driveStreamJson(child, (message) => {
+      if (message.type !== 'control_request') return;
+      const response = answer(message.request);
+      if (response) child.stdin.write(`${JSON.stringify({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response } })}\n`);
     });
-    return {
-      seen,
-      stderr: () => stderr,
-      send: (message: Record<string, unknown>) => child.stdin.write(`${JSON.stringify(message)}\n`),
-      sendRaw: (text: string) => child.stdin.write(text),
-      end: () => child.stdin.end(),
-      waitFor: (test: (message: Record<string, any>) => boolean) =>
-        new Promise<Record<string, any>>((resolve) => {
-          const found = seen.find(test);
-          if (found) resolve(found);
-          else waiters.push({ test, resolve });
-        }),
-      exit: new Promise<number | null>((resolve) => child.on('close', resolve)),
-    };
+    return { ...driven, send: (message: Record<string, unknown>) => driven.send(`${JSON.stringify(message)}\n`), sendRaw: driven.send };
   }
   const user = (text: string) => ({ type: 'user', message: { role: 'user', content: [{ type: 'text', text }] }, parent_tool_use_id: null, session_id: '' });
 

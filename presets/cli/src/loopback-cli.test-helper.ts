@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -72,39 +72,7 @@ export class LoopbackCli {
       cwd: this.workspace,
       env: { PATH: process.env.PATH, HOME: this.home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: this.server.baseURL },
     });
-    const seen: Array<Record<string, any>> = [];
-    const waiters: Array<{ test: (message: Record<string, any>) => boolean; resolve: (message: Record<string, any>) => void }> = [];
-    let buffer = '';
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      for (let newline = buffer.indexOf('\n'); newline !== -1; newline = buffer.indexOf('\n')) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (!line.trim().startsWith('{')) continue;
-        const message = JSON.parse(line) as Record<string, any>;
-        seen.push(message);
-        for (const waiter of [...waiters]) {
-          if (!waiter.test(message)) continue;
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve(message);
-        }
-      }
-    });
-    return {
-      seen,
-      stderr: () => stderr,
-      send: (line) => void child.stdin.write(line),
-      end: () => void child.stdin.end(),
-      waitFor: (test) =>
-        new Promise((resolve) => {
-          const found = seen.find(test);
-          if (found) resolve(found);
-          else waiters.push({ test, resolve });
-        }),
-      exit: new Promise((resolve) => child.on('close', resolve)),
-    };
+    return driveStreamJson(child);
   }
 
   /** The stored sessions (JSONL files under the agent dir's sessions folder). */
@@ -129,3 +97,43 @@ export const userLine = (content: unknown): string => jsonLine({ type: 'user', m
 
 /** Flags the Agent SDK always passes. */
 export const SDK_FLAGS = ['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json'] as const;
+
+/**
+ * Reads a spawned `tessera` in stream-json mode: each stdout line is parsed (a line that is not
+ * JSON fails the test), kept in `seen` and passed to `onMessage` (a host answering control
+ * requests), and `waitFor` resolves with the first line, seen or to come, that passes its test.
+ */
+export function driveStreamJson(child: ChildProcessWithoutNullStreams, onMessage?: (message: Record<string, any>) => void): LoopbackHost {
+  const seen: Array<Record<string, any>> = [];
+  const waiters: Array<{ test: (message: Record<string, any>) => boolean; resolve: (message: Record<string, any>) => void }> = [];
+  let buffer = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    for (let newline = buffer.indexOf('\n'); newline !== -1; newline = buffer.indexOf('\n')) {
+      const message = JSON.parse(buffer.slice(0, newline)) as Record<string, any>;
+      buffer = buffer.slice(newline + 1);
+      seen.push(message);
+      onMessage?.(message);
+      for (const waiter of [...waiters]) {
+        if (!waiter.test(message)) continue;
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(message);
+      }
+    }
+  });
+  return {
+    seen,
+    stderr: () => stderr,
+    send: (line) => void child.stdin.write(line),
+    end: () => void child.stdin.end(),
+    waitFor: (test) =>
+      new Promise((resolve) => {
+        const found = seen.find(test);
+        if (found) resolve(found);
+        else waiters.push({ test, resolve });
+      }),
+    exit: new Promise((resolve) => child.on('close', resolve)),
+  };
+}
