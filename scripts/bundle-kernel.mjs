@@ -32,7 +32,7 @@ async function bundle(dir, inputs) {
 }
 
 await bundle(join(root, 'kernel'), { index: 'index.js', testing: join('testing', 'index.js') });
-// @tessera/contracts is ~40 small modules that every package imports: one file (with its
-// `./schemas` entry sharing a chunk, so both entries hold the same objects) saves their
-// separate resolves, reads and compiles at every start.
+// @tessera/contracts is ~40 small modules that every package imports: one file per entry
+// (`./schemas` shares nothing with the main entry but zod) saves their separate resolves, reads
+// and compiles at every start.
 await bundle(join(root, 'contracts'), { index: 'index.js', schemas: 'schemas.js' });

@@ -103,7 +103,7 @@ const crashed = outcomes.filter((outcome) => !outcome.ok);
 const missed = outcomes.flatMap((outcome) => (outcome.ok ? outcome.targets.filter((t) => !t.met) : []));
 lines.push('');
 if (crashed.length > 0) {
-  lines.push(`${crashed.length} benchmark(s) crashed. Is the repo built (npx tsc -b) and are the peers installed?`);
+  lines.push(`${crashed.length} benchmark(s) crashed. Is the repo built (npm run build) and are the peers installed?`);
 }
 const checked = outcomes.reduce((sum, outcome) => sum + (outcome.ok ? outcome.targets.length : 0), 0);
 if (missed.length > 0) {

@@ -13,6 +13,7 @@ export type {
 export { createSubagentTaskRunner, SubagentManager, toAgentTaskRequest, toSubagentSpawnRequest } from './subagent-manager.js';
 export type { SubagentManagerOptions } from './subagent-manager.js';
 export { createInProcessSubagentRunner } from './in-process-subagent-runner.js';
+export { deriveSpawnRequest } from './parent-scopes.js';
 export type { IInProcessSubagentRunnerDeps } from './in-process-subagent-runner.js';
 export { createWorktreeSubagentRunner, WorktreeSubagentRunner } from './worktree-subagent-runner.js';
 export type {

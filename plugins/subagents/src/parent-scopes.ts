@@ -17,6 +17,19 @@ export type ParentScopeLookup = (parent: Pick<ISession, 'services'> | string) =>
  * gets that: never the host tools because its parent went away first, nor the scope of a
  * later session with the same id.
  */
+/** A request made from another for the same job (a worktree job's, with the worktree as cwd) → the one it was made from. */
+const origins = new WeakMap<ISubagentSpawnRequest, ISubagentSpawnRequest>();
+
+/**
+ * `request` with `changes`, for the same job: `ParentScopes` finds what it holds for `request`
+ * through it, so a runner that hands its inner runner a changed copy keeps the job's scope.
+ */
+export function deriveSpawnRequest(request: ISubagentSpawnRequest, changes: Partial<ISubagentSpawnRequest>): ISubagentSpawnRequest {
+  const derived = { ...request, ...changes };
+  origins.set(derived, origins.get(request) ?? request);
+  return derived;
+}
+
 export class ParentScopes {
   private readonly held = new WeakMap<ISubagentSpawnRequest, { scope: KernelSessionScope | undefined; jobs: number }>();
 
@@ -25,7 +38,8 @@ export class ParentScopes {
 
   /** The scope of the job `request` spawns: the one held for it (`undefined` too), else its parent's. */
   get(request: ISubagentSpawnRequest): KernelSessionScope | undefined {
-    const entry = this.held.get(request);
+    const origin = origins.get(request);
+    const entry = this.held.get(request) ?? (origin === undefined ? undefined : this.held.get(origin));
     return entry ? entry.scope : this.live(request.parentSession ?? request.parentSessionId);
   }
 

@@ -81,6 +81,22 @@ describe('subagents of a session with its own tools and services', () => {
     await later.shutdown();
   });
 
+  it('keeps "no scope" for a queued id-only worktree job too (its runner works on a copy of the request)', async () => {
+    const calls: string[] = [];
+    const provider = new ScriptedProvider({ turns: [{ text: 'first', delayMs: 40 }, { toolCalls: [{ name: 'Write', input: {} }] }, { text: 'host child' }] });
+    // A worktree adapter that makes no git worktree: the job runs in the folder it names.
+    const worktree = { prepare: async () => ({ worktreePath: dir, branchName: 'agent/test', baseRevision: 'abc', parentStatus: 'clean' as const }), isClean: async () => true, remove: async () => undefined };
+    kernel = await createKernel({ plugins: [scriptedProvider(provider), toolsPlugin(writeTool('host', calls)), subagents({ cwd: dir, home: dir, discover: false, worktree, maxConcurrent: 1 })] });
+    const manager = kernel.get(SubagentManagerToken);
+    const first = await manager.spawn({ type: 'general-purpose', prompt: 'wait', cwd: dir, parentSessionId: 'someone-else' });
+    const queued = await manager.spawn({ type: 'general-purpose', prompt: 'write', cwd: dir, parentSessionId: 'reused', mode: 'background', isolation: 'worktree' });
+    const later = kernel.createSession({ sessionId: 'reused', cwd: dir, ...sandboxScope(calls) });
+    expect(await manager.wait(first.id)).toMatchObject({ status: 'completed' });
+    expect(await manager.wait(queued.id)).toMatchObject({ status: 'completed', output: 'host child' });
+    expect(calls).toEqual(['host']);
+    await later.shutdown();
+  });
+
   it('finds the parent by its session, not its id: a fork or resumed copy with the same id neither takes nor gives a sandbox', async () => {
     const calls: string[] = [];
     const write = { toolCalls: [{ name: 'Write', input: {} }] };

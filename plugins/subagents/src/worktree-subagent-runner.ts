@@ -2,6 +2,7 @@ import type { DiagnosticsReporter, ISession, WorktreeContext } from '@tessera/co
 import { describeError, processWarningDiagnostics } from '@tessera/contracts';
 import { BackgroundTaskError, isBackgroundTaskError, type TBackgroundTaskMetadata } from '@tessera/plugin-background';
 import type { ISubagentJobHandle, ISubagentJobResult, ISubagentJobStart, ISubagentRunner } from './types.js';
+import { deriveSpawnRequest } from './parent-scopes.js';
 
 /** A worktree made for one job. */
 export interface IPreparedSubagentWorktree {
@@ -143,7 +144,8 @@ class WorktreeJob {
     try {
       this.inner = this.options.runner.start({
         ...this.job,
-        request: { ...request, cwd: worktree.worktreePath, worktreePath: worktree.worktreePath, branchName: worktree.branchName },
+        // Derived, not copied: the scope held for the job's request at spawn follows it.
+        request: deriveSpawnRequest(request, { cwd: worktree.worktreePath, worktreePath: worktree.worktreePath, branchName: worktree.branchName }),
       });
     } catch (error) {
       void this.end(undefined, error);

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The `tessera` command. A plain launcher (committed, not built) so the bin link exists from
 // `npm ci` on. The program is the CommonJS bundle in `dist-bundle/` (`npm run build`,
-// scripts/bundle-cli.mjs), compiled from a V8 code cache kept between runs; when only `tsc -b`
-// has run, the unbundled `dist/main.js`. docs/adr/0002-cli-bundle-and-code-cache.md says why.
+// scripts/bundle-cli.mjs), compiled from a V8 code cache kept between runs; without it, the
+// unbundled `dist/main.js` (which still needs the kernel and contracts bundles of
+// scripts/bundle-kernel.mjs). docs/adr/0002-cli-bundle-and-code-cache.md says why.
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

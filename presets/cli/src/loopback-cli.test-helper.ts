@@ -24,8 +24,11 @@ export interface LoopbackHost {
   send(line: string): void;
   /** Closes stdin: the CLI ends after the turn it runs. */
   end(): void;
+  /** Resolves with the first line, seen or to come, that passes `test`; rejects if the process exits first. */
   waitFor(test: (message: Record<string, any>) => boolean): Promise<Record<string, any>>;
   exit: Promise<number | null>;
+  /** Ends the process at once (a test's clean-up). */
+  kill(): void;
 }
 
 /**
@@ -72,8 +75,12 @@ export class LoopbackCli {
       cwd: this.workspace,
       env: { PATH: process.env.PATH, HOME: this.home, TESSERA_SESSION_LOG: '0', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: this.server.baseURL },
     });
-    return driveStreamJson(child);
+    const host = driveStreamJson(child);
+    this.hosts.push(host);
+    return host;
   }
+
+  private readonly hosts: LoopbackHost[] = [];
 
   /** The stored sessions (JSONL files under the agent dir's sessions folder). */
   sessionFiles(): string[] {
@@ -83,6 +90,7 @@ export class LoopbackCli {
   }
 
   close(): void {
+    for (const host of this.hosts.splice(0)) host.kill();
     this.server.close();
     rmSync(this.home, { recursive: true, force: true });
     rmSync(this.workspace, { recursive: true, force: true });
@@ -105,15 +113,16 @@ export const SDK_FLAGS = ['--output-format', 'stream-json', '--verbose', '--inpu
  */
 export function driveStreamJson(child: ChildProcessWithoutNullStreams, onMessage?: (message: Record<string, any>) => void): LoopbackHost {
   const seen: Array<Record<string, any>> = [];
-  const waiters: Array<{ test: (message: Record<string, any>) => boolean; resolve: (message: Record<string, any>) => void }> = [];
+  const waiters: Array<{ test: (message: Record<string, any>) => boolean; resolve: (message: Record<string, any>) => void; reject: (error: Error) => void }> = [];
   let buffer = '';
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdout.on('data', (chunk: Buffer) => {
     buffer += chunk.toString();
     for (let newline = buffer.indexOf('\n'); newline !== -1; newline = buffer.indexOf('\n')) {
-      const message = JSON.parse(buffer.slice(0, newline)) as Record<string, any>;
+      const line = buffer.slice(0, newline);
       buffer = buffer.slice(newline + 1);
+      const message = JSON.parse(line) as Record<string, any>;
       seen.push(message);
       onMessage?.(message);
       for (const waiter of [...waiters]) {
@@ -123,17 +132,28 @@ export function driveStreamJson(child: ChildProcessWithoutNullStreams, onMessage
       }
     }
   });
+  let exited = false;
+  const exit = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      exited = true;
+      // A line waited for that never came: fail now, naming what the process said, not at the test's timeout.
+      for (const waiter of waiters.splice(0)) waiter.reject(new Error(`tessera exited (${code}) before the line waited for; stderr: ${stderr.slice(-500)}`));
+      resolve(code);
+    }),
+  );
   return {
     seen,
     stderr: () => stderr,
     send: (line) => void child.stdin.write(line),
     end: () => void child.stdin.end(),
     waitFor: (test) =>
-      new Promise((resolve) => {
+      new Promise((resolve, reject) => {
         const found = seen.find(test);
         if (found) resolve(found);
-        else waiters.push({ test, resolve });
+        else if (exited) reject(new Error(`tessera exited before the line waited for; stderr: ${stderr.slice(-500)}`));
+        else waiters.push({ test, resolve, reject });
       }),
-    exit: new Promise((resolve) => child.on('close', resolve)),
+    exit,
+    kill: () => void child.kill('SIGKILL'),
   };
 }

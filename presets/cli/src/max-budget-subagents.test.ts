@@ -62,9 +62,10 @@ describe('a background subagent that ends between turns', () => {
     const first = await host.waitFor((message) => message.type === 'result');
     expect(first.subtype, host.stderr()).toBe('error_max_turns');
     expect(first.total_cost_usd).toBeLessThan(0.3);
-    // The subagent's call is answered after the result, before the next message.
-    while (cli.server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // The subagent's call is answered after the result, before the next message: its stream has
+    // ended (then a moment for the CLI to read it).
+    while (cli.server.served < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     host.send(userLine('and now?'));
     const second = await host.waitFor((message) => message.type === 'result' && message !== first);
     // $0.30 for the reviewer's 100k Sonnet input tokens: over the $0.20 budget, so no model call is made.

@@ -2,7 +2,7 @@
 // Background tasks on BullMQ + Redis (plugins/background-bullmq, built package), against a
 // real redis-server started here on a free loopback port.
 //
-//   npx tsc -b plugins/background-bullmq && node --expose-gc test/bench/suites/background-bullmq.mjs [--quick]
+//   npm run build && node --expose-gc test/bench/suites/background-bullmq.mjs [--quick]
 //
 // 1. Throughput: 10,000 no-op agent tasks spawned from this process and run by two worker
 //    processes (test/bench/suites/bullmq/worker.mjs): tasks/s from the first spawn to the last

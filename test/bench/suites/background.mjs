@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Background runtime benchmark (plugins/background, built package).
 //
-//   npx tsc -b plugins/background && node --expose-gc test/bench/suites/background.mjs [--quick]
+//   npm run build && node --expose-gc test/bench/suites/background.mjs [--quick]
 //
 // 1. Throughput: 10,000 no-op tasks spawned and awaited through BackgroundTaskManager at
 //    maxConcurrent 8 (tasks/s), against a hand-written FIFO semaphore doing the same work.

@@ -3,7 +3,7 @@
 //
 //   node test/bench/bundle-plugins.mjs [--quick]
 //
-// Build first: npx tsc -b
+// Build first: npm run build
 //
 // The 140 plugins are generated into a temp dir from the shapes of the real plugins in
 // ../shared/compat/plugins (commands, skills with scripts, agents, hooks, .mcp.json, a
@@ -50,7 +50,7 @@ if (args.child) {
 
 // ------------------------------------------------------------------ parent
 if (!existsSync(ENTRY)) {
-  console.error(`bundle-plugins: ${ENTRY} is missing; run npx tsc -b first`);
+  console.error(`bundle-plugins: ${ENTRY} is missing; run npm run build first`);
   process.exit(1);
 }
 const REAL = process.env.TESSERA_COMPAT_DIR ?? join(REPO_ROOT, '..', 'shared', 'compat');

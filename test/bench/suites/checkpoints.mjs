@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Edit checkpoint capture: one turn changing 50 files of 100 KB (target <= 2 ms per file).
 //
-//   npx tsc -b plugins/checkpoints && node test/bench/suites/checkpoints.mjs [--quick]
+//   npm run build && node test/bench/suites/checkpoints.mjs [--quick]
 //
 // Baseline measured in the same run: copying the same 50 files with fs.copyFile into a fresh
 // directory (the least a capture can do), so the ratio shows the checkpoint bookkeeping.

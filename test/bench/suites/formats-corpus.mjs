@@ -4,7 +4,7 @@
 //
 //   node test/bench/suites/formats-corpus.mjs [--quick]
 //
-// Build first: npx tsc -b libs/formats plugins/config
+// Build first: npm run build
 //
 // Measures, per run of the whole corpus:
 //   - cold: a fresh `node` child per sample (modules imported, then the corpus read once);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // MCP client: start-up of five stdio servers and per-call overhead over the raw SDK client.
 //
-//   npx tsc -b plugins/mcp && node test/bench/mcp.mjs [--quick]
+//   npm run build && node test/bench/mcp.mjs [--quick]
 //
 // (a) Five server-everything servers declared at once: the time from the first `tools()` call to
 //     every server's tools listed, against the slowest single server's own start in the same run

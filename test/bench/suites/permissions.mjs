@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // evaluatePermission with 1,000 rules: median µs per check (target <= 20 µs).
 //
-//   npx tsc -b plugins/permissions && node test/bench/suites/permissions.mjs [--quick]
+//   npm run build && node test/bench/suites/permissions.mjs [--quick]
 //
 // Baseline measured in the same run: the same checks against 10 rules, so the ratio shows
 // what 100x more rules cost. Writes test/bench/results/permissions.json.

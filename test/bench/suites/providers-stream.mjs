@@ -6,7 +6,7 @@
 // `chat.completions.create({ stream: true })`, iterating events), alternating in one process.
 // A third row adds a raw-payload observer to the provider, as a Session does.
 //
-//   npx tsc -b test/servers plugins/provider-anthropic plugins/provider-openai
+//   npm run build
 //   node --expose-gc test/bench/suites/providers-stream.mjs [--quick]
 //
 // Target: provider ≤ 1.1× the raw SDK (median first→last delta time), for both providers.

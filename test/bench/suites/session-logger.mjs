@@ -17,7 +17,7 @@
 // a line on disk (none dropped), counting lines without building strings so that no
 // sample leaves megabytes of garbage for the next one to collect.
 //
-//   npx tsc -b plugins/session-logger plugins/provider-scripted kernel
+//   npm run build
 //   node --expose-gc test/bench/suites/session-logger.mjs [--quick]
 //
 // Target: FileSessionLogger >= 10x the naive writer on the turn workload.

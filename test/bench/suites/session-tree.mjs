@@ -9,7 +9,7 @@
 // 2. append 100,000 message entries with flush() every 100. Target: >= 50,000 entries/s.
 // 3. list() over 1,000 generated 1 MB session files. Target: <= 0.2x pi's time.
 // Fixtures are generated in a temp dir at run time and removed afterwards. Build first:
-// `npx tsc -b plugins/session-store-jsonl`.
+// `npm run build`.
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';

@@ -4,7 +4,7 @@
 //   Glob `**/*.ts` vs `find -name '*.ts'` over the same tree (plus, for information, the
 //   same files through Glob's fast-glob path, `pkg*/**/*.ts`).
 //
-//   npx tsc -b plugins/tools && node test/bench/suites/tools-search.mjs [--quick]
+//   npm run build && node test/bench/suites/tools-search.mjs [--quick]
 //
 // The tree (20,000 files / ~200 MB; --quick: 1/20 of that) is generated into a temp
 // directory before timing starts and removed afterwards. Each contender runs once to warm
@@ -32,7 +32,7 @@ let tools;
 try {
   tools = await import('@tessera/plugin-tools');
 } catch (error) {
-  console.error(`tools-search: cannot import @tessera/plugin-tools (${error.message}). Build it first: npx tsc -b plugins/tools`);
+  console.error(`tools-search: cannot import @tessera/plugin-tools (${error.message}). Build first: npm run build`);
   process.exit(1);
 }
 

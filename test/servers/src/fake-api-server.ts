@@ -21,6 +21,11 @@ export abstract class FakeApiServer {
     return this.server.requests;
   }
 
+  /** Scripted replies streamed to their end so far. */
+  get served(): number {
+    return this.server.served;
+  }
+
   /** Request bodies only, in order. */
   get bodies(): Array<Record<string, unknown>> {
     return this.server.requests.map((request) => request.body as Record<string, unknown>);

@@ -53,6 +53,8 @@ export interface SseServerOptions {
  */
 export class SseServer {
   readonly requests: RecordedRequest[] = [];
+  /** Scripted streams written to their end (a fault's cut or stall never counts). */
+  served = 0;
   private readonly queue: FakeReply[] = [];
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
@@ -176,6 +178,7 @@ export class SseServer {
     }
     if (fault?.type === 'stall') return; // silent until the client disconnects
     response.end();
+    this.served += 1;
   }
 
   private framesFor(reply: FakeReply): string[] {

@@ -83,15 +83,15 @@ export class HostBridge {
    * takes it): its `agents` are checked as the first one's and added to the session's subagents
    * (a name already there is replaced; `--agents` and earlier ones stay), for the turns after
    * it. A bad definition is the same error answer and adds none. Its hooks and system prompt
-   * are not read again: they are part of the composition. The answers (with the agents listed
-   * after the request) go out in the order the requests came.
+   * are not read again: they are part of the composition. The answers, error answers included,
+   * go out in the order the requests came.
    */
   private reinitialize(requestId: string, request: Record<string, unknown>, interactive: InteractiveSession): void {
     const read = this.readAgents(request.agents);
     if ('error' in read) {
       const message = `${read.error} None of its agents were added; fix the definition and send initialize again.`;
       this.io.stderr(`${message}\n`);
-      this.control.respondError(requestId, message, 'invalid_request');
+      this.answerInOrder(requestId, () => this.control.respondError(requestId, message, 'invalid_request'));
       return;
     }
     if (read.definitions.length === 0) {
@@ -101,7 +101,7 @@ export class HostBridge {
     // Added before this returns: a user line after the request already sees them.
     const kernel = this.kernel;
     if (!kernel || !addAgentDefinitions(kernel, read.definitions)) {
-      this.control.respondError(requestId, 'initialize: agents cannot be added: this composition has no subagents plugin.', 'invalid_request');
+      this.answerInOrder(requestId, () => this.control.respondError(requestId, 'initialize: agents cannot be added: this composition has no subagents plugin.', 'invalid_request'));
       return;
     }
     this.answerInOrder(requestId, async () => {
@@ -114,12 +114,17 @@ export class HostBridge {
   private initializeAnswers: Promise<void> = Promise.resolve();
 
   /**
-   * Answers a later `initialize` once the earlier ones are answered (an error answer if `answer`
-   * throws). One at a time: a slow listing never replaces a newer one, and an answer never lists
-   * the agents as they were before an earlier request.
+   * Answers a later `initialize` (its error answer too) once the earlier ones are answered, or
+   * with an error answer if `answer` throws. One at a time: a slow listing never replaces a
+   * newer one. A request's agents are added when it arrives, so an answer lists at least those
+   * of its own and earlier requests.
    */
   private answerInOrder(requestId: string, answer: () => void | Promise<void>): void {
-    this.initializeAnswers = this.initializeAnswers.then(answer).catch((error: unknown) => this.control.respondError(requestId, describeError(error)));
+    this.initializeAnswers = this.initializeAnswers
+      .then(answer)
+      .catch((error: unknown) => this.control.respondError(requestId, describeError(error)))
+      // An answer that could not be written (stdout closed) must not stop the ones after it.
+      .catch(() => undefined);
   }
 
   /** `initialize.hooks` → one callback hook per `hookCallbackIds` entry, asking the host. */
