@@ -8,4 +8,4 @@ export { expandSpec, expandString } from './expand-env.js';
 export { MAX_TOOL_NAME_LENGTH, assignServerPrefixes, assignToolNames, mcpToolName, sanitizeSegment, serverPrefix } from './tool-names.js';
 export { toToolResult, type McpToolResultData } from './tool-result.js';
 export { PROMPT_DISPATCHER, promptArguments, promptCommandModule } from './mcp-prompt-commands.js';
-export type { McpAuthorize, McpLog, McpProjectApproval, McpProjectApprovalSettings, McpPromptInfo, McpResourceInfo, McpServerState, McpServerStatus, McpToolInfo } from './mcp-types.js';
+export type { McpAuthorize, McpLog, McpServerDeclared, McpProjectApproval, McpProjectApprovalSettings, McpPromptInfo, McpResourceInfo, McpServerState, McpServerStatus, McpToolInfo } from './mcp-types.js';

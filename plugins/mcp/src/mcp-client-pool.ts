@@ -1,7 +1,7 @@
 import type { DiagnosticReport, DiagnosticsReporter, McpServerDeclaration, McpServerSource, Tool, ToolSource } from '@tessera/contracts';
 import type { McpConnection, McpConnectionSettings } from './mcp-connection.js';
 import { createMcpTool } from './mcp-tool.js';
-import type { McpAuthorize, McpLog, McpProjectApproval, McpProjectApprovalSettings, McpPromptInfo, McpServerState, McpServerStatus } from './mcp-types.js';
+import type { McpAuthorize, McpLog, McpProjectApproval, McpProjectApprovalSettings, McpPromptInfo, McpServerDeclared, McpServerState, McpServerStatus } from './mcp-types.js';
 import { gatherDeclarations, projectApproval } from './resolve-servers.js';
 import { assignServerPrefixes, assignToolNames, serverKey } from './tool-names.js';
 
@@ -159,6 +159,30 @@ export class McpClientPool {
       }
     }
     return [...states.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * The servers a session in `session.cwd` would get, without starting any (and without loading
+   * the MCP SDK): each once, the stronger scope winning a clash, with whether it may start
+   * (`enabled`, or a `.mcp.json` server's `needs approval` / `disabled`). What `tessera doctor`
+   * lists. Problems in the config files go to the pool's log as they do for a session.
+   */
+  async declared(session: SessionRef): Promise<McpServerDeclared[]> {
+    const report = (entry: DiagnosticReport) => this.reportOnce(entry);
+    const winners = await gatherDeclarations(this.options.sources, session, report);
+    return winners
+      .map((declaration): McpServerDeclared => {
+        const decision = declaration.scope === 'project' ? projectApproval(this.options.approval, declaration, session.cwd, this.approved, report) : 'approved';
+        return {
+          name: declaration.name,
+          scope: declaration.scope,
+          transport: declaration.spec.type,
+          status: decision === 'approved' ? 'enabled' : decision === 'denied' ? 'disabled' : 'needs approval',
+          ...(declaration.file === undefined ? {} : { file: declaration.file }),
+          ...(declaration.plugin === undefined ? {} : { plugin: declaration.plugin }),
+        };
+      })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** What `/mcp` reads from `getCommandHostAdapters().mcp`. */

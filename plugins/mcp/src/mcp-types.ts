@@ -28,6 +28,19 @@ export interface McpResourceInfo {
 }
 
 /** One entry of `/mcp` (the `mcp` command host adapter's `servers()`). */
+/** A server as configured for a folder, before any start (`McpClientPool.declared`). */
+export interface McpServerDeclared {
+  name: string;
+  scope: McpServerScope;
+  transport: McpServerState['transport'];
+  /** Whether a session would start it: a `.mcp.json` server may wait for approval or be disabled in settings. */
+  status: 'enabled' | 'needs approval' | 'disabled';
+  /** The file it was read from. */
+  file?: string;
+  /** The bundle plugin that ships it. */
+  plugin?: string;
+}
+
 export interface McpServerState {
   name: string;
   status: McpServerStatus;

@@ -71,3 +71,38 @@ describe('tessera doctor --setting-sources', () => {
     expect(run.stderr).toContain("error: option '--setting-sources <sources>' argument 'policy' is invalid. Use a comma-separated list of user, project, local (\"\" for none).");
   });
 });
+
+describe('tessera doctor: MCP servers', () => {
+  /** A project `.mcp.json` (one server approved in settings, one not, one disabled) and a user server in `~/.claude.json`. */
+  function mcpSetup(): { home: string; cwd: string } {
+    const { home, cwd } = tempDirs('doctor-mcp', 'home', 'cwd');
+    write(join(cwd, '.mcp.json'), JSON.stringify({ mcpServers: { files: { command: 'node', args: ['files.js'] }, remote: { type: 'http', url: 'http://127.0.0.1:9/mcp' }, old: { command: 'node' } } }));
+    write(join(cwd, '.claude', 'settings.json'), JSON.stringify({ enabledMcpjsonServers: ['files'], disabledMcpjsonServers: ['old'] }));
+    write(join(home, '.claude.json'), JSON.stringify({ mcpServers: { helper: { command: 'node', args: ['helper.js'] } } }));
+    return { home, cwd };
+  }
+
+  it('lists the servers a session would get, with whether each may start, and starts none', async () => {
+    const where = mcpSetup();
+    const run = await runSubcommand(runDoctorCommand, ['--json', '--no-network', '--provider', 'demo'], where);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { mcpServers: Array<Record<string, unknown>> };
+    expect(report.mcpServers).toEqual([
+      { name: 'files', scope: 'project', transport: 'stdio', status: 'enabled', file: join(where.cwd, '.mcp.json') },
+      { name: 'helper', scope: 'user', transport: 'stdio', status: 'enabled', file: expect.any(String) },
+      { name: 'old', scope: 'project', transport: 'stdio', status: 'disabled', file: join(where.cwd, '.mcp.json') },
+      { name: 'remote', scope: 'project', transport: 'http', status: 'needs approval', file: join(where.cwd, '.mcp.json') },
+    ]);
+    const text = await runSubcommand(runDoctorCommand, ['--no-network', '--provider', 'demo'], where);
+    expect(text.stdout).toContain('✓ files (stdio, project) from ');
+    expect(text.stdout).toContain('? remote (http, project) from ');
+    expect(text.stdout).toContain(': needs approval');
+  });
+
+  it('reads them from the sources --setting-sources names, as a run does', async () => {
+    const where = mcpSetup();
+    const run = await runSubcommand(runDoctorCommand, ['--json', '--no-network', '--provider', 'demo', '--setting-sources', 'user'], where);
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { mcpServers: Array<{ name: string }> }).mcpServers.map((server) => server.name)).toEqual(['helper']);
+  });
+});

@@ -4,9 +4,12 @@ import { resolve } from 'node:path';
 import { describeError } from '@tessera/contracts';
 import { loadContext } from '@tessera/formats';
 import { createKernel, type KernelDescription } from '@tessera/kernel';
+import type { McpServerDeclared } from '@tessera/plugin-mcp';
+import { McpClients } from '@tessera/plugin-mcp/plugin';
 import { readProjectMemory } from '@tessera/plugin-system-prompt';
 import { CliUsageError, defaultFlags, splitToolList } from '../args.js';
 import type { CliIO, Subcommand } from '../io.js';
+import { cliMcpOptions } from '../mcp-setup.js';
 import { cliPreset } from '../preset.js';
 import { chooseProvider } from '../provider-selection.js';
 import { checkSettingSources, formatDiagnostic, loadCliSettings } from '../settings.js';
@@ -17,7 +20,7 @@ const USAGE = `Usage: tessera doctor [--json] [--no-network] [--provider <profil
 
 Checks the setup: Tessera's version, the settings layers and their problems, which provider
 would be used (and whether its server answers), the context files (AGENTS.md, CLAUDE.md, the
-project memory index, …), MCP servers, and the composed plugins with what each provides and
+project memory index, …), the MCP servers (not started), and the composed plugins with what each provides and
 taps. --setting-sources user,project,local ("" for none) limits the settings layers and
 context files to those sources, as it does for a run. With --redis (or TESSERA_REDIS_URL):
 whether Redis answers, and the background queues' depths and workers.
@@ -31,7 +34,8 @@ interface DoctorReport {
   problems: string[];
   provider: { source?: string; type?: string; model?: string; baseURL?: string; reachable?: boolean | 'skipped'; detail?: string; error?: string };
   contextFiles: Array<{ path: string; scope: string; chars: number; truncated: boolean }>;
-  mcpServers: string[];
+  /** As a session in `cwd` would get them (none is started): `.mcp.json`, `~/.claude.json`, bundle plugins. */
+  mcpServers: McpServerDeclared[];
   plugins: KernelDescription['plugins'];
   redis?: RedisReport;
 }
@@ -138,11 +142,15 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
   const memory = sources === undefined || sources.includes('project') ? readProjectMemory(cwd) : undefined;
   if (memory !== undefined) report.contextFiles.push({ path: memory.path, scope: 'project', chars: memory.content.length, truncated: memory.truncated });
 
+  // MCP servers as a run reads them (the same `--setting-sources`); problems in their files are listed.
+  const mcpSetup = cliMcpOptions({ flags, home: io.home, cwd, settings: settings.loaded.config as Record<string, unknown>, settingSources: sources, show: (message) => report.problems.push(message) });
+  report.problems.push(...mcpSetup.warnings);
   try {
     const kernel = await createKernel({
       plugins: cliPreset({
         cwd,
         home: io.home,
+        mcp: mcpSetup.mcp,
         provider: choice.kind === 'profile' ? { kind: 'profile', name: choice.name, profile: choice.profile } : { kind: 'demo' },
         permissions: settings.permissions,
         hookFiles: settings.hookFiles,
@@ -153,6 +161,7 @@ async function diagnose(io: CliIO, cwd: string, providerFlag: string | undefined
       }),
     });
     report.plugins = kernel.describe().plugins;
+    report.mcpServers = (await kernel.getOptional(McpClients)?.declared({ sessionId: 'doctor', cwd })) ?? [];
     await kernel.shutdown();
   } catch (error) {
     report.problems.push(`Composition error: ${describeError(error)}`);
@@ -227,7 +236,13 @@ function render(report: DoctorReport): string {
   lines.push('', 'Context files:');
   if (report.contextFiles.length === 0) lines.push('  none (AGENTS.md, CLAUDE.md, .tessera/TESSERA.md …)');
   for (const file of report.contextFiles) lines.push(`  ${file.scope.padEnd(7)} ${file.path} (${file.chars} chars${file.truncated ? ', truncated' : ''})`);
-  lines.push('', 'MCP servers:', report.mcpServers.length === 0 ? '  none configured' : report.mcpServers.map((name) => `  ${name}`).join('\n'));
+  lines.push('', 'MCP servers (not started here):');
+  if (report.mcpServers.length === 0) lines.push('  none configured');
+  for (const server of report.mcpServers) {
+    const mark = server.status === 'enabled' ? '✓' : server.status === 'disabled' ? '✗' : '?';
+    const from = server.plugin ? `plugin ${server.plugin}` : (server.file ?? server.scope);
+    lines.push(`  ${mark} ${server.name} (${server.transport}, ${server.scope}) from ${from}${server.status === 'enabled' ? '' : `: ${server.status}`}`);
+  }
   if (report.redis) {
     const redis = report.redis;
     lines.push('', 'Redis:');
