@@ -172,12 +172,11 @@ export class McpClientPool {
     const winners = await gatherDeclarations(this.options.sources, session, report);
     return winners
       .map((declaration): McpServerDeclared => {
-        const decision = declaration.scope === 'project' ? projectApproval(this.options.approval, declaration, session.cwd, this.approved, report) : 'approved';
         return {
           name: declaration.name,
           scope: declaration.scope,
           transport: declaration.spec.type,
-          status: decision === 'approved' ? 'enabled' : decision === 'denied' ? 'disabled' : 'needs approval',
+          status: this.startStatus(declaration, session.cwd, report),
           ...(declaration.file === undefined ? {} : { file: declaration.file }),
           ...(declaration.plugin === undefined ? {} : { plugin: declaration.plugin }),
         };
@@ -268,12 +267,17 @@ export class McpClientPool {
     const prefixes = assignServerPrefixes(winners);
     return winners.map((declaration) => {
       const prefix = prefixes.get(serverKey(declaration))!;
-      if (declaration.scope === 'project') {
-        const decision = projectApproval(this.options.approval, declaration, session.cwd, this.approved, report);
-        if (decision !== 'approved') return { declaration, prefix, status: decision === 'denied' ? 'disabled' : 'needs approval' };
-      }
+      const status = this.startStatus(declaration, session.cwd, report);
+      if (status !== 'enabled') return { declaration, prefix, status };
       return { declaration, prefix, connection: this.connectionFor(Connection!, declaration, session.cwd) };
     });
+  }
+
+  /** Whether a session may start the server: only a `.mcp.json` one can wait for approval or be disabled. */
+  private startStatus(declaration: McpServerDeclaration, cwd: string, report: (entry: DiagnosticReport) => void): McpServerDeclared['status'] {
+    if (declaration.scope !== 'project') return 'enabled';
+    const decision = projectApproval(this.options.approval, declaration, cwd, this.approved, report);
+    return decision === 'approved' ? 'enabled' : decision === 'denied' ? 'disabled' : 'needs approval';
   }
 
   private connectionFor(Connection: typeof McpConnection, declaration: McpServerDeclaration, cwd: string): McpConnection {
