@@ -185,6 +185,24 @@ describe('SessionHub: opens that end after shutdown began', () => {
     await expect(interactive.submit('hello')).rejects.toMatchObject({ code: 'session_closed' });
   });
 
+  it('shutdown resolves only once the session an open brought after it began has been ended', async () => {
+    const held = holdOpens(() => true);
+    const { hub } = await setup({ wrap: held.wrap });
+    const creating = hub.create(OWNER, {});
+    creating.catch(() => undefined);
+    const interactive = await held.reached;
+    let shutDown = false;
+    const shutdown = hub.shutdown().then(() => (shutDown = true));
+    // Nothing left live to end, but an open is in flight: shutdown waits for it.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(shutDown).toBe(false);
+    held.release();
+    await shutdown;
+    // Ended before shutdown resolved, not later by the refused create.
+    await expect(interactive.submit('hello')).rejects.toMatchObject({ code: 'session_closed' });
+    await expect(creating).rejects.toMatchObject({ code: 'shutting_down' });
+  });
+
   it('replica mode: a copy reopened because another replica saved over it is ended too', async () => {
     const savedElsewhere = new Set<string>();
     // Only the reopen is held: the create before it opens a new session.
@@ -201,5 +219,38 @@ describe('SessionHub: opens that end after shutdown began', () => {
     await shutdown;
     expect(hub.size).toBe(0);
     await expect(reopened.submit('hello')).rejects.toMatchObject({ code: 'session_closed' });
+  });
+});
+
+describe('SessionHub: resuming one stored session twice at the same moment', () => {
+  it('opens it once: both requests get the same live session (two copies would save over each other)', async () => {
+    let opens = 0;
+    const held = holdOpens((request) => request.resumeSessionId !== undefined);
+    const { hub } = await setup({
+      wrap: (sessions) => {
+        const wrapped = held.wrap(sessions);
+        return {
+          ...wrapped,
+          open: (request) => {
+            if (request.resumeSessionId !== undefined) opens += 1;
+            return wrapped.open(request);
+          },
+        };
+      },
+    });
+    const { id } = await hub.create(OWNER, { name: 'kept' });
+    // Ended here but kept in the store: it can be resumed.
+    await hub.delete(OWNER, id, { keep: true });
+    expect(hub.size).toBe(0);
+    const first = hub.create(OWNER, { resume: id });
+    await held.reached;
+    const second = hub.create(OWNER, { resume: id });
+    held.release();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a).toBe(b);
+    expect(opens).toBe(1);
+    expect(hub.list(OWNER).map((session) => session.id)).toEqual([id]);
+    // Another owner still finds nothing, live or stored.
+    await expect(hub.create('bob', { resume: id })).rejects.toMatchObject({ code: 'session_not_found', status: 404 });
   });
 });

@@ -1,25 +1,20 @@
-import { isValidSessionId, parsePermissionMode, PERMISSION_MODES, type ICommandInfo, type ICommandResult, type PermissionMode } from '@tessera/contracts';
+import { isValidSessionId, parsePermissionMode, type ICommandInfo, type ICommandResult, type PermissionMode } from '@tessera/contracts';
 import { canonicalName, type InteractiveSession } from '@tessera/kernel';
 import type { SessionCluster, SessionLease } from '@tessera/session-hub';
 import { AllowedRoots } from './allowed-roots.js';
 import { controlHandler, forwardControl, withRemoteTurn } from './hub-control.js';
 import { HubError } from './hub-error.js';
-import { clustered, endCopy, KeyedQueue, lockSession, storedSummary, unavailable } from './hub-replica.js';
+import { clustered, endCopy, lockSession, storedSummary, unavailable } from './hub-replica.js';
+import { LiveSessions, shuttingDown } from './live-sessions.js';
 import { HubSession, Turn, type SessionSummary } from './hub-session.js';
-import { OwnerSessions } from './owner-sessions.js';
 import { RemoteTurns } from './remote-turns.js';
 import { runTurn } from './run-turn.js';
 import type { SessionHubOptions } from './session-hub-options.js';
 import type { PermissionAskData, UIChunk } from './ui-stream.js';
 
-/** The modes a client may switch a session to when the server does not allow `bypassPermissions`. */
-const CLIENT_MODES: readonly PermissionMode[] = PERMISSION_MODES.filter((mode) => mode !== 'bypassPermissions');
-
 export { HubError } from './hub-error.js';
 export { HubSession, Turn, type SessionSummary } from './hub-session.js';
 export type { SessionHubOptions } from './session-hub-options.js';
-
-const DEFAULT_PERMISSION_TIMEOUT_MS = 60_000;
 
 /**
  * Many `InteractiveSession`s in one process, each owned by one client identity (a bearer token's
@@ -27,28 +22,23 @@ const DEFAULT_PERMISSION_TIMEOUT_MS = 60_000;
  * configured roots; stored sessions are resumed only by their owner.
  */
 export class SessionHub {
-  private readonly live = new Map<string, HubSession>();
-  /** The live sessions of each owner and the ones being opened for it: per-token limits and lists never scan every session. */
-  private readonly owners = new OwnerSessions();
-  /** Each live session's approval route, removed when the session leaves the hub. */
-  private readonly unroute = new Map<string, () => void>();
-  /** Replica mode: the work on each session id that must not overlap (loading, reopening). */
-  private readonly gates = new KeyedQueue();
+  /** The live sessions, their owners' room and the opens in flight. */
+  private readonly registry: LiveSessions;
   /** Replica mode: the turns of live sessions that run on another replica, followed here. */
   private readonly remoteTurns: RemoteTurns | undefined;
   private readonly roots: AllowedRoots;
   private readonly ownerField: string;
-  private closing = false;
 
   constructor(private readonly options: SessionHubOptions) {
+    this.registry = new LiveSessions(options);
     this.roots = new AllowedRoots(options.allowedRoots);
     this.ownerField = options.ownerField ?? 'serverOwner';
-    if (options.cluster) this.remoteTurns = new RemoteTurns({ cluster: options.cluster, live: (id) => this.live.get(id) });
+    if (options.cluster) this.remoteTurns = new RemoteTurns({ cluster: options.cluster, live: (id) => this.registry.live.get(id) });
   }
 
   /** Creates a session (or resumes a stored one of the same owner). */
   async create(owner: string, request: { cwd?: string; name?: string; model?: string; permissionMode?: string; resume?: string }): Promise<HubSession> {
-    if (this.closing) throw shuttingDown();
+    if (this.registry.closing) throw shuttingDown();
     const mode = request.permissionMode === undefined ? undefined : parsePermissionMode(request.permissionMode);
     if (request.permissionMode !== undefined && mode === undefined) throw new HubError('invalid_request', 400, `Unknown permission mode "${request.permissionMode}".`, 'permissionMode');
     if (mode === 'bypassPermissions' && this.options.allowBypassPermissions !== true) {
@@ -67,7 +57,7 @@ export class SessionHub {
       return resumed;
     }
     const cwd = this.roots.checkCwd(request.cwd, this.options.defaultCwd);
-    return this.withRoom(owner, async (slot) => {
+    return this.registry.withRoom(owner, async (slot) => {
       const interactive = await this.options.sessions.open({ cwd, ...(request.model === undefined ? {} : { model: request.model }) });
       const session = interactive.getSession();
       session.setRecordField(this.ownerField, owner);
@@ -86,7 +76,7 @@ export class SessionHub {
         }
         if (!stored) throw new HubError('store_unavailable', 503, 'The session could not be stored (the shared session store did not take it); retry in a moment.');
       }
-      return this.adoptOpened(owner, cwd, interactive, { slot });
+      return this.registry.adoptOpened(owner, cwd, interactive, { slot });
     });
   }
 
@@ -96,7 +86,7 @@ export class SessionHub {
    * away). True when a turn was aborted.
    */
   abortIfUnwatched(owner: string, id: string): boolean {
-    const session = this.live.get(id);
+    const session = this.registry.live.get(id);
     if (!session || session.owner !== owner || !session.runsHere) return false;
     if ((session.turn?.viewers ?? 0) > 0 || session.watcherCount > 0) return false;
     return session.stop();
@@ -104,16 +94,16 @@ export class SessionHub {
 
   /** The owner's sessions live in this process. */
   list(owner: string): SessionSummary[] {
-    return this.owners.of(owner).map((session) => session.summary());
+    return this.registry.owners.of(owner).map((session) => session.summary());
   }
 
   /** The owner's sessions: live here and, in replica mode, the owner's stored ones (newest first) not live here. */
   async sessionsOf(owner: string): Promise<SessionSummary[]> {
     const cluster = this.options.cluster;
     if (!cluster) return this.list(owner);
-    const live = this.owners.of(owner);
+    const live = this.registry.owners.of(owner);
     const stored = await clustered(() => cluster.heads());
-    const others = stored.filter((head) => head.fields[this.ownerField] === owner && !this.live.has(head.id) && this.roots.contains(head.cwd));
+    const others = stored.filter((head) => head.fields[this.ownerField] === owner && !this.registry.live.has(head.id) && this.roots.contains(head.cwd));
     // A turn running on another replica shows as running, with its asks, as in `summary`.
     return Promise.all([
       ...live.map((session) => (session.runsHere ? session.summary() : withRemoteTurn(cluster, owner, session.summary()))),
@@ -124,7 +114,7 @@ export class SessionHub {
   /** The owner's live session; another owner's (or an unknown id) is `session_not_found`, never a hint it exists. */
   get(owner: string, id: string): HubSession {
     if (!isValidSessionId(id)) throw new HubError('invalid_session_id', 400, `"${String(id).slice(0, 80)}" is not a session id.`, 'id');
-    const session = this.live.get(id);
+    const session = this.registry.live.get(id);
     if (!session || session.owner !== owner) throw new HubError('session_not_found', 404, `No session ${id}.`);
     return session;
   }
@@ -147,19 +137,19 @@ export class SessionHub {
     const cluster = this.options.cluster;
     if (!cluster) return work(this.get(owner, id));
     if (!isValidSessionId(id)) throw new HubError('invalid_session_id', 400, `"${String(id).slice(0, 80)}" is not a session id.`, 'id');
-    if (this.closing) throw shuttingDown();
+    if (this.registry.closing) throw shuttingDown();
     // Held from the moment it is found (a live copy) or adopted (inside its gate), before any wait:
     // `makeRoom` checks in the same gate, so it never lets go of a copy a request is opening.
-    const live = this.live.get(id);
+    const live = this.registry.live.get(id);
     let held: HubSession;
     if (live) {
       if (live.owner !== owner) throw new HubError('session_not_found', 404, `No session ${id}.`);
       live.busy += 1;
-      this.owners.touch(live);
+      this.registry.owners.touch(live);
       held = live;
     } else {
-      held = await this.gates.run(id, async () => {
-        const loaded = this.live.get(id) ? this.get(owner, id) : await this.load(owner, id, cluster);
+      held = await this.registry.gates.run(id, async () => {
+        const loaded = this.registry.live.get(id) ? this.get(owner, id) : await this.load(owner, id, cluster);
         loaded.busy += 1;
         return loaded;
       });
@@ -216,8 +206,8 @@ export class SessionHub {
     // acting for a session that is gone (`abort` is the owner's, checked again where it runs).
     if (cluster && !options.keep && !session.hostOwned && !session.runsHere) await forwardControl(cluster, id, { type: 'abort', owner }).catch(() => undefined);
     // Not while the same id is being loaded or reopened: its store state belongs to the new copy.
-    await this.gates.run(id, async () => {
-      await this.unload(session);
+    await this.registry.gates.run(id, async () => {
+      await this.registry.unload(session);
       // A session the host offered is only taken away from the clients: the host keeps it and its transcript.
       if (!options.keep && !session.hostOwned) await this.options.sessions.delete?.(id);
     });
@@ -242,7 +232,7 @@ export class SessionHub {
       try {
         lease = await lockSession(cluster, id);
         await this.refresh(session, cluster);
-        if (this.live.get(id) !== session) throw new HubError('session_not_found', 404, `No session ${id}.`);
+        if (this.registry.live.get(id) !== session) throw new HubError('session_not_found', 404, `No session ${id}.`);
         // Other replicas' clients reach the turn (abort, permission answers) through the cluster while it runs here.
         stopServing = await clustered(() => cluster.serveControl(id, controlHandler(session)));
         return runTurn(session, prompt, { cluster, lease, stopServing });
@@ -321,23 +311,14 @@ export class SessionHub {
     return result;
   }
 
-  /** Ends every session (saving them) and refuses new work. */
+  /** Ends every session (saving them), waits for opens in flight and refuses new work. */
   async shutdown(): Promise<void> {
-    this.closing = true;
-    const sessions = [...this.live.values()];
-    this.live.clear();
-    this.owners.clear();
     this.remoteTurns?.stop();
-    for (const stop of this.unroute.values()) stop();
-    this.unroute.clear();
-    for (const session of sessions) if (session.turn?.remote) session.turn.end();
-    await Promise.all(
-      sessions.map((session) => this.endClientUse(session, false)),
-    );
+    await this.registry.close();
   }
 
   get size(): number {
-    return this.live.size;
+    return this.registry.size;
   }
 
   /**
@@ -346,54 +327,13 @@ export class SessionHub {
    */
   turnRefusal(owner: string, otherTurns: number): string | undefined {
     const limit = this.options.maxConcurrentTurnsPerOwner ?? 4;
-    return otherTurns + this.owners.running(owner) >= limit ? `At most ${limit} turns may run at once per token (over HTTP, WebSocket and MCP together); wait for one to end.` : undefined;
+    return otherTurns + this.registry.owners.running(owner) >= limit ? `At most ${limit} turns may run at once per token (over HTTP, WebSocket and MCP together); wait for one to end.` : undefined;
   }
 
   /** True when `owner` already runs as many turns here (and through other transports) as it may. */
   private atTurnLimit(owner: string): boolean {
     const limit = this.options.maxConcurrentTurnsPerOwner ?? 4;
-    return (this.options.externalTurns?.(owner) ?? 0) + this.owners.running(owner) >= limit;
-  }
-
-  /**
-   * Makes room for one more live session of `owner`, or refuses (`too_many_sessions`). In replica
-   * mode a live session is only a copy of a stored one, which any replica reopens on its next
-   * request: the least recently used idle copy (no turn, change under way, watcher or pending
-   * ask; not the host's) is let go, so reading its sessions never locks a token out and memory
-   * stays bounded. The room is taken at once (`OwnerSessions.reserve`), so concurrent opens of
-   * one owner never share it, and held until the returned function is called: by `adopt` once
-   * the new session fills it, or when the open fails.
-   */
-  private async makeRoom(owner: string): Promise<() => void> {
-    const limit = this.options.maxSessionsPerOwner ?? 100;
-    const idle = (session: HubSession): boolean => !session.hostOwned && !session.running && session.busy === 0 && session.watcherCount === 0 && session.pending.size === 0;
-    for (;;) {
-      // Sessions being opened for the owner count: they hold their room already.
-      if (this.owners.count(owner) < limit) return this.owners.reserve(owner);
-      const victim = this.options.cluster ? this.owners.of(owner).find(idle) : undefined;
-      if (!victim) throw new HubError('too_many_sessions', 429, `At most ${limit} live sessions per token; delete one first.`);
-      await this.gates.run(victim.id, async () => {
-        // Chosen before its gate was ours: what ran in the gate meanwhile (a reopen for a request,
-        // another `makeRoom`) may have taken it into use or away. Then the loop chooses again.
-        if (this.live.get(victim.id) !== victim || !idle(victim)) return;
-        this.forget(victim);
-        // Ended as a stale copy is: its background tasks go on (they belong to the stored session).
-        await endCopy(this.options.cluster, victim.interactive, { holdsLock: false, cancelBackgroundTasks: false });
-      });
-    }
-  }
-
-  /**
-   * Runs `open` in room made for one more session of `owner` (`makeRoom`); `open` passes `slot`
-   * to `adopt` with the session it opened. The room is given back when `open` fails.
-   */
-  private async withRoom<T>(owner: string, open: (slot: () => void) => Promise<T>): Promise<T> {
-    const slot = await this.makeRoom(owner);
-    try {
-      return await open(slot);
-    } finally {
-      slot();
-    }
+    return (this.options.externalTurns?.(owner) ?? 0) + this.registry.owners.running(owner) >= limit;
   }
 
   /** Runs `work` on the owner's session; in replica mode under its cluster lock, on the newest copy. */
@@ -417,8 +357,8 @@ export class SessionHub {
     // A turn running here holds the lock: this copy is the one being written.
     if (session.turn && !session.turn.done && !session.turn.remote) return session;
     if (await clustered(() => cluster.isCurrent(session.id))) return session;
-    return this.gates.run(session.id, async () => {
-      if (this.live.get(session.id) !== session) throw new HubError('session_not_found', 404, `No session ${session.id}.`);
+    return this.registry.gates.run(session.id, async () => {
+      if (this.registry.live.get(session.id) !== session) throw new HubError('session_not_found', 404, `No session ${session.id}.`);
       if (await clustered(() => cluster.isCurrent(session.id))) return session;
       const head = await clustered(() => cluster.head(session.id));
       const old = session.interactive;
@@ -428,32 +368,37 @@ export class SessionHub {
       cluster.discard?.(session.id);
       await old.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
       if (!head) {
-        this.forget(session);
+        this.registry.forget(session);
         throw new HubError('session_not_found', 404, `No session ${session.id}.`);
       }
-      let next: InteractiveSession;
-      try {
-        next = await this.options.sessions.open({ cwd: head.cwd, resumeSessionId: session.id });
-      } catch (error) {
-        this.forget(session);
-        throw unavailable(error);
-      }
-      // `shutdown` ended the old copy while this one opened: nothing would end this one.
-      if (this.closing) {
-        await endCopy(cluster, next, { holdsLock: false, cancelBackgroundTasks: false });
-        throw shuttingDown();
-      }
-      next.getSession().setPermissionMode(mode);
-      session.reopened(next);
-      return session;
+      return this.registry.inFlight(this.reopen(session, head.cwd, mode, cluster));
     });
+  }
+
+  /** `refresh`'s new copy of `session`, opened from the store. */
+  private async reopen(session: HubSession, cwd: string, mode: PermissionMode, cluster: SessionCluster): Promise<HubSession> {
+    let next: InteractiveSession;
+    try {
+      next = await this.options.sessions.open({ cwd, resumeSessionId: session.id });
+    } catch (error) {
+      this.registry.forget(session);
+      throw unavailable(error);
+    }
+    // `shutdown` ended the old copy while this one opened: nothing would end this one.
+    if (this.registry.closing) {
+      await endCopy(cluster, next, { holdsLock: false, cancelBackgroundTasks: false });
+      throw shuttingDown();
+    }
+    next.getSession().setPermissionMode(mode);
+    session.reopened(next);
+    return session;
   }
 
   /** A stored session not live here, loaded for its owner (anyone else gets 404). */
   private async load(owner: string, id: string, cluster: SessionCluster): Promise<HubSession> {
     const head = await clustered(() => cluster.head(id));
     if (!head || head.fields[this.ownerField] !== owner || !this.roots.contains(head.cwd)) throw new HubError('session_not_found', 404, `No session ${id}.`);
-    return this.withRoom(owner, async (slot) => {
+    return this.registry.withRoom(owner, async (slot) => {
       let interactive: InteractiveSession;
       try {
         interactive = await this.options.sessions.open({ cwd: head.cwd, resumeSessionId: id });
@@ -465,39 +410,8 @@ export class SessionHub {
         await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
         throw new HubError('session_not_found', 404, `No session ${id}.`);
       }
-      return this.adoptOpened(owner, head.cwd, interactive, { createdAt: head.createdAt, slot });
+      return this.registry.adoptOpened(owner, head.cwd, interactive, { createdAt: head.createdAt, slot });
     });
-  }
-
-  private async unload(session: HubSession): Promise<void> {
-    this.forget(session);
-    await this.endClientUse(session, true);
-  }
-
-  /**
-   * Ends what the clients had of `session`: its turn stopped and this copy ended (saved under
-   * the lock, see `endCopy`). A session the host offered stays the host's: only a turn a client
-   * started here is stopped, the host's own work in it is left alone, and it is not ended.
-   */
-  private async endClientUse(session: HubSession, cancelBackgroundTasks: boolean): Promise<void> {
-    if (session.hostOwned) {
-      if (session.runsHere) session.stop();
-      else session.cancelAsks();
-      return;
-    }
-    const holdsLock = session.runsHere;
-    session.stop();
-    await endCopy(this.options.cluster, session.interactive, { holdsLock, cancelBackgroundTasks });
-  }
-
-  /** Takes the session out of the hub (its approval route too, and the follower of a turn another replica runs). */
-  private forget(session: HubSession): void {
-    if (this.live.get(session.id) !== session) return;
-    if (session.turn?.remote) session.turn.end();
-    this.live.delete(session.id);
-    this.owners.delete(session);
-    this.unroute.get(session.id)?.();
-    this.unroute.delete(session.id);
   }
 
   private async resume(owner: string, storedId: string, mode: PermissionMode | undefined): Promise<HubSession> {
@@ -513,24 +427,30 @@ export class SessionHub {
       if (mode !== undefined) session.interactive.getSession().setPermissionMode(mode);
       return session;
     }
-    const existing = this.live.get(storedId);
-    if (existing) {
-      if (existing.owner !== owner) throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
-      // Live already: the request's mode applies as it would to a session opened from the store.
-      if (mode !== undefined) existing.interactive.getSession().setPermissionMode(mode);
-      return existing;
-    }
-    const stored = (await this.options.sessions.list()).find((entry) => entry.id === storedId);
-    if (!stored || !this.roots.contains(stored.cwd)) throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
-    return this.withRoom(owner, async (slot) => {
-      const interactive = await this.options.sessions.open({ cwd: stored.cwd, resumeSessionId: storedId });
-      const recorded = interactive.getSession().getRecordField(this.ownerField);
-      if (recorded !== owner) {
-        await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
-        throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
+    // In the id's gate (as `delete` is): two resumes of one stored session at the same moment
+    // open it once, and the second gets the live session the first opened. Two copies would
+    // each save over the other's entries.
+    return this.registry.gates.run(storedId, async () => {
+      const existing = this.registry.live.get(storedId);
+      if (existing) {
+        if (existing.owner !== owner) throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
+        // Live already: the request's mode applies as it would to a session opened from the store.
+        if (mode !== undefined) existing.interactive.getSession().setPermissionMode(mode);
+        return existing;
       }
-      if (mode !== undefined) interactive.getSession().setPermissionMode(mode);
-      return this.adoptOpened(owner, stored.cwd, interactive, { slot });
+      if (this.registry.closing) throw shuttingDown();
+      const stored = (await this.options.sessions.list()).find((entry) => entry.id === storedId);
+      if (!stored || !this.roots.contains(stored.cwd)) throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
+      return this.registry.withRoom(owner, async (slot) => {
+        const interactive = await this.options.sessions.open({ cwd: stored.cwd, resumeSessionId: storedId });
+        const recorded = interactive.getSession().getRecordField(this.ownerField);
+        if (recorded !== owner) {
+          await interactive.shutdown({ reason: 'other', cancelBackgroundTasks: false }).catch(() => undefined);
+          throw new HubError('session_not_found', 404, `No stored session ${storedId}.`);
+        }
+        if (mode !== undefined) interactive.getSession().setPermissionMode(mode);
+        return this.registry.adoptOpened(owner, stored.cwd, interactive, { slot });
+      });
     });
   }
 
@@ -539,49 +459,13 @@ export class SessionHub {
    * it must work inside the allowed roots. A session already here is returned as it is.
    */
   offer(owner: string, interactive: InteractiveSession): HubSession {
-    const existing = this.live.get(interactive.getSessionId());
+    const existing = this.registry.live.get(interactive.getSessionId());
     if (existing) return existing;
     const cwd = interactive.getSession().cwd;
     if (!this.roots.contains(cwd)) throw new HubError('cwd_not_allowed', 403, `The session works in ${cwd}, outside the allowed roots.`, 'cwd');
-    return this.adopt(owner, cwd, interactive, { hostOwned: true });
+    return this.registry.adopt(owner, cwd, interactive, { hostOwned: true });
   }
 
-  /**
-   * `adopt` for a session the hub opened itself. `shutdown` does not wait for opens in flight: one
-   * that ends after it began finds the hub closed, so its session is ended here (nothing else
-   * would end it) and the request is refused.
-   */
-  private async adoptOpened(owner: string, cwd: string, interactive: InteractiveSession, options: { createdAt?: string; slot: () => void }): Promise<HubSession> {
-    if (this.closing) {
-      await endCopy(this.options.cluster, interactive, { holdsLock: false, cancelBackgroundTasks: false });
-      throw shuttingDown();
-    }
-    return this.adopt(owner, cwd, interactive, options);
-  }
-
-  /**
-   * Makes `interactive` a live session of `owner`. `slot`: the room `makeRoom` took for it, which
-   * the session now fills (given back in the same step, so the owner's count never drops between).
-   */
-  private adopt(owner: string, cwd: string, interactive: InteractiveSession, options: { createdAt?: string; hostOwned?: boolean; slot?: () => void } = {}): HubSession {
-    // The refusal holds for every later switch too (`/permissions`, a WebSocket command), not only at creation.
-    if (this.options.allowBypassPermissions !== true) interactive.getSession().limitPermissionModes(CLIENT_MODES);
-    const session = new HubSession(interactive.getSessionId(), owner, cwd, options.createdAt ?? new Date().toISOString(), interactive, options.hostOwned === true);
-    this.live.set(session.id, session);
-    this.owners.add(session);
-    options.slot?.();
-    const unrouteAsks = this.options.approvals.route(session.id, { requestApproval: (request) => session.ask(request, this.options.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS) });
-    this.unroute.set(session.id, () => {
-      unrouteAsks();
-      session.dispose();
-    });
-    return session;
-  }
-}
-
-/** The refusal of work that comes, or ends, after `shutdown` began. */
-function shuttingDown(): HubError {
-  return new HubError('shutting_down', 503, 'The server is shutting down.');
 }
 
 /** The command `name` (any case) is listed with `scope: 'host'`. */

@@ -136,7 +136,7 @@ export class McpConnection {
 
   // ------------------------------------------------------------------ tools
 
-  /** Turns (`prompt` calls) running in this connection now. */
+  /** Turns (`prompt` calls) running in this connection now, those still opening their session included. */
   get runningTurns(): number {
     return this.turns;
   }
@@ -146,15 +146,17 @@ export class McpConnection {
   private async prompt(prompt: string, sessionId: string | undefined, extra: ToolCallExtra): Promise<CallToolResult> {
     const refused = this.options.turnGate?.();
     if (refused !== undefined) return toolError(refused);
-    return this.use(sessionId, async (found) => {
-      if (found.session.isExecuting() || found.call) return toolError(`Session ${found.session.getSessionId()} is already running a turn; wait for its result, or stop it with the abort tool.`);
-      this.turns += 1;
-      try {
-        return await this.during(found, extra, () => runPromptTurn(found.session, prompt, extra));
-      } finally {
-        this.turns -= 1;
-      }
-    });
+    // Counted from the gate on, before any wait (opening the session): a prompt arriving
+    // meanwhile is checked against this one, so two cannot both pass the last free turn.
+    this.turns += 1;
+    try {
+      return await this.use(sessionId, async (found) => {
+        if (found.session.isExecuting() || found.call) return toolError(`Session ${found.session.getSessionId()} is already running a turn; wait for its result, or stop it with the abort tool.`);
+        return this.during(found, extra, () => runPromptTurn(found.session, prompt, extra));
+      });
+    } finally {
+      this.turns -= 1;
+    }
   }
 
   private abort(sessionId: string): CallToolResult {

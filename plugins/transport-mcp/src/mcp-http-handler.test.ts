@@ -121,6 +121,22 @@ describe('createMcpHttpHandler', () => {
     expect(asked).toEqual([['alice', 0], ['alice', 1], ['alice', 0]]);
   });
 
+  it('two prompts sent at the same moment cannot both take the last free turn while their sessions open', async () => {
+    host = await startMcpHost({
+      owner: 'alice',
+      turns: [{ text: 'only one', delayMs: 100 }, { text: 'unused' }],
+      handler: { turnGate: (_owner, turns) => (turns >= 1 ? 'At most 1 turn at once for this token.' : undefined) },
+      // Opening a session takes a while: both prompts are past the gate before either session is open.
+      beforeOpen: () => new Promise((resolve) => setTimeout(resolve, 50)),
+    });
+    const [first, second] = await Promise.all([host.client(), host.client()]);
+    // Neither has a session yet: each prompt opens one (a wait) after passing the gate.
+    const results = (await Promise.all([first, second].map((client) => client.callTool({ name: 'prompt', arguments: { prompt: 'go' } })))) as Array<{ isError?: boolean; content: Array<{ text?: string }> }>;
+    expect(results.filter((result) => result.isError)).toHaveLength(1);
+    expect(results.find((result) => result.isError)!.content[0]!.text).toContain('At most 1 turn at once');
+    expect(host.handler.runningTurns('alice')).toBe(0);
+  });
+
   it('keeps one MCP session per mcp-session-id and ends it (saving its sessions) on DELETE', async () => {
     host = await startMcpHost({ turns: [{ text: 'Saved.' }] });
     const client = await host.client();

@@ -43,7 +43,16 @@ export interface McpHost {
  * composed as the approval handler, and a `SessionFactory` over it.
  */
 export async function startMcpHost(
-  options: { turns?: ScriptedProviderOptions['turns']; rules?: { allow?: string[]; ask?: string[] }; transport?: Partial<McpServerTransportOptions>; handler?: McpHttpHandlerOptions; owner?: string; plugins?: Plugin[] } = {},
+  options: {
+    turns?: ScriptedProviderOptions['turns'];
+    rules?: { allow?: string[]; ask?: string[] };
+    transport?: Partial<McpServerTransportOptions>;
+    handler?: McpHttpHandlerOptions;
+    owner?: string;
+    plugins?: Plugin[];
+    /** Awaited by the session factory before each open (a slow store, to widen a race). */
+    beforeOpen?: () => Promise<void>;
+  } = {},
 ): Promise<McpHost> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'tessera-mcp-')));
   const approvals = new ApprovalRouter();
@@ -62,6 +71,7 @@ export async function startMcpHost(
   const opened: InteractiveSession[] = [];
   const sessions: SessionFactory = {
     async open(request) {
+      await options.beforeOpen?.();
       const session = new InteractiveSession({
         kernel,
         cwd: request.cwd,
