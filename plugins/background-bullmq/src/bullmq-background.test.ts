@@ -1,5 +1,6 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BackgroundTasks, SubagentLauncher, systemClock } from '@tessera/contracts';
 import { createKernel } from '@tessera/kernel';
 import { subagents } from '@tessera/plugin-subagents';
@@ -61,6 +62,8 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(spawned).toMatchObject({ status: 'queued', kind: 'process', label: 'printer', parentSessionId: 's1' });
     const done = await b.wait(spawned.id);
     expect(done).toMatchObject({ id: spawned.id, status: 'completed', exitCode: 0, output: 'one\ntwo\nerr\n' });
+    // The worker's own log file is deleted once its lines are in Redis: the state names no path.
+    expect(done.logPath).toBeUndefined();
     const page = await b.readLog(spawned.id);
     expect(page.lines).toEqual(['[stdout] one', '[stdout] two', '[stderr] err', '[exit] exit code 0']);
     expect(await b.readLog(spawned.id, { offset: 3 })).toMatchObject({ lines: ['[exit] exit code 0'], nextCursor: { offset: 4 }, hasMore: false });
@@ -71,6 +74,18 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
     expect(closed.status).toBe('completed');
     await expect(a.fetch(spawned.id)).resolves.toBeUndefined();
     await until(() => a.get(spawned.id) === undefined || undefined, 'closed in a');
+  });
+
+  it("a worker that keeps its log files (shell.logDir) names the task's file, on the worker's host", async () => {
+    const { client, worker } = setup();
+    const manager = client();
+    const logDir = join(suite.dir, 'kept-logs');
+    await worker({ shell: { killGraceMs: 200, logDir } });
+    const task = await manager.spawn({ kind: 'process', command: 'echo kept', cwd: suite.dir });
+    const done = await manager.wait(task.id);
+    expect(done.logPath?.startsWith(`${logDir}/`)).toBe(true);
+    expect(readFileSync(done.logPath!, 'utf8')).toContain('kept');
+    expect((await manager.readLog(task.id)).lines).toContain('[stdout] kept');
   });
 
   it('beginAttempt counts runs and names the worker in one command; a closed task is not brought back', async () => {
@@ -617,19 +632,24 @@ describe.runIf(hasRedisServer && process.platform === 'linux')('BullMQ backgroun
   it("deletes a run's log file on the worker once its log is in Redis, and the worker's log directory when it shuts down", async () => {
     const { client, worker } = setup();
     const manager = client();
+    // The worker runs in this process: its own log directory is the new tessera-worker-<pid>-… one.
+    const ownDirs = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith(`tessera-worker-${process.pid}-`));
+    const before = new Set(ownDirs());
     const leaving = await worker({ kinds: ['process'] });
     const task = await manager.spawn({ kind: 'process', command: 'echo kept-in-redis', cwd: suite.dir });
     const done = await manager.wait(task.id);
     expect(done.status).toBe('completed');
-    const logPath = done.logPath!;
-    expect(logPath).toContain('tessera-worker-');
-    await until(() => !existsSync(logPath) || undefined, 'the log file deleted');
+    const logDir = join(tmpdir(), ownDirs().find((name) => !before.has(name))!);
+    // The file is gone once its lines are in Redis, so the state names none.
+    expect(done.logPath).toBeUndefined();
+    await until(() => readdirSync(logDir).length === 0 || undefined, 'the log file deleted');
     expect((await manager.readLog(task.id)).lines).toEqual(['[stdout] kept-in-redis', '[exit] exit code 0']);
     const running = await manager.spawn({ kind: 'process', command: 'sleep 30', cwd: suite.dir });
     await until(async () => ((await manager.fetch(running.id))?.status === 'running' ? true : undefined), 'running');
+    expect(readdirSync(logDir)).toHaveLength(1);
     await leaving.shutdown({ graceMs: 0 });
     expect((await manager.fetch(running.id))?.status).toBe('cancelled');
-    expect(existsSync(dirname(logPath))).toBe(false);
+    expect(existsSync(logDir)).toBe(false);
   });
 
   it('send reaches the worker running the task (agent input, shell stdin); refused with the reason for queued, finished and unknown tasks', async () => {

@@ -187,13 +187,19 @@ export class TaskExecution {
     return this.lostReason !== undefined;
   }
 
-  /** Commits pid / log path once the handle exists (`background_task_started` carries them). */
+  /**
+   * Commits pid / log path once the handle exists (`background_task_started` carries them). A
+   * log file the worker deletes once its lines are in Redis (`discardLogFile`) is not named: every
+   * process reads the log with `readLog`, and the path would only ever name a file that is gone,
+   * on another host. A kept file (the deployment's `shell.logDir`) is named: a path on the
+   * worker's host.
+   */
   describeHandle(): { pid?: number; logPath?: string; transcriptPath?: string } {
     const handle = this.handle;
     if (!handle) return {};
     return {
       ...(handle.pid === undefined ? {} : { pid: handle.pid }),
-      ...(handle.logPath === undefined ? {} : { logPath: handle.logPath }),
+      ...(handle.logPath === undefined || this.options.discardLogFile ? {} : { logPath: handle.logPath }),
       ...(handle.transcriptPath === undefined ? {} : { transcriptPath: handle.transcriptPath }),
     };
   }
