@@ -142,6 +142,15 @@ describe('stream-json input: agents in the SDK initialize request', () => {
     expect(stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 
+  it('a later initialize that is the last line of the input is still answered before the process ends', async () => {
+    const later = { auditor: { description: 'Audits notes', prompt: 'LATER AUDITOR PROMPT' } };
+    // No user message: the input ends right after the request, while its answer is being made.
+    const { code, stderr, out } = await run(STREAM, initialize({}) + initialize(later, 'init_last'));
+    expect(code, stderr).toBe(0);
+    const answer = out.find((message) => message.type === 'control_response' && message.response.request_id === 'init_last')?.response;
+    expect(answer).toMatchObject({ subtype: 'success', response: { agents: expect.arrayContaining([{ name: 'auditor', description: 'Audits notes' }]) } });
+  }, 60_000);
+
   it('a bad definition is an error answer naming the field; the run goes on without it', async () => {
     server.reply({ text: ['hi'] });
     const { code, stderr, out } = await run(STREAM, initialize({ reviewer: { description: 'Reviews notes', tools: 'Read' } }) + user('hello'));

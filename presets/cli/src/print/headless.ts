@@ -190,6 +190,8 @@ export async function runHeadless(flags: CliFlags, io: CliIO): Promise<number> {
         await run.turn(next.text, next.blocks);
       }
       await reader;
+      // A later `initialize` that was the input's last line is answered before the session ends.
+      await host.answered();
     }
   } finally {
     process.off('SIGINT', onSignal);

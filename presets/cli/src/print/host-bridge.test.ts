@@ -74,8 +74,15 @@ describe('HostBridge: initialize once the session runs', () => {
       initialize('init_3', { beta: agent('the second') });
       initialize('init_4');
       await releaseNewestFirst();
-      initialize('init_5');
+      initialize('init_5', { gamma: agent('the third') });
+      // The input may end here: `answered()` waits for init_5's answer, whose listing is held.
+      let settled = false;
+      const answered = bridge.answered().then(() => (settled = true));
+      await listingsTaken();
+      expect(settled).toBe(false);
       await releaseNewestFirst();
+      await answered;
+      expect(written.at(-1)?.response).toMatchObject({ request_id: 'init_5', subtype: 'success' });
 
       const answers = written.map((message) => message.response as { subtype: string; request_id: string; response?: { agents: Array<{ name: string }> } });
       expect(answers.map((answer) => [answer.request_id, answer.subtype])).toEqual([

@@ -114,6 +114,14 @@ export class HostBridge {
   private initializeAnswers: Promise<void> = Promise.resolve();
 
   /**
+   * Resolves once every later `initialize` received so far has been answered (never rejects):
+   * an input that ends right after one must not end the process before its answer is out.
+   */
+  answered(): Promise<void> {
+    return this.initializeAnswers;
+  }
+
+  /**
    * Answers a later `initialize` (its error answer too) once the earlier ones are answered, or
    * with an error answer if `answer` throws. One at a time: a slow listing never replaces a
    * newer one. A request's agents are added when it arrives, so an answer lists at least those
