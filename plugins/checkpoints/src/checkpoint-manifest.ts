@@ -2,7 +2,7 @@ import { compareText } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, readdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, sep } from 'node:path';
+import { isAbsolute, join, normalize, sep } from 'node:path';
 import type { IEditCheckpointSummary } from '@tessera/contracts';
 import { CheckpointManifestError } from './checkpoint-errors.js';
 
@@ -176,11 +176,14 @@ function capturedFileProblem(value: unknown, name: string): string | undefined {
   const entry = value as Partial<CapturedFile> | null;
   if (typeof entry !== 'object' || entry === null) return `${name} is not an object`;
   if (typeof entry.path !== 'string' || !isAbsolute(entry.path) || entry.path.includes('\0')) return `${name}.path is not an absolute path`;
+  // A captured path is a real one (links resolved, no "." or ".." step): one with such a step is
+  // not what a capture wrote, and would be checked lexically but written through a link.
+  if (normalize(entry.path) !== entry.path) return `${name}.path is not a normalised path (it has a "." or ".." step)`;
   if (typeof entry.existed !== 'boolean') return `${name}.existed is not a boolean`;
   if (entry.existed && (typeof entry.snapshot !== 'string' || !SNAPSHOT_NAME_PATTERN.test(entry.snapshot))) {
     return `${name}.snapshot is not a generated snapshot name`;
   }
-  if (entry.createdDirectory !== undefined && (typeof entry.createdDirectory !== 'string' || !entry.path.startsWith(`${entry.createdDirectory}${sep}`))) {
+  if (entry.createdDirectory !== undefined && (typeof entry.createdDirectory !== 'string' || normalize(entry.createdDirectory) !== entry.createdDirectory || !entry.path.startsWith(`${entry.createdDirectory}${sep}`))) {
     return `${name}.createdDirectory is not a parent of its path`;
   }
   return undefined;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EditCheckpoints, SandboxPaths, systemClock, type Tool } from '@tessera/contracts';
@@ -289,6 +289,57 @@ describe('editCheckpoints: turns, capture and restore', () => {
     } finally {
       await outside.cleanup();
     }
+  });
+
+  it('refuses a manifest path that climbs out through a link in the workspace ("link/../x"), and one that goes through the link: nothing outside is touched', async () => {
+    const outside = await tempWorkspace();
+    try {
+      // A folder in the workspace that is a link to one outside (node_modules/<pkg> under pnpm, a vendor link).
+      await mkdir(join(outside.dir, 'pkg'));
+      await symlink(join(outside.dir, 'pkg'), file('link'));
+      const victim = join(outside.dir, 'victim.txt');
+      const doomed = join(outside.dir, 'doomed.txt');
+      const inPackage = join(outside.dir, 'pkg', 'index.js');
+      await writeFile(victim, 'precious\n');
+      await writeFile(doomed, 'keep me\n');
+      await writeFile(inPackage, 'package\n');
+      const { session, checkpoints, prompt } = await checkpointedSession(toolTurn({ name: 'Write', input: { file_path: file('c.txt'), content: 'c\n' } }));
+      const turn = await prompt('create c');
+      const turnDir = join(dir, '.tessera', 'checkpoints', session.sessionId, turn.id);
+      const original = await readFile(join(turnDir, 'manifest.json'), 'utf8');
+      await mkdir(join(turnDir, 'files'), { recursive: true });
+      await writeFile(join(turnDir, 'files', '0001'), 'overwritten\n');
+      const plant = async (...files: object[]): Promise<void> => {
+        const manifest = JSON.parse(original);
+        manifest.files.push(...files);
+        await writeFile(join(turnDir, 'manifest.json'), JSON.stringify(manifest));
+      };
+      // Read as /ws/victim.txt it would pass a lexical check; the system resolves link/.. to the outside folder.
+      await plant({ path: `${file('link')}/../victim.txt`, existed: true, snapshot: '0001' }, { path: `${file('link')}/../doomed.txt`, existed: false });
+      await expect(checkpoints.restore(session.sessionId, turn.id)).rejects.toMatchObject({ code: 'checkpoint_manifest_invalid', message: expect.stringContaining('not a normalised path') });
+      // Through the link without a ".." step: the real path is outside.
+      await plant({ path: join(file('link'), 'index.js'), existed: true, snapshot: '0001' });
+      await expect(checkpoints.restore(session.sessionId, turn.id)).rejects.toMatchObject({ code: 'checkpoint_outside_workspace' });
+      expect(await readFile(victim, 'utf8')).toBe('precious\n');
+      expect(await readFile(doomed, 'utf8')).toBe('keep me\n');
+      expect(await readFile(inPackage, 'utf8')).toBe('package\n');
+      expect(await read('c.txt')).toBe('c\n');
+    } finally {
+      await outside.cleanup();
+    }
+  });
+
+  it('restoring over two turns removes a folder the first created once the files both turns put in it are gone', async () => {
+    const { checkpoints, prompt } = await checkpointedSession([
+      ...toolTurn({ name: 'Write', input: { file_path: file('new/a.txt'), content: 'a\n' } }),
+      ...toolTurn({ name: 'Read', input: { file_path: file('new/a.txt') } }, { name: 'Write', input: { file_path: file('new/a.txt'), content: 'a2\n' } }, { name: 'Write', input: { file_path: file('new/deeper/b.txt'), content: 'b\n' } }),
+    ]);
+    const first = await prompt('create new/a.txt');
+    await prompt('edit a, create new/deeper/b.txt');
+    expect(await read('new/deeper/b.txt')).toBe('b\n');
+    const restored = await checkpoints.restore(first.sessionId, first.id);
+    expect(restored.deletedFiles.sort()).toEqual([file('new/a.txt'), file('new/deeper/b.txt')].sort());
+    expect(existsSync(file('new'))).toBe(false);
   });
 
   it('does not capture a file outside the workspace: no copy of it lands in the project', async () => {

@@ -233,10 +233,14 @@ export class FileEditCheckpoints implements EditCheckpoints {
       const plan = restorePlan(manifests);
       // A manifest is a file in the project, which other programs can change: every path it
       // names must still land inside the workspace (symbolic links resolved) before anything is written.
+      // The file is then written or deleted at the path checked (`target`), never at the
+      // manifest's text, which a link could send elsewhere.
       const roots = await this.#workspaceRoots(sessionId);
+      const targets = new Map<CapturedFile, string>();
       for (const { manifest, file } of plan) {
-        const target = await realTarget(resolve(file.path));
+        const target = await realTarget(file.path);
         if (!roots.some((root) => isInsidePath(target, root))) throw new CheckpointOutsideWorkspaceError(manifest.id, file.path, roots);
+        targets.set(file, target);
       }
       // Every pre-image is checked before the first file is touched.
       for (const { manifest, file } of plan) {
@@ -246,23 +250,31 @@ export class FileEditCheckpoints implements EditCheckpoints {
       }
       const restoredFiles: string[] = [];
       const deletedFiles: string[] = [];
+      // Folders a turn in the range created, pruned once every file is back: a folder one turn
+      // created may hold files a later turn created too.
+      const prunes: Array<{ from: string; outermost: string }> = [];
       for (const { manifest, file } of plan) {
+        const target = targets.get(file) as string;
         try {
           if (file.existed) {
-            await mkdir(dirname(file.path), { recursive: true });
-            await copyFile(join(directory, manifest.id, SNAPSHOT_DIRECTORY, file.snapshot as string), file.path);
+            await mkdir(dirname(target), { recursive: true });
+            await copyFile(join(directory, manifest.id, SNAPSHOT_DIRECTORY, file.snapshot as string), target);
             restoredFiles.push(file.path);
           } else {
-            if (await lstat(file.path).then(() => true, () => false)) {
-              await rm(file.path, { force: true });
+            if (await lstat(target).then(() => true, () => false)) {
+              await rm(target, { force: true });
               deletedFiles.push(file.path);
             }
-            if (file.createdDirectory !== undefined) await pruneEmptyDirectories(dirname(file.path), file.createdDirectory);
+            // Only where the path still is what was captured: a folder reached through a link now is not the one the turn created.
+            if (file.createdDirectory !== undefined && target === file.path) prunes.push({ from: dirname(target), outermost: file.createdDirectory });
           }
         } catch (error) {
           throw new CheckpointRestoreError(manifest.id, file.path, error);
         }
       }
+      // Deepest first, so a parent is tried once its children are gone.
+      prunes.sort((left, right) => right.from.length - left.from.length);
+      for (const { from, outermost } of prunes) await pruneEmptyDirectories(from, outermost);
       // Only once every file is back: a failure above leaves every checkpoint for a retry.
       const removedCheckpoints = [...range].reverse();
       for (const id of removedCheckpoints) await rm(join(directory, id), { recursive: true, force: true });
