@@ -70,12 +70,14 @@ export function editCheckpoints(options: EditCheckpointsOptions = {}): Plugin {
         async (context): Promise<PreToolUseDecision | undefined> => {
           const { session } = context;
           const recorder = recorderOf(session.services);
-          if (recorder === undefined || !recorder.isRecording(session.sessionId)) return undefined;
+          // A subagent's edit in the parent's folder goes into the parent's open turn.
+          const recording = recorder?.recordingFor(session.sessionId, session.cwd);
+          if (recorder === undefined || recording === undefined) return undefined;
           if (session.services.getOptional(SandboxPaths) !== undefined) return undefined;
           const target = editTargetOf(context);
           if (target === undefined) return undefined;
           try {
-            await recorder.capture(session.sessionId, target);
+            await recorder.capture(recording, target);
             return undefined;
           } catch (error) {
             return {
@@ -86,6 +88,14 @@ export function editCheckpoints(options: EditCheckpointsOptions = {}): Plugin {
           }
         },
       );
+
+      // A subagent's session is not one a turn is opened for: while it runs, its edits are its parent's (`recordingFor`).
+      hooks.subagentStart.tap({ name: `${EDIT_CHECKPOINTS_PLUGIN_NAME}:subagent`, stage: Stage.Observe }, ({ session, agentId }) => {
+        recorderOf(session.services)?.delegate(agentId, session.sessionId);
+      });
+      hooks.subagentStop.tap({ name: `${EDIT_CHECKPOINTS_PLUGIN_NAME}:subagent`, stage: Stage.Observe }, ({ session, agentId }) => {
+        recorderOf(session.services)?.undelegate(agentId);
+      });
 
       // A session that ends mid-turn (shut down during a prompt) leaves a finalised checkpoint.
       hooks.sessionEnd.tapPromise({ name: `${EDIT_CHECKPOINTS_PLUGIN_NAME}:finalize`, stage: Stage.Observe }, async ({ session }) => {

@@ -92,6 +92,9 @@ describe('editCheckpoints: turns, capture and restore', () => {
     expect(existsSync(file('new'))).toBe(false);
     expect((await checkpoints.list(session.sessionId)).map((summary) => summary.id)).toEqual([first.id]);
     expect(await readdir(join(dir, '.tessera', 'checkpoints', session.sessionId))).toEqual([first.id]);
+    // What a restore that stopped while deleting leaves (a directory renamed out of the list, half removed): skipped.
+    await mkdir(join(dir, '.tessera', 'checkpoints', session.sessionId, `.${third.id}.removed-0badf00d`, 'files'), { recursive: true });
+    expect((await checkpoints.list(session.sessionId)).map((summary) => summary.id)).toEqual([first.id]);
 
     // And back to before turn 1.
     await checkpoints.restore(session.sessionId, first.id);

@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
-import { copyFile, lstat, mkdir, open, realpath, rm, type FileHandle } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { copyFile, lstat, mkdir, open, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import {
   assertValidSessionId,
@@ -111,6 +112,39 @@ export class FileEditCheckpoints implements EditCheckpoints {
   /** Whether a turn is open for the session, so file changes are being captured. */
   isRecording(sessionId: string): boolean {
     return this.#open.has(sessionId);
+  }
+
+  /** Subagent sessions (by id) and the session that started each: their edits belong to its turn. */
+  readonly #delegates = new Map<string, string>();
+
+  /**
+   * From now until `undelegate`, the edits of `childSessionId` (a subagent) count as edits of
+   * `parentSessionId`'s open turn when the child works in the same folder (`recordingFor`):
+   * restoring that turn undoes what the subagent changed too.
+   */
+  delegate(childSessionId: string, parentSessionId: string): void {
+    if (childSessionId !== parentSessionId) this.#delegates.set(childSessionId, parentSessionId);
+  }
+
+  undelegate(childSessionId: string): void {
+    this.#delegates.delete(childSessionId);
+  }
+
+  /**
+   * The session whose open turn captures an edit made by `sessionId` working in `cwd`: the
+   * session itself when it records, else the nearest session that started it (`delegate`, a
+   * subagent of a subagent too) whose turn works in that same folder. A subagent in a worktree of
+   * its own works elsewhere: its edits are not the turn's. `undefined` when none records.
+   */
+  recordingFor(sessionId: string, cwd: string): string | undefined {
+    if (this.#open.has(sessionId)) return sessionId;
+    let current = this.#delegates.get(sessionId);
+    for (let depth = 0; current !== undefined && depth < 16; depth += 1) {
+      const turn = this.#open.get(current);
+      if (turn !== undefined) return resolve(turn.manifest.cwd) === resolve(cwd) ? current : undefined;
+      current = this.#delegates.get(current);
+    }
+    return undefined;
   }
 
   async beginTurn(session: { sessionId: string; cwd: string }, prompt: string): Promise<IEditCheckpointSummary> {
@@ -276,8 +310,15 @@ export class FileEditCheckpoints implements EditCheckpoints {
       prunes.sort((left, right) => right.from.length - left.from.length);
       for (const { from, outermost } of prunes) await pruneEmptyDirectories(from, outermost);
       // Only once every file is back: a failure above leaves every checkpoint for a retry.
+      // Each directory is renamed out of the list first (a name that is no checkpoint id), then
+      // deleted: a crash during the delete leaves a directory `list` skips, never a checkpoint
+      // without its manifest that would fail every later list and restore.
       const removedCheckpoints = [...range].reverse();
-      for (const id of removedCheckpoints) await rm(join(directory, id), { recursive: true, force: true });
+      for (const id of removedCheckpoints) {
+        const doomed = join(directory, `.${id}.removed-${randomUUID().slice(0, 8)}`);
+        await rename(join(directory, id), doomed);
+        await rm(doomed, { recursive: true, force: true });
+      }
       return { checkpointId, restoredFiles, deletedFiles, removedCheckpoints };
     });
   }
