@@ -5,17 +5,13 @@ import {
   ApprovalChain,
   ApprovalHandler,
   Approvals,
-  CommandContribution,
   KernelInfo,
-  SessionServiceFactoryContribution,
   assertValidSessionId,
   describeError,
   Diagnostics,
   messageToHistoryEntry,
-  type ICommandModule,
   type ISession,
   type ISessionRecord,
-  type SessionServiceFactory,
   processWarningDiagnostics,
   Provider,
   SessionLogger,
@@ -25,113 +21,26 @@ import {
   tokenName,
   ToolContribution,
   ToolSourceContribution,
-  type ServiceOverride,
   type SessionServices,
   type Token,
-  type Tool,
   copyWith,
   createToken,
 } from '@tessera/contracts';
 import { randomUUID } from 'node:crypto';
 import { Container, type BindToFluentSyntax } from 'inversify';
+import { contributionProblems } from './contribution-problems.js';
 import { KernelCompositionError, SessionConfigurationError, type CompositionProblem } from './errors.js';
 import { createHooks, type HookName, type TesseraHooks } from './hooks.js';
-import { flattenPlugins, type Plugin, type PluginActivation, type PluginInput, type PluginRuntimeContext } from './plugin.js';
+import type { CreateKernelOptions, KernelDescription, KernelSessionOptions, KernelSessionScope, PluginDescription } from './kernel-types.js';
+import { flattenPlugins, type Plugin, type PluginActivation, type PluginRuntimeContext } from './plugin.js';
 import { resolvePluginGraph } from './plugin-graph.js';
+import { removeToolsByName, replaceToolsByName } from './replace-tools.js';
 import { Session } from './session.js';
 import { ContainerSessionServices } from './session-services.js';
-import { commandToolProblems } from './interactive/command-tools.js';
 import { Stage } from './stage.js';
-import type { SessionOptions } from './session-options.js';
 
-/** What `createKernel` composes. `plugins` may nest arrays and contain falsy entries (see {@link PluginInput}). */
-export interface CreateKernelOptions {
-  plugins: readonly PluginInput[];
-}
-
-/** One plugin of a {@link KernelDescription}: its name, its tokens by name, and the hook taps it made. */
-export interface PluginDescription {
-  name: string;
-  provides: string[];
-  requires: string[];
-  /** Tokens the plugin uses when present. */
-  optional: string[];
-  contributes: string[];
-  replaces: string[];
-  /** Hook taps this plugin made while registering, in hook order (`kernel.hooks`), then tap order. */
-  taps: Array<{ hook: string; name: string; stage: number }>;
-}
-
-/** A kernel's composition as plain data (`kernel.describe()`), for `/doctor` and tests. */
-export interface KernelDescription {
-  plugins: PluginDescription[];
-  /** Plugins dropped by `replaces`: name → replacing plugin. */
-  replaced: Record<string, string>;
-  /** Token → plugins that decorate it, in order. */
-  decorated: Record<string, string[]>;
-  /** Taps per hook, in call order. */
-  hooks: Record<string, Array<{ name: string; stage: number }>>;
-}
-
-/** What `kernel.createSession()` takes: the Session options the container does not supply. */
-export type KernelSessionOptions = Omit<SessionOptions, 'provider' | 'hooks' | 'clock'> & {
-  /** Use this provider instead of the kernel's (e.g. a subagent model). */
-  provider?: Provider;
-  /**
-   * Tools that take the place of the contributed tools (`ToolContribution`) of the same name in
-   * this session alone — a sandboxed Bash instead of the host one; one whose name no contributed
-   * tool has is added. Of two with one name, the later wins. (`tools` are added after these and
-   * must not share a name with any.) Subagents this session starts get the same replacements.
-   */
-  replaceTools?: readonly Tool[];
-  /**
-   * Values this session's services (`session.services.get` / `getOptional`) return instead of
-   * the kernel's bindings, so the plugins that look a service up per session (the permission
-   * layer, the hook runner, checkpoints) see them for this session and no other. Of two for one
-   * token, the later wins. Subagents this session starts get the same overrides.
-   */
-  serviceOverrides?: readonly ServiceOverride[];
-  /**
-   * Names of contributed tools (after `replaceTools`) this session does not offer: the host's
-   * BashOutput and KillShell in a sandboxed session, where there is nothing of theirs to run. A
-   * call to one is an unknown tool. `tools` are not affected. Subagents this session starts lose
-   * the same tools.
-   */
-  removeTools?: readonly string[];
-};
-
-/** What an open session was created with that sessions it starts (a subagent's child) must keep. */
-export interface KernelSessionScope {
-  /** The session's `KernelSessionOptions.replaceTools`. */
-  readonly replaceTools: readonly Tool[];
-  /** The session's `KernelSessionOptions.serviceOverrides`. */
-  readonly serviceOverrides: readonly ServiceOverride[];
-  /** The session's `KernelSessionOptions.removeTools`. */
-  readonly removeTools: readonly string[];
-}
-
-/**
- * `tools` with each one that `replacements` names swapped for its replacement (the last of a
- * name wins); replacements no tool names are added at the end, in order.
- */
-export function replaceToolsByName(tools: readonly Tool[], replacements: readonly Tool[] | undefined): Tool[] {
-  if (replacements === undefined || replacements.length === 0) return [...tools];
-  const byName = new Map(replacements.map((tool) => [tool.name, tool]));
-  const replaced = tools.map((tool) => {
-    const replacement = byName.get(tool.name);
-    if (replacement === undefined) return tool;
-    byName.delete(tool.name);
-    return replacement;
-  });
-  return [...replaced, ...byName.values()];
-}
-
-/** `tools` less those whose names `names` lists (a copy of `tools` when it lists none). */
-export function removeToolsByName(tools: readonly Tool[], names: readonly string[] | undefined): Tool[] {
-  if (names === undefined || names.length === 0) return [...tools];
-  const removed = new Set(names);
-  return tools.filter((tool) => !removed.has(tool.name));
-}
+export type { CreateKernelOptions, KernelDescription, KernelSessionOptions, KernelSessionScope, PluginDescription } from './kernel-types.js';
+export { removeToolsByName, replaceToolsByName } from './replace-tools.js';
 
 const toNames = (tokens: readonly Token<unknown>[] | undefined): string[] => (tokens ?? []).map(tokenName);
 
@@ -407,51 +316,6 @@ function extraRecordFields(record: ISessionRecord): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record)) if (!STANDARD_RECORD_FIELDS.has(key) && value !== undefined) fields[key] = value;
   return fields;
-}
-
-/**
- * Contributions that cannot coexist: two executable commands with one name, two per-session
- * factories for one token. Resolving them here builds the command modules and factories
- * (values, not services with credentials), so the problem is reported at composition.
- */
-function contributionProblems(container: Container): CompositionProblem[] {
-  const problems: CompositionProblem[] = [];
-  const modules = container.isBound(CommandContribution) ? container.getAll<ICommandModule>(CommandContribution) : [];
-  const owners = new Map<string, string[]>();
-  for (const module of modules) {
-    for (const command of module.systemCommands ?? []) {
-      const names = owners.get(command.name) ?? [];
-      names.push(module.name);
-      owners.set(command.name, names);
-    }
-  }
-  for (const [name, modulesNamed] of owners) {
-    if (modulesNamed.length > 1) {
-      problems.push({
-        kind: 'duplicate_command',
-        message: `Command "${name}" is contributed more than once (by command modules ${modulesNamed.map((module) => `"${module}"`).join(', ')}); drop one of them or rename its command.`,
-        plugins: [],
-        token: name,
-      });
-    }
-  }
-  for (const message of commandToolProblems(modules.flatMap((module) => [...(module.systemCommands ?? [])]))) {
-    problems.push({ kind: 'invalid_command_tool', message, plugins: [] });
-  }
-  const factories = container.isBound(SessionServiceFactoryContribution) ? container.getAll<SessionServiceFactory>(SessionServiceFactoryContribution) : [];
-  const seen = new Set<symbol>();
-  for (const factory of factories) {
-    if (seen.has(factory.token)) {
-      problems.push({
-        kind: 'duplicate_session_service',
-        message: `Two per-session factories (SessionServiceFactory) make ${tokenName(factory.token)}; keep one.`,
-        plugins: [],
-        token: tokenName(factory.token),
-      });
-    }
-    seen.add(factory.token);
-  }
-  return problems;
 }
 
 /**

@@ -811,6 +811,32 @@ describe('InteractiveSession: edit checkpoints', () => {
     await session.shutdown();
   });
 
+  it('an ended session restores no checkpoint; a restore under way finishes, saved, before shutdown resolves', async () => {
+    const store = new InMemorySessionStore();
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [{ toolCalls: [{ name: 'Write', input: { file_path: join(dir, 'made.txt'), content: 'made\n' } }] }, { text: 'Written.' }],
+        replace: [inMemorySessionStore(store)],
+        plugins: [editCheckpoints(), ...builtinTools({ exclude: ['WebFetch', 'WebSearch'] })],
+      }),
+    });
+    const { existsSync } = await import('node:fs');
+    const session = new InteractiveSession({ kernel, cwd: dir });
+    await session.submit('write');
+    const [checkpoint] = await session.listEditCheckpoints();
+    // Started while idle, then the session is shut down: the restore completes and its entry is in the saved record.
+    const restoring = session.restoreEditCheckpoint(checkpoint!.id);
+    await session.shutdown();
+    await restoring;
+    expect(existsSync(join(dir, 'made.txt'))).toBe(false);
+    const saved = await store.load(session.getSessionId());
+    expect(saved?.history.some((entry) => entry.category === 'event' && entry.type === 'checkpoint-restored')).toBe(true);
+    // Ended: refused as submit is, nothing touched.
+    await import('node:fs/promises').then(({ writeFile }) => writeFile(join(dir, 'made.txt'), 'again\n'));
+    await expect(session.restoreEditCheckpoint(checkpoint!.id)).rejects.toMatchObject({ code: 'session_closed' });
+    expect(existsSync(join(dir, 'made.txt'))).toBe(true);
+  });
+
   it('an injected session (options.session) without a cwd opens no project checkpoints; with one it does', async () => {
     kernel = await createKernel({ plugins: testPreset({ turns: [{ text: 'a' }, { text: 'b' }], plugins: [editCheckpoints()] }) });
     const bare = new InteractiveSession({ session: kernel.createSession({ cwd: dir }) });
