@@ -1,9 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import * as acp from '@agentclientprotocol/sdk';
+import type { InteractiveSession } from '@tessera/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PERMISSION_OPTION } from './acp-permissions.js';
-import { openSession, startAcpHarness, type AcpHarness, type PermissionScript } from './acp.test-helper.js';
+import { interactiveOf, openSession, startAcpHarness, type AcpHarness, type PermissionScript } from './acp.test-helper.js';
 
 let harness: AcpHarness | undefined;
 afterEach(async () => {
@@ -179,6 +181,80 @@ describe('session/cancel', () => {
     expect((await running).stopReason).toBe('cancelled');
     expect(existsSync(join(h.dir, 'c.txt'))).toBe(false);
   });
+
+  describe('sent before the model turn started (a command is still being resolved)', () => {
+    const writeTurns = (dir: string) => [{ text: 'Writing anyway. ', toolCalls: [{ id: 'w-1', name: 'Write', input: { file_path: join(dir, 'after-cancel.txt'), content: 'x' } }] }, { text: 'done' }];
+
+    /** Records the prompts `interactive` was given to run. */
+    function recordSubmits(interactive: InteractiveSession): string[] {
+      const submitted: string[] = [];
+      const submit = interactive.submit.bind(interactive);
+      interactive.submit = (input, ...rest) => (submitted.push(input), submit(input, ...rest));
+      return submitted;
+    }
+
+    /** Sends `text`, cancels while the (slowed) command is resolved, and answers the stop reason. */
+    async function cancelDuringCommand(h: AcpHarness, sessionId: string, text: string): Promise<acp.StopReason> {
+      const running = prompt(h, sessionId, text);
+      await delay(10);
+      await h.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+      return (await running).stopReason;
+    }
+
+    it('a slash word that is no command is not sent to the model', async () => {
+      const h = await start({ allow: ['Write'], turns: writeTurns });
+      const sessionId = await openSession(h);
+      const interactive = interactiveOf(h, sessionId);
+      // Resolving a slash word reads skill sources from disk; the delay makes that window wide.
+      const execute = interactive.executeCommand.bind(interactive);
+      interactive.executeCommand = async (...args) => (await delay(50), execute(...args));
+      const submitted = recordSubmits(interactive);
+      expect(await cancelDuringCommand(h, sessionId, '/nosuch please write a file')).toBe('cancelled');
+      expect(h.of('agent_message_chunk', sessionId)).toEqual([]);
+      expect(existsSync(join(h.dir, 'after-cancel.txt'))).toBe(false);
+      // Not submitted at all: no checkpoint, no hook, no save for a prompt the user stopped.
+      expect(submitted).toEqual([]);
+    });
+
+    it("a command's follow-up prompt (prompt-submit-requested) is not run", async () => {
+      const h = await start({ turns: () => [{ text: 'follow-up ran' }] });
+      const sessionId = await openSession(h);
+      // As an MCP prompt command does: a network round trip, then a prompt to submit.
+      const interactive = interactiveOf(h, sessionId);
+      interactive.executeCommand = async () => (await delay(50), { success: true, message: '', effects: [{ type: 'prompt-submit-requested', text: 'go' }] });
+      const submitted = recordSubmits(interactive);
+      expect(await cancelDuringCommand(h, sessionId, '/mcp-prompt')).toBe('cancelled');
+      expect(h.of('agent_message_chunk', sessionId)).toEqual([]);
+      expect(submitted).toEqual([]);
+    });
+
+    it('a turn the command starts itself (a skill injecting its prompt) is aborted as it starts', async () => {
+      const h = await start({ allow: ['Write'], turns: writeTurns });
+      const sessionId = await openSession(h);
+      const interactive: InteractiveSession = interactiveOf(h, sessionId);
+      interactive.executeCommand = async () => {
+        await delay(50);
+        await interactive.submit('the skill says: write a file');
+        return { success: true, message: '' };
+      };
+      expect(await cancelDuringCommand(h, sessionId, '/write-skill')).toBe('cancelled');
+      expect(h.of('agent_message_chunk', sessionId)).toEqual([]);
+      expect(existsSync(join(h.dir, 'after-cancel.txt'))).toBe(false);
+    });
+  });
+});
+
+describe('session/close', () => {
+  it('answers a prompt whose tool is still running with cancelled', async () => {
+    const h = await start({ allow: ['Bash'], turns: () => [{ toolCalls: [{ id: 'b-1', name: 'Bash', input: { command: 'sleep 3' } }] }, { text: 'never' }] });
+    const sessionId = await openSession(h);
+    const running = prompt(h, sessionId, 'sleep');
+    await h.waitFor(() => h.of('tool_call', sessionId).length === 1, 'the tool call');
+    await delay(100);
+    await h.agent.request(acp.methods.agent.session.close, { sessionId });
+    // The aborted batch's tool message is last in history: without the cancel, that read as max_turn_requests.
+    expect((await running).stopReason).toBe('cancelled');
+  });
 });
 
 describe('session/load', () => {
@@ -220,6 +296,27 @@ describe('session/load', () => {
     expect(live.message).toContain(`belongs to ${h.dir}`);
   });
 
+  it('opens a stored session once when two loads of it arrive together', async () => {
+    const h = await start({ turns: () => [{ text: 'Stored.' }] });
+    const sessionId = await openSession(h);
+    await prompt(h, sessionId, 'remember');
+    await h.agent.request(acp.methods.agent.session.close, { sessionId });
+    const { open, list } = h.sessions;
+    const opened: InteractiveSession[] = [];
+    // A file-backed store (the CLI's) reads the disk before the open: both loads pass the "open here?" check.
+    h.sessions.list = async (cwd) => (await delay(20), list(cwd));
+    h.sessions.open = async (request) => {
+      const session = await open(request);
+      opened.push(session);
+      return session;
+    };
+    const load = () => h.agent.request(acp.methods.agent.session.load, { sessionId, cwd: h.dir, mcpServers: [] });
+    const answers = await Promise.all([load(), load()]);
+    expect(answers.map((answer) => answer.modes?.currentModeId)).toEqual(['default', 'default']);
+    expect(opened).toHaveLength(1);
+    expect(interactiveOf(h, sessionId)).toBe(opened[0]);
+  });
+
   it('answers an unknown session id with a resource-not-found error', async () => {
     const h = await start();
     await openSession(h);
@@ -246,6 +343,17 @@ describe('slash commands', () => {
     expect(h.of('current_mode_update')).toEqual([]);
     const refused = await rpcError(h.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'bypassPermissions' }));
     expect(refused.message).toContain('bypassPermissions');
+  });
+
+  it('tells the client of a mode a command switched to (current_mode_update), not of one it set itself', async () => {
+    const h = await start({ turns: () => [{ text: 'planning' }] });
+    const sessionId = await openSession(h);
+    expect((await prompt(h, sessionId, '/permissions acceptEdits')).stopReason).toBe('end_turn');
+    expect(interactiveOf(h, sessionId).getSession().getPermissionMode()).toBe('acceptEdits');
+    expect(h.of('current_mode_update', sessionId)).toEqual([{ sessionUpdate: 'current_mode_update', currentModeId: 'acceptEdits' }]);
+    await h.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'plan' });
+    await prompt(h, sessionId, 'make a plan');
+    expect(h.of('current_mode_update', sessionId)).toHaveLength(1);
   });
 
   it('sends a slash word that is no command to the model', async () => {

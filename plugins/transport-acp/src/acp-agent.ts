@@ -34,6 +34,10 @@ export class AcpAgent {
   /** Sessions the host handed over (`attach`): served, never shut down by the agent. */
   private readonly attached = new Map<string, InteractiveSession>();
   private readonly unroutes = new Map<string, () => void>();
+  /** Stored sessions being opened for `session/load`, by id: a second load waits for the first. */
+  private readonly loading = new Map<string, Promise<AcpSession>>();
+  /** Every open in flight: `close` waits for them, so a session opened as the client left is ended too. */
+  private readonly opening = new Set<Promise<unknown>>();
   private readonly log: (message: string) => void;
   private readonly modes: readonly PermissionMode[];
   private peer: AcpPeer | undefined;
@@ -75,6 +79,7 @@ export class AcpAgent {
 
   /** Ends every session: those the agent opened are shut down (and saved). */
   async close(): Promise<void> {
+    await Promise.allSettled([...this.opening]);
     await Promise.all([...this.sessions.values()].map((session) => this.closeSession(session)));
   }
 
@@ -96,7 +101,7 @@ export class AcpAgent {
   private async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
     const cwd = checkCwd(params.cwd);
     this.noteMcpServers(params.mcpServers);
-    const session = await this.open({ cwd }, 'create a session');
+    const session = await this.track(this.open({ cwd }, 'create a session'));
     this.afterResponse(session);
     return { sessionId: session.sessionId, modes: session.modeState() };
   }
@@ -105,25 +110,40 @@ export class AcpAgent {
     const cwd = checkCwd(params.cwd);
     this.noteMcpServers(params.mcpServers);
     let session = this.sessions.get(params.sessionId);
-    const live = session?.interactive ?? this.attached.get(params.sessionId);
-    // A session open here (or the host's) is another folder's just as a stored one is.
-    if (live && resolve(live.getSession().cwd) !== resolve(cwd)) {
-      throw RequestError.invalidParams({ cwd: params.cwd }, new ResumeSessionCwdMismatchError(params.sessionId, live.getSession().cwd, cwd).message);
-    }
+    checkFolder(params.sessionId, session?.interactive ?? this.attached.get(params.sessionId), params.cwd);
     if (!session) {
       const attached = this.attached.get(params.sessionId);
       if (attached) session = this.adopt(attached);
       else {
-        const stored = await this.options.sessions.list();
-        if (!stored.some((entry) => entry.id === params.sessionId)) {
-          throw new RequestError(-32002, `No stored session "${params.sessionId}"; session/list shows the sessions that can be loaded.`, { sessionId: params.sessionId });
-        }
-        session = await this.open({ cwd, resumeSessionId: params.sessionId }, `load session ${params.sessionId}`);
+        session = await this.loadStored(params.sessionId, cwd);
+        // A load that joined another's open asked with its own cwd.
+        checkFolder(params.sessionId, session.interactive, params.cwd);
       }
     }
     await session.replay();
     this.afterResponse(session);
     return { modes: session.modeState() };
+  }
+
+  /**
+   * Opens a stored session once however many loads of it arrive before it is open: two opens
+   * would make two live copies of one session, and the first would never be shut down.
+   */
+  private loadStored(sessionId: string, cwd: string): Promise<AcpSession> {
+    let loading = this.loading.get(sessionId);
+    if (!loading) {
+      loading = this.track(
+        (async () => {
+          const stored = await this.options.sessions.list();
+          if (!stored.some((entry) => entry.id === sessionId)) {
+            throw new RequestError(-32002, `No stored session "${sessionId}"; session/list shows the sessions that can be loaded.`, { sessionId });
+          }
+          return this.open({ cwd, resumeSessionId: sessionId }, `load session ${sessionId}`);
+        })(),
+      ).finally(() => this.loading.delete(sessionId));
+      this.loading.set(sessionId, loading);
+    }
+    return loading;
   }
 
   private async listSessions(params: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
@@ -143,6 +163,13 @@ export class AcpAgent {
       throw RequestError.internalError({ cwd: request.cwd }, `Could not ${what}: ${describeError(error)}`);
     }
     return this.adopt(interactive);
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.opening.add(work);
+    const settled = (): void => void this.opening.delete(work);
+    work.then(settled, settled);
+    return work;
   }
 
   private adopt(interactive: InteractiveSession): AcpSession {
@@ -178,6 +205,13 @@ export class AcpAgent {
   private noteMcpServers(servers: readonly acp.McpServer[]): void {
     if (servers.length === 0) return;
     this.log(`acp: ignoring ${servers.length} MCP server(s) from the client (${servers.map((server) => server.name).join(', ')}); configure MCP servers in Tessera's settings or .mcp.json instead.`);
+  }
+}
+
+/** A session open here (or the host's) is another folder's just as a stored one is. */
+function checkFolder(sessionId: string, live: InteractiveSession | undefined, cwd: string): void {
+  if (live && resolve(live.getSession().cwd) !== resolve(cwd)) {
+    throw RequestError.invalidParams({ cwd }, new ResumeSessionCwdMismatchError(sessionId, live.getSession().cwd, cwd).message);
   }
 }
 

@@ -45,6 +45,8 @@ export class AcpSession implements ApprovalHandler {
   private running = false;
   private cancelled = false;
   private interrupted = false;
+  /** The mode the client was last told of (its mode picker shows it). */
+  private clientMode: PermissionMode;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -55,6 +57,7 @@ export class AcpSession implements ApprovalHandler {
     this.sessionId = interactive.getSessionId();
     // The modes the client was offered bound every switch, `/permissions` typed in a prompt included.
     interactive.getSession().limitPermissionModes(options.modes.includes('default') ? options.modes : ['default', ...options.modes]);
+    this.clientMode = interactive.getSession().getPermissionMode();
     this.unsubscribe = interactive.getSession().subscribe(this.onEvent);
   }
 
@@ -62,8 +65,9 @@ export class AcpSession implements ApprovalHandler {
 
   /** The mode state for `session/new` and `session/load`. */
   modeState(): acp.SessionModeState {
+    this.clientMode = this.interactive.getSession().getPermissionMode();
     return {
-      currentModeId: this.interactive.getSession().getPermissionMode(),
+      currentModeId: this.clientMode,
       availableModes: MODES.filter((mode) => this.options.modes.includes(mode.id)),
     };
   }
@@ -74,6 +78,7 @@ export class AcpSession implements ApprovalHandler {
       throw RequestError.invalidParams({ modeId }, `Unknown mode "${modeId}"; this session offers ${this.options.modes.join(', ')}.`);
     }
     this.interactive.getSession().setPermissionMode(mode);
+    this.clientMode = mode;
   }
 
   /**
@@ -104,8 +109,13 @@ export class AcpSession implements ApprovalHandler {
     return this.outbox;
   }
 
-  /** Stops mapping events; `shutdown` also ends the Tessera session (it is saved). */
+  /**
+   * Stops mapping events; `shutdown` also ends the Tessera session (it is saved). A prompt still
+   * running is cancelled first, as ACP says closing does: its answer is `cancelled`, which the
+   * events no longer mapped (`interrupted`) could not tell it.
+   */
   async close(options: { shutdown: boolean }): Promise<void> {
+    this.cancel();
     this.unsubscribe();
     if (options.shutdown) await this.interactive.shutdown({ reason: 'other' });
   }
@@ -126,22 +136,39 @@ export class AcpSession implements ApprovalHandler {
     this.interrupted = false;
     try {
       const command = parseSlashCommand(text);
-      const reason = (command && (await this.runCommand(command.name, command.args))) ?? (await this.runTurn(text));
-      await this.outbox;
-      return reason;
+      return (command && (await this.runCommand(command.name, command.args))) ?? (await this.runTurn(text));
     } finally {
+      this.reportMode();
+      await this.outbox;
       this.running = false;
     }
   }
 
-  /** `session/cancel`: aborts the running turn (its prompt resolves `cancelled`). */
+  /**
+   * `session/cancel`: aborts the running turn (its prompt resolves `cancelled`). Before the turn
+   * has started (a command is still being resolved) the abort reaches nothing: the flag keeps a
+   * later turn of this prompt from running (`runTurn`, and `turn_start` for one a command starts).
+   */
   cancel(): void {
     if (!this.running) return;
     this.cancelled = true;
     this.interactive.abort();
   }
 
+  /**
+   * A command (`/permissions`, `/mode`), a tool or the host may have switched the mode; the
+   * client's mode picker must not go on showing the old one (`current_mode_update`).
+   */
+  private reportMode(): void {
+    const mode = this.interactive.getSession().getPermissionMode();
+    if (mode === this.clientMode || !this.options.modes.includes(mode)) return;
+    this.clientMode = mode;
+    void this.send({ sessionUpdate: 'current_mode_update', currentModeId: mode });
+  }
+
   private async runTurn(text: string): Promise<acp.StopReason> {
+    // Cancelled while a command was resolved: the client already shows the turn stopped.
+    if (this.cancelled) return 'cancelled';
     try {
       await this.interactive.submit(text);
     } catch (error) {
@@ -197,6 +224,10 @@ export class AcpSession implements ApprovalHandler {
   private readonly onEvent = (event: SessionEvent): void => {
     if (this.awaitingOutput.size > 0 && !event.type.startsWith('tool_')) this.flushOutputs();
     switch (event.type) {
+      case 'turn_start':
+        // A turn a command started itself (a skill's prompt) after the cancel: the earlier abort found nothing to stop.
+        if (this.cancelled && this.running) this.interactive.abort();
+        break;
       case 'text_delta':
         this.streamedText += 1;
         void this.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.delta } });

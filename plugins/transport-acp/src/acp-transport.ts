@@ -27,7 +27,7 @@ export class AcpTransport implements ITransportAdapter<InteractiveSession> {
     for (const session of this.pending.splice(0)) this.server.agent.attach(session);
   }
 
-  /** Resolves when the client's input ended (the editor closed the agent). */
+  /** Resolves when the client's input ended (the editor closed the agent) and the sessions it opened were shut down. */
   get closed(): Promise<void> {
     return this.server?.closed ?? Promise.resolve();
   }

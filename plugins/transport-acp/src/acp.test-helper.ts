@@ -11,6 +11,7 @@ import type { ScriptedProviderOptions } from '@tessera/plugin-provider-scripted'
 import { builtinTools } from '@tessera/plugin-tools';
 import { testPreset } from '@tessera/preset-test';
 import { ApprovalRouter, type SessionFactory } from '@tessera/session-hub';
+import type { AcpSession } from './acp-session.js';
 import { serveAcp, type AcpServer } from './serve-acp.js';
 
 /** What the test client answers to `session/request_permission` (an option id, or cancel). */
@@ -20,6 +21,9 @@ export interface AcpHarness {
   dir: string;
   kernel: Kernel;
   server: AcpServer;
+  /** The factory the agent opens and lists sessions with (a test may wrap its methods). */
+  sessions: SessionFactory;
+  approvals: ApprovalRouter;
   /** The client side: call agent methods with `agent.request(...)`. */
   agent: acp.ClientContext;
   /** Every `session/update` received, in order. */
@@ -97,6 +101,8 @@ export async function startAcpHarness(options: { turns?: (dir: string) => Script
     dir,
     kernel,
     server,
+    sessions,
+    approvals,
     agent: connection.agent,
     updates,
     permissionRequests,
@@ -112,6 +118,13 @@ export async function startAcpHarness(options: { turns?: (dir: string) => Script
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The `InteractiveSession` behind a session open on the harness's connection. */
+export function interactiveOf(harness: AcpHarness, sessionId: string): InteractiveSession {
+  const session = (harness.server.agent as unknown as { sessions: Map<string, AcpSession> }).sessions.get(sessionId);
+  if (!session) throw new Error(`Session ${sessionId} is not open on the harness's connection`);
+  return session.interactive;
 }
 
 /** Initializes the connection and opens a session in the harness's dir. */
