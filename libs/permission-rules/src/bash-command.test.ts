@@ -22,10 +22,43 @@ describe('parseBashCommand', () => {
 
   it('records redirections and ignores fd duplication', () => {
     expect(parseBashCommand('cmd > out.txt 2>&1 < in.txt 2>> err.log').redirects).toEqual([
-      { direction: 'out', target: 'out.txt' },
-      { direction: 'in', target: 'in.txt' },
-      { direction: 'out', target: 'err.log' },
+      { direction: 'out', target: 'out.txt', pattern: 'out.txt' },
+      { direction: 'in', target: 'in.txt', pattern: 'in.txt' },
+      { direction: 'out', target: 'err.log', pattern: 'err.log' },
     ]);
+  });
+
+  it('reads `>& file` and `>&file` as an output to the file, and `>&2`, `>&-` as fd duplication', () => {
+    expect(parseBashCommand('echo hi >& out.txt').redirects).toEqual([{ direction: 'out', target: 'out.txt', pattern: 'out.txt' }]);
+    expect(parseBashCommand('echo hi >&/etc/x 2>&1 >&2 >&- 3>&1-').redirects).toEqual([{ direction: 'out', target: '/etc/x', pattern: '/etc/x' }]);
+    expect(parseBashCommand('cat <<< "data"').redirects).toEqual([]);
+  });
+
+  it("reads ANSI-C quoting $'…' with its escapes, and $\"…\" without the $", () => {
+    expect(commands("echo $'\\'';rm -rf x;#'")).toEqual(["echo $'\\''", 'rm -rf x']);
+    expect(parseBashCommand("$'\\x72m' $'a\\tb' $\"rm\"").subcommands[0]!.words.map((word) => word.value)).toEqual(['rm', 'a\tb', 'rm']);
+    expect(parseBashCommand("echo $'\\cA'").complete).toBe(false);
+    expect(parseBashCommand("echo $'abc").complete).toBe(false);
+  });
+
+  it('drops line continuations inside words', () => {
+    expect(parseBashCommand('r\\\nm -rf x').subcommands[0]!.words.map((word) => word.value)).toEqual(['rm', '-rf', 'x']);
+  });
+
+  it('keeps unquoted expansion characters in the pattern and escapes quoted ones', () => {
+    const patterns = (text: string): string[] => parseBashCommand(text).subcommands[0]!.words.map((word) => word.pattern);
+    expect(patterns(`cat .en? "a*" 'b{c,d}' \\* "$HOME/x" '$HOME'`)).toEqual(['cat', '.en?', 'a\\*', 'b\\{c\\,d\\}', '\\*', '$HOME/x', '\\$HOME']);
+  });
+
+  it('strips coproc and time -p, and unwraps trap actions, env -S strings and wrappers named by path', () => {
+    const names = (text: string): string[] => analyzeBashCommand(text).commands.map((command) => command.name);
+    expect(names('coproc rm x')).toEqual(['rm']);
+    expect(names('time -p rm x')).toEqual(['rm']);
+    expect(names("trap 'rm -rf x' EXIT")).toEqual(['trap', 'rm']);
+    expect(names('trap - EXIT')).toEqual(['trap']);
+    expect(names("env -S'rm x'")).toContain('rm');
+    expect(names('env --split-string="rm x" y')).toContain('rm');
+    expect(names('/usr/bin/env rm x')).toEqual(['rm']);
   });
 
   it('marks unterminated quotes and substitutions as incomplete', () => {

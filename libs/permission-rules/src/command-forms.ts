@@ -1,5 +1,5 @@
 import { parseBashCommand, type BashSubcommand, type BashWord, type ParsedBashCommand } from './bash-command.js';
-import { writeTargets } from './write-targets.js';
+import { hasWriteTargets, possibleWriteTargets, writeTargets } from './write-targets.js';
 
 /**
  * How one subcommand is compared with rules.
@@ -16,6 +16,8 @@ export interface CommandForms {
   denyForms: string[];
   name: string;
   args: string[];
+  /** `args` as the shell will expand them (see `BashWord.pattern`): for telling which paths are certain. */
+  patternArgs: string[];
   /** The directory a wrapper runs the command in (`env -C dir`, `env --chdir=dir`), as written. */
   chdir?: string;
   /**
@@ -24,6 +26,15 @@ export interface CommandForms {
    * judged like output redirections.
    */
   writeTargets: string[];
+  /** `writeTargets` as the shell will expand them (see `BashWord.pattern`). */
+  writePatterns: string[];
+  /** Paths the command may write or not (`git checkout x`: a branch or a file), as patterns; deny and ask rules only. */
+  possibleWrites: string[];
+  /**
+   * The command may write files the text does not show: `xargs` hands a command that writes
+   * through its arguments (`xargs git diff`, `xargs sort`) words read from stdin.
+   */
+  unknownWrites: boolean;
 }
 
 export interface AnalyzedBashCommand {
@@ -78,6 +89,8 @@ const DENY_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map([
 
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'ash', 'busybox']);
 
+const baseName = (value: string): string => value.slice(value.lastIndexOf('/') + 1);
+
 function isAssignment(word: BashWord): boolean {
   return ASSIGNMENT.test(word.raw);
 }
@@ -97,7 +110,7 @@ function skipWrapper(words: readonly BashWord[], at: number, spec: WrapperSpec, 
     i += spec.valueFlags?.has(flag) && !value.includes('=') ? 2 : 1;
   }
   // `env` also takes assignments before the command.
-  while (words[at]!.value === 'env' && i < words.length && isAssignment(words[i]!)) i += 1;
+  while (baseName(words[at]!.value) === 'env' && i < words.length && isAssignment(words[i]!)) i += 1;
   i += spec.positional ?? 0;
   return i < words.length ? i : -1;
 }
@@ -114,7 +127,8 @@ function commandStart(words: readonly BashWord[], strict: boolean): number {
       i += 1;
       continue;
     }
-    const spec = wrappers.get(word.value);
+    // A deny rule also sees through a wrapper named by its path (`/usr/bin/env rm x`).
+    const spec = wrappers.get(strict ? word.value : baseName(word.value));
     if (!spec || (strict && word.raw !== word.value)) return i;
     const next = skipWrapper(words, i, spec, strict);
     if (next === -1) return i;
@@ -125,11 +139,48 @@ function commandStart(words: readonly BashWord[], strict: boolean): number {
 
 const join = (words: readonly BashWord[], key: 'raw' | 'value'): string => words.map((word) => word[key]).join(' ');
 
-/** Commands a subcommand runs by itself: `sh -c '…'`, `eval …`, `find … -exec … ;`. */
+/**
+ * `env -S 'cmd args'` (`-Scmd`, `--split-string=…`) among the wrapper words: env splits the
+ * string into the command it runs, followed by the words after it.
+ */
+function envSplitStrings(words: readonly BashWord[], commandAt: number): string[] {
+  const found: string[] = [];
+  let inEnv = false;
+  for (let i = 0; i < words.length; i++) {
+    const value = words[i]!.value;
+    if (baseName(value) === 'env' && i <= commandAt) inEnv = true;
+    else if (!inEnv) continue;
+    else if (!value.startsWith('-')) {
+      if (!isAssignment(words[i]!)) inEnv = false;
+    } else {
+      let split: string | undefined;
+      if (value === '-S' || value === '--split-string') split = words[++i]?.value;
+      else if (value.startsWith('--split-string=')) split = value.slice('--split-string='.length);
+      else if (/^-[a-zA-Z]*S/.test(value)) split = value.slice(value.indexOf('S') + 1);
+      if (split !== undefined) found.push([split, ...words.slice(i + 1).map((word) => word.raw)].join(' '));
+    }
+  }
+  return found;
+}
+
+/** The action of `trap 'cmd' SIGNAL…`: the shell runs it when the signal arrives. */
+function trapAction(words: readonly BashWord[]): string | undefined {
+  let i = 1;
+  while (words[i] !== undefined && /^-[lp]*$/.test(words[i]!.value) && words[i]!.value !== '-') i += 1;
+  if (words[i]?.value === '--') i += 1;
+  // With one operand it is a signal to reset; `-` resets the listed signals.
+  return words[i + 1] !== undefined && words[i]!.value !== '-' ? words[i]!.value : undefined;
+}
+
+/** Commands a subcommand runs by itself: `sh -c '…'`, `eval …`, `find … -exec … ;`, `trap '…' EXIT`. */
 function innerCommands(words: readonly BashWord[]): string[] {
   const name = words[0]?.value ?? '';
   const base = name.slice(name.lastIndexOf('/') + 1);
   const found: string[] = [];
+  if (base === 'trap') {
+    const action = trapAction(words);
+    if (action !== undefined) found.push(action);
+  }
   if (SHELLS.has(base)) {
     for (let i = 1; i < words.length; i++) {
       const value = words[i]!.value;
@@ -170,14 +221,27 @@ function formsOf(sub: BashSubcommand): CommandForms {
   if (base !== name) denyForms.add([base, ...stripped.slice(1).map((word) => word.value)].join(' '));
   const chdir = wrapperDirectory(words.slice(0, looseStart));
   const args = stripped.slice(1).map((word) => word.value);
+  const patternArgs = stripped.slice(1).map((word) => word.pattern);
   return {
     allowForm: join(words.slice(strictStart), 'raw'),
     denyForms: [...denyForms],
     name: base,
     args,
+    patternArgs,
     ...(chdir === undefined ? {} : { chdir }),
     writeTargets: writeTargets(base, args),
+    writePatterns: writeTargets(base, patternArgs),
+    possibleWrites: possibleWriteTargets(base, patternArgs),
+    unknownWrites: feedsWriter(words.slice(0, looseStart), base),
   };
+}
+
+/**
+ * Whether an `xargs` among the wrappers hands stdin words to a command that can write
+ * through its arguments: those words (`--output=f`) are not in the text.
+ */
+function feedsWriter(wrappers: readonly BashWord[], name: string): boolean {
+  return wrappers.some((word) => baseName(word.value) === 'xargs') && (hasWriteTargets(name) || name === 'find');
 }
 
 /** `env -C dir` / `env --chdir dir` / `env --chdir=dir` among the stripped wrapper words. */
@@ -205,7 +269,7 @@ export function analyzeBashCommand(command: string, depth = 0): AnalyzedBashComm
       continue;
     }
     const looseStart = commandStart(sub.words, false);
-    for (const inner of innerCommands(sub.words.slice(looseStart))) {
+    for (const inner of [...innerCommands(sub.words.slice(looseStart)), ...envSplitStrings(sub.words, looseStart)]) {
       const nested = analyzeBashCommand(inner, depth + 1);
       commands.push(...nested.commands);
       redirects.push(...nested.redirects);

@@ -3,8 +3,9 @@ import { copyWith } from '@tessera/contracts';
 import { dirname, resolve } from 'node:path';
 import { insideDirectories, matchesPathPattern, type PathAnchors } from './path-match.js';
 import { permissionSubject, resolveAnchors, type PermissionSubject } from './permission-subject.js';
-import { findMatch, matchCommand, matchesRule } from './rule-match.js';
+import { findMatch, matchCommand, matchesRule, uncertainMatch } from './rule-match.js';
 import { compileRules, type CompiledRules, type PermissionRules } from './rule-set.js';
+import { expandShellPath } from './shell-path.js';
 import { judgedTool, SAFE_TOOLS, type JudgedTool } from './tool-family.js';
 
 /**
@@ -84,7 +85,10 @@ export function explainPermission(
 
   const denied = findMatch(compiled.deny, tool, input, subject, anchors);
   if (denied) return { decision: 'deny', rule: denied.text, reason: `${toolName} is denied by the rule ${denied.text}`, suggestions: [] };
-  const asked = findMatch(compiled.ask, tool, input, subject, anchors);
+  // A path whose value is only known when the command runs may be one a deny rule names:
+  // it is asked about, in every mode, like a call an ask rule matches.
+  const unsure = uncertainMatch(compiled.deny, subject) ?? uncertainMatch(compiled.ask, subject);
+  const asked = findMatch(compiled.ask, tool, input, subject, anchors) ?? unsure;
   const check: AllowCheck = { tool, input, subject, compiled, session: context.sessionRules ?? [], anchors };
   const suggestions = suggest(check);
   if (asked) {
@@ -185,9 +189,11 @@ function allowed(check: AllowCheck): boolean {
 function outputsAllowed(subject: Extract<PermissionSubject, { kind: 'bash' }>, compiled: CompiledRules, anchors: PathAnchors): boolean {
   // Checked on the parse first: resolving paths costs syscalls.
   const { redirects, commands } = subject.analyzed;
-  if (redirects.every((redirect) => redirect.direction === 'in') && commands.every((command) => command.writeTargets.length === 0)) return true;
-  const outputs = subject.files().outputs;
+  if (redirects.every((redirect) => redirect.direction === 'in') && commands.every((command) => command.writeTargets.length === 0 && !command.unknownWrites)) return true;
+  const { outputs, uncertain } = subject.files();
   const editRules = compiled.allow.rulesFor('Edit');
+  // Where an expanded output lands is not known: only a bare `Edit` allow covers it.
+  if (uncertain.some((path) => path.access === 'output') && !editRules.some((rule) => rule.kind === 'any')) return false;
   return outputs.every((candidates) =>
     editRules.some((rule) => rule.kind === 'any' || (rule.kind === 'path' && matchesPathPattern(rule.path!, candidates.slice(-1), anchors, false))),
   );
@@ -250,11 +256,20 @@ function acceptEditsBash(
   // Its arguments are resolved where the command starts; after a `cd` they may be elsewhere.
   if (files.changesDirectory) return false;
   if (!files.outputs.every((candidates) => editable(candidates, compiled, anchors))) return false;
+  // An output the shell expands (`> secre?s/k`, `> $OUT`) may land anywhere.
+  if (files.uncertain.some((path) => path.access === 'output')) return false;
   return subject.analyzed.commands.every((command) => {
     if (matchCommand(compiled.allow, tool, [command.allowForm])) return true;
     if (!FS_COMMANDS.has(command.name) || command.allowForm.split(' ')[0] !== command.name) return false;
-    const paths = command.args.filter((arg) => !arg.startsWith('-'));
-    return paths.length > 0 && paths.every((arg) => editable(subject.resolvePath(arg), compiled, anchors));
+    const paths = command.patternArgs.filter((arg) => !arg.startsWith('-'));
+    // Each argument must name one known path (`touch {a,/etc/x}` names two, one outside).
+    return (
+      paths.length > 0 &&
+      paths.every((arg) => {
+        const expanded = expandShellPath(arg, subject.resolvePath('.')[0]!, anchors.homeDir);
+        return expanded.kind === 'literal' && expanded.paths.every((path) => editable(subject.resolvePath(path), compiled, anchors));
+      })
+    );
   });
 }
 

@@ -228,3 +228,71 @@ export function insideDirectories(candidates: readonly string[], directories: re
     roots.some((root) => candidate === root || candidate.startsWith(root.endsWith(sep) ? root : root + sep));
   return candidates.length > 0 && candidates.every(inside);
 }
+
+type GlobToken = { kind: 'char'; char: string } | { kind: 'one' } | { kind: 'star' };
+
+/** One path segment of a glob as tokens; a `[…]` class is read as any one character. */
+function segmentTokens(segment: string, escapes: boolean, ignoreCase: boolean): GlobToken[] {
+  const tokens: GlobToken[] = [];
+  for (let i = 0; i < segment.length; i++) {
+    const char = segment[i]!;
+    if (escapes && char === '\\' && i + 1 < segment.length) {
+      const next = segment[++i]!;
+      tokens.push({ kind: 'char', char: ignoreCase ? next.toLowerCase() : next });
+    } else if (char === '*') {
+      if (tokens.at(-1)?.kind !== 'star') tokens.push({ kind: 'star' });
+    } else if (char === '?') tokens.push({ kind: 'one' });
+    else if (char === '[' && segment.indexOf(']', i + 2) !== -1) {
+      tokens.push({ kind: 'one' });
+      i = segment.indexOf(']', i + 2);
+    } else tokens.push({ kind: 'char', char: ignoreCase ? char.toLowerCase() : char });
+  }
+  return tokens;
+}
+
+/** Whether some segment name matches both token lists. */
+function segmentsMeet(a: readonly GlobToken[], b: readonly GlobToken[]): boolean {
+  const seen = new Set<number>();
+  const meet = (i: number, j: number): boolean => {
+    const key = i * (b.length + 1) + j;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    if (i === a.length && j === b.length) return true;
+    if (a[i]?.kind === 'star' && (meet(i + 1, j) || (j < b.length && meet(i, j + 1)))) return true;
+    if (b[j]?.kind === 'star' && (meet(i, j + 1) || (i < a.length && meet(i + 1, j)))) return true;
+    if (i === a.length || j === b.length || a[i]!.kind === 'star' || b[j]!.kind === 'star') return false;
+    const x = a[i]!;
+    const y = b[j]!;
+    return (x.kind === 'one' || y.kind === 'one' || (x.kind === 'char' && y.kind === 'char' && x.char === y.char)) && meet(i + 1, j + 1);
+  };
+  return meet(0, 0);
+}
+
+/**
+ * True when a rule pattern could match one of the paths a shell glob expands to: the glob is
+ * absolute, its quoted characters backslash-escaped (see `expandShellPath`). Errs towards a
+ * match — a `[…]` class counts as any character — since the answer guards deny rules. Like
+ * `matchesPathPattern`, a rule that matches a directory covers everything inside it.
+ */
+export function globMightMatchPattern(pattern: PathPattern, glob: string, anchors: PathAnchors, ignoreCase: boolean): boolean {
+  const shell = glob.split('/').filter((part) => part !== '').map((part) => segmentTokens(part, true, ignoreCase));
+  const bases = pattern.anchor === 'anywhere' || pattern.anchor === 'absolute' ? ROOT_BASES : basesFor(pattern.anchor, anchors);
+  const ruleGlob = pattern.anchor === 'anywhere' ? `**/${pattern.glob}` : pattern.glob;
+  return bases.some((base) => {
+    const rule = [...base.split('/'), ...ruleGlob.split('/')]
+      .filter((part) => part !== '')
+      .map((part) => (part.includes('**') ? undefined : segmentTokens(part, false, ignoreCase)));
+    const seen = new Set<number>();
+    // `undefined` is `**`: any number of segments.
+    const meet = (s: number, r: number): boolean => {
+      const key = s * (rule.length + 1) + r;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      if (r === rule.length) return true;
+      const part = rule[r];
+      if (part === undefined) return meet(s, r + 1) || (s < shell.length && meet(s + 1, r));
+      return s < shell.length && segmentsMeet(shell[s]!, part) && meet(s + 1, r + 1);
+    };
+    return meet(0, 0);
+  });
+}

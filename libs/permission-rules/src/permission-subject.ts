@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { analyzeBashCommand, type AnalyzedBashCommand } from './command-forms.js';
 import { expandHome, pathCandidates, type PathAnchors } from './path-match.js';
+import { expandShellPath } from './shell-path.js';
 import type { JudgedTool } from './tool-family.js';
 import { copyWith } from '@tessera/contracts';
 
@@ -29,6 +30,20 @@ export interface BashFiles {
    * (`cd "$DIR"`, `cd -`, `popd`): where it points is unknown, so no rule may allow it.
    */
   unresolvedPaths: boolean;
+  /**
+   * Paths the shell expands when the command runs (`cat .en?`, `cp a secre?s/x`, `> $OUT`,
+   * `xargs git diff`): which files they name is not known here. Deny rules that could match
+   * one of a glob's expansions deny it; an unknown path is checked by asking (see
+   * `uncertainMatch`); no allow rule or mode allows an uncertain output.
+   */
+  uncertain: UncertainPath[];
+}
+
+export interface UncertainPath {
+  /** `read` and `write` as for `reads` / `writes`; `output` as for `outputs`. */
+  access: 'read' | 'write' | 'output';
+  /** Absolute shell glob (quoted characters backslash-escaped), or undefined when it may be any path. */
+  glob: string | undefined;
 }
 
 /** What a tool call is checked as: the parts of its input that rules can name. */
@@ -106,11 +121,25 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
   let changesDirectory = false;
   let unknownDirectory = false;
   let unresolvedPaths = false;
-  const groups = (arg: string, within: readonly string[] = dirs): string[][] => {
-    const path = shellPath(arg, anchors);
+  const uncertain: UncertainPath[] = [];
+  const literal = (path: string, within: readonly string[]): string[][] => {
     if (unknownDirectory && !isAbsolute(path)) unresolvedPaths = true;
     if (isAbsolute(path)) return [pathCandidates(path, anchors)];
     return within.map((cwd) => pathCandidates(path, copyWith(anchors, { cwd })));
+  };
+  // `pattern` is the word as the shell expands it: a path with a glob, braces or a variable
+  // becomes candidates for each path it certainly names, and uncertain paths for the rest.
+  const groups = (pattern: string, access: UncertainPath['access'], within: readonly string[] = dirs): string[][] => {
+    const out: string[][] = [];
+    for (const cwd of within) {
+      const expanded = expandShellPath(pattern, cwd, anchors.homeDir);
+      if (expanded.kind === 'unknown') uncertain.push({ access, glob: undefined });
+      else if (expanded.kind === 'glob') {
+        if (unknownDirectory && !expanded.patterns.every((glob) => isAbsolute(glob))) unresolvedPaths = true;
+        for (const glob of expanded.patterns) uncertain.push({ access, glob });
+      } else for (const path of expanded.paths) out.push(...literal(path, [cwd]));
+    }
+    return out;
   };
   for (const forms of analyzed.commands) {
     if (forms.name === 'cd' || forms.name === 'pushd' || forms.name === 'popd') {
@@ -129,7 +158,7 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
     }
     const isRead = READ_COMMANDS.has(forms.name);
     const isWrite = WRITE_COMMANDS.has(forms.name);
-    if (!isRead && !isWrite && forms.writeTargets.length === 0) continue;
+    if (!isRead && !isWrite && forms.writeTargets.length === 0 && forms.possibleWrites.length === 0 && !forms.unknownWrites) continue;
     const removing = forms.name === 'rm' || forms.name === 'rmdir';
     // `env -C dir cmd` runs this one command in `dir`: its paths are judged there too.
     let within = dirs;
@@ -139,29 +168,30 @@ function bashFiles(analyzed: AnalyzedBashCommand, anchors: PathAnchors): BashFil
       else within = [...new Set([...dirs, ...dirs.map((dir) => resolve(dir, shellPath(forms.chdir!, anchors)))])];
     }
     if (isRead || isWrite) {
-      for (const arg of pathArguments(forms.args)) {
-        for (const candidates of groups(arg, within)) {
-          if (isRead) reads.push(candidates);
-          if (isWrite) writes.push(candidates);
-          if (removing) removes.push(candidates);
+      for (const arg of pathArguments(forms.patternArgs)) {
+        if (isRead) reads.push(...groups(arg, 'read', within));
+        if (isWrite) {
+          const written = groups(arg, 'write', within);
+          writes.push(...written);
+          if (removing) removes.push(...written);
         }
       }
     }
     // Written through an option or as the destination (`sort -o f`, `tar -x -C d`): like `> f`.
-    for (const target of forms.writeTargets) {
+    for (const target of forms.writePatterns) {
       if (DEVICE_TARGETS.has(target)) continue;
-      for (const candidates of groups(target, within)) outputs.push(candidates);
+      outputs.push(...groups(target, 'output', within));
     }
+    for (const target of forms.possibleWrites) writes.push(...groups(target, 'write', within));
+    if (forms.unknownWrites) uncertain.push({ access: 'output', glob: undefined });
   }
   // Redirections are not ordered against the commands here: each is resolved in every directory.
   for (const redirect of analyzed.redirects) {
     if (DEVICE_TARGETS.has(redirect.target) || /^&?\d+$/.test(redirect.target)) continue;
-    for (const candidates of groups(redirect.target)) {
-      if (redirect.direction === 'in') reads.push(candidates);
-      else outputs.push(candidates);
-    }
+    if (redirect.direction === 'in') reads.push(...groups(redirect.pattern, 'read'));
+    else outputs.push(...groups(redirect.pattern, 'output'));
   }
-  return { reads, writes, outputs, removes, changesDirectory, unresolvedPaths };
+  return { reads, writes, outputs, removes, changesDirectory, unresolvedPaths, uncertain };
 }
 
 function bashSubject(command: string, anchors: PathAnchors): PermissionSubject {

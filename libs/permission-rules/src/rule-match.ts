@@ -1,6 +1,6 @@
 import type { ToolPermission } from '@tessera/contracts';
 import { analyzeBashCommand } from './command-forms.js';
-import { matchesPathPattern, type PathAnchors } from './path-match.js';
+import { globMightMatchPattern, matchesPathPattern, type PathAnchors } from './path-match.js';
 import { compileRule, type CompiledRule } from './permission-rule.js';
 import { permissionSubject, resolveAnchors, stringsIn, type PermissionSubject } from './permission-subject.js';
 import { CompiledRuleList } from './rule-set.js';
@@ -158,8 +158,29 @@ export function findMatch(list: CompiledRuleList, tool: JudgedTool, input: unkno
     for (const [rules, groups] of [[readRules, files.reads], [editRules, [...files.writes, ...files.outputs]]] as const) {
       for (const rule of rules) for (const candidates of groups) if (matchesPathPattern(rule.path!, candidates, anchors, true)) return rule;
     }
+    // A glob (`cat .en?`) matches a rule when one of the paths it may expand to would.
+    for (const { access, glob } of files.uncertain) {
+      if (glob === undefined) continue;
+      for (const rule of access === 'read' ? readRules : editRules) if (globMightMatchPattern(rule.path!, glob, anchors, true)) return rule;
+    }
     return undefined;
   }
   for (const rule of list.rulesFor(tool.name, tool.family)) if (matchesRule(rule, tool, input, subject, anchors)) return rule;
+  return undefined;
+}
+
+/**
+ * The first Read/Edit path rule of `list` that a Bash command's path of unknown value
+ * (`cat "$F"`, `> $(mktemp)`, `xargs git diff`) might name. Such a path cannot be matched, so
+ * the caller asks instead of letting it past the rule.
+ */
+export function uncertainMatch(list: CompiledRuleList, subject: PermissionSubject): CompiledRule | undefined {
+  if (subject.kind !== 'bash') return undefined;
+  const readRules = list.rulesFor('Read').filter((rule) => rule.kind === 'path');
+  const editRules = list.rulesFor('Edit').filter((rule) => rule.kind === 'path');
+  if (readRules.length === 0 && editRules.length === 0) return undefined;
+  for (const { access, glob } of subject.files().uncertain) {
+    if (glob === undefined) return (access === 'read' ? readRules : editRules)[0] ?? undefined;
+  }
   return undefined;
 }

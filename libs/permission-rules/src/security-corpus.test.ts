@@ -69,5 +69,17 @@ describe('security corpus', () => {
     expect(ok('Edit', { file_path: join(cwd, 'src', 'a.ts') })).toBe('auto');
     expect(ok('WebFetch', { url: 'https://notevil.com/' })).toBe('auto');
     expect(ok('mcp__danger2__x', {})).toBe('approve');
+    // Globs, fd duplication and branch switches that cannot reach a denied path stay allowed.
+    for (const command of ['cat src/*.ts', 'ls *.json', 'cat src/{a,b}.ts', 'echo hi >&2', 'echo hi 2>&1', 'git checkout main', 'git checkout -b topic', 'find . -name "*.ts"', "echo $'a\\tb'", 'time -p ls']) {
+      expect(ok('Bash', { command }), command).toBe('auto');
+    }
+  });
+
+  it('asks, in every mode, about a path only known when the command runs and a deny rule might name', () => {
+    const decide = (command: string, mode: PermissionMode): string =>
+      explainPermission('Bash', { command }, mode, SECURITY_CORPUS_RULES, { cwd, homeDir: home }).decision;
+    for (const command of ['echo --output=/etc/motd | xargs git diff', 'cat "$F"', 'cat $(cat list)', 'echo x > "$OUT"', 'cat ~-/.env', 'echo x >& "$OUT"']) {
+      for (const mode of MODES) expect(decide(command, mode), `${command} [${mode}]`).toBe(mode === 'dontAsk' ? 'deny' : 'approve');
+    }
   });
 });

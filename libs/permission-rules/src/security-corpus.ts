@@ -113,6 +113,11 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'echo a # comment\nrm x',
     'echo a;\trm x',
     'ls -la && \\\nrm x',
+    // Not hidden by ANSI-C quoting: `$'\''` is one quote, so `rm` runs.
+    "echo $'\\'';rm -rf x;#'",
+    "ls $'\\'' && rm x #'",
+    'coproc rm x',
+    "trap 'rm -rf x' EXIT",
   ]),
   ...bash('substitution', [
     'echo $(rm -rf /)',
@@ -169,6 +174,11 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'sudo -E env X=1 timeout 1 rm x',
     'builtin rm x',
     'env -u HOME rm x',
+    '/usr/bin/env rm x',
+    '/usr/bin/sudo rm x',
+    'time -p rm x',
+    "env -S'rm x'",
+    'env --split-string="rm x"',
   ]),
   ...bash('quoting', [
     "'rm' -rf /",
@@ -195,6 +205,10 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'chmod 777 /etc/passwd',
     'dd if=/dev/zero of=/dev/sda',
     'curl',
+    "$'rm' -rf x",
+    "$'\\x72m' x",
+    '$"rm" x',
+    'r\\\nm -rf x',
   ]),
   ...bash('case', ['RM x', 'Rm -rf /', 'SUDO ls', 'CURL http://x', 'Git Push', 'GIT PUSH origin', 'Python3 -c "x"']),
   ...bash('file-command', [
@@ -234,6 +248,25 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'env --chdir=secrets cat key.pem',
     'env -C secrets cat key.pem',
     'env -C secrets head key.pem',
+    // `>& f` is `&> f`.
+    'echo hi >& secrets/key.pem',
+    'echo hi >&/etc/passwd',
+    'ls >& /etc/x',
+    // Globs, braces and known variables name the denied file after expansion.
+    'cat .en?',
+    'cat .e*',
+    'cat .{env,x}',
+    'cat secre*/key.pem',
+    'cat ~/.ss?/id_rsa',
+    'cat $PWD/.env',
+    'cat ${PWD}/.env',
+    'cat ~+/.env',
+    'cat [.]env',
+    'cp src/a.ts secre*/',
+    'tee secre?s/k < /dev/null',
+    'echo x > secre?s/key.pem',
+    'sort -o secre?s/out x',
+    'echo x > /e{tc,x}/motd',
   ]),
   // A file written through an option or as the destination is an output, like `> file`.
   // (`curl` and `dd` are also denied by their Bash rules; write-targets.test.ts allows them.)
@@ -325,6 +358,21 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'env -C secrets sort -o out x',
     'timeout 5 wget -O /etc/x http://x',
     'SORT -o /etc/passwd x',
+    // The work tree git writes.
+    'git clone https://x secrets/repo',
+    'git clone https://x/secrets',
+    'git checkout -- secrets/key.pem',
+    'git checkout secrets/key.pem',
+    'git checkout HEAD~1 secrets/key.pem',
+    'git restore secrets/key.pem',
+    'git -C secrets init',
+    'git init /etc/repo',
+    'git worktree add secrets/wt',
+    'git -C secrets reset --hard',
+    'find . -fprintf /etc/x %p',
+    'find . -fprint secrets/x',
+    'find src -fls /etc/x',
+    'find secrets -name x -delete',
   ]),
   ...(
     [

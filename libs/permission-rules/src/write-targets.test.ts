@@ -104,6 +104,29 @@ describe('writeTargets', () => {
     expect(targets('SORT -o out x')).toEqual(['out']);
   });
 
+  it('reads the work tree git writes: clone, init, worktree add, checkout and restore paths, reset --hard', () => {
+    expect(targets('git clone https://x/repo.git')).toEqual(['repo']);
+    expect(targets('git clone --depth 1 -b main https://x/repo.git dest')).toEqual(['dest']);
+    expect(targets('git -C sub init')).toEqual(['sub']);
+    expect(targets('git init --separate-git-dir /g d')).toEqual(['/g', 'd']);
+    expect(targets('git worktree add -b topic ../wt main')).toEqual(['../wt']);
+    expect(targets('git checkout -- a b')).toEqual(['a', 'b']);
+    expect(targets('git checkout HEAD~1 a')).toEqual(['a']);
+    expect(targets('git checkout main')).toEqual([]);
+    expect(targets('git restore --source HEAD a')).toEqual(['a']);
+    expect(targets('git reset --hard')).toEqual(['.']);
+    expect(targets('git reset HEAD~1')).toEqual([]);
+    expect(targets('git status')).toEqual([]);
+  });
+
+  it('reads find -fprint, -fprint0, -fprintf, -fls and the start paths of -delete', () => {
+    expect(targets('find . -fprintf out %p')).toEqual(['out']);
+    expect(targets('find -L src -name x -fprint0 out -fls log')).toEqual(['out', 'log']);
+    expect(targets('find a b -name x -delete')).toEqual(['a', 'b']);
+    expect(targets('find -name x -delete')).toEqual(['.']);
+    expect(targets('find . -name x -print')).toEqual([]);
+  });
+
   it('is found on every subcommand, behind wrappers and inside shells', () => {
     const found = (command: string): string[] => analyzeBashCommand(command).commands.flatMap((forms) => forms.writeTargets);
     expect(found('echo a && sudo sort -o out x; (tar -xf t -C d) | cat')).toEqual(['out', 'd']);

@@ -98,6 +98,48 @@ const GIT_GLOBAL_VALUES = new Set(['-C', '-c', '--git-dir', '--work-tree', '--na
 // Subcommands where `-o` names an output; elsewhere it means something else (`ls-files -o`, `commit -o`).
 const GIT_SHORT_OUTPUT = new Set(['format-patch', 'archive', 'bugreport']);
 
+// Options of the subcommands below that take a value in the next word.
+const GIT_CLONE: OptionGrammar = {
+  shortValues: 'bojuc',
+  longValues: ['--separate-git-dir', '--branch', '--origin', '--depth', '--reference', '--reference-if-able', '--config', '--template', '--upload-pack', '--jobs', '--filter', '--shallow-since', '--shallow-exclude', '--server-option', '--bundle-uri', '--ref-format', '--object-format'],
+};
+const GIT_WORKTREE_ADD: OptionGrammar = { shortValues: 'bB', longValues: ['--reason'] };
+const GIT_CHECKOUT: OptionGrammar = { shortValues: 'bBsU', longValues: ['--source', '--conflict', '--pathspec-from-file', '--orphan', '--unified', '--inter-hunk-context'] };
+
+/**
+ * The work tree a subcommand writes: `clone`'s destination (or the directory named after the
+ * repository), `init`'s directory, `worktree add`'s path, the files `checkout` / `restore`
+ * put back from the index, and everything under `reset --hard`. (`checkout <name>` with no
+ * `--` may name a branch or a file: see `possibleWriteTargets`.)
+ */
+function gitWorkTreeWrites(subcommand: string, rest: readonly string[]): string[] {
+  if (subcommand === 'clone') {
+    const parsed = parseOptions(rest, GIT_CLONE);
+    const [source, destination] = parsed.operands;
+    const written = valuesOf(parsed, '--separate-git-dir');
+    if (destination !== undefined) written.push(destination);
+    else if (source !== undefined) written.push(basename(source.replace(/\/+$/, '')).replace(/\.git$/, '') || '.');
+    return written;
+  }
+  if (subcommand === 'init') {
+    const parsed = parseOptions(rest, { shortValues: 'b', longValues: ['--separate-git-dir', '--template', '--initial-branch', '--shared', '--object-format', '--ref-format'] });
+    return [...valuesOf(parsed, '--separate-git-dir'), parsed.operands[0] ?? '.'];
+  }
+  if (subcommand === 'worktree' && rest[0] === 'add') {
+    const path = parseOptions(rest.slice(1), GIT_WORKTREE_ADD).operands[0];
+    return path === undefined ? [] : [path];
+  }
+  if (subcommand === 'restore') return parseOptions(rest, GIT_CHECKOUT).operands;
+  if (subcommand === 'checkout') {
+    const dashes = rest.indexOf('--');
+    // Before `--`, the first operand is a branch or a file; the ones after it are files.
+    if (dashes !== -1) return [...parseOptions(rest.slice(0, dashes), GIT_CHECKOUT).operands.slice(1), ...rest.slice(dashes + 1)];
+    return parseOptions(rest, GIT_CHECKOUT).operands.slice(1);
+  }
+  if (subcommand === 'reset' && rest.includes('--hard')) return ['.'];
+  return [];
+}
+
 /**
  * `--output` is a diff option (diff, log, show, format-patch, range-diff…), checked on every
  * subcommand since an alias may expand to any of them. `format-patch` without `-o` or
@@ -121,6 +163,7 @@ function gitWrites(args: readonly string[]): string[] {
   });
   const written = valuesOf(parsed, '--output', '--output-directory', ...(GIT_SHORT_OUTPUT.has(subcommand) ? ['-o'] : []));
   if (subcommand === 'format-patch' && written.length === 0 && !has(parsed, '--stdout')) written.push('.');
+  written.push(...gitWorkTreeWrites(subcommand, args.slice(i + 1)));
   return written.map((path) => within(dir, path));
 }
 
@@ -308,6 +351,28 @@ function rsyncWrites(args: readonly string[]): string[] {
   return written;
 }
 
+/**
+ * find's `-fprint f`, `-fprint0 f`, `-fls f` and `-fprintf f format` write `f`; `-delete`
+ * removes what it finds under the start paths (the words before the expression, or `.`).
+ */
+function findWrites(args: readonly string[]): string[] {
+  const written: string[] = [];
+  const starts: string[] = [];
+  let inExpression = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!inExpression && (arg.startsWith('-') || arg === '(' || arg === '!')) inExpression = !/^-[HLP]$|^-D$|^-O\d*$/.test(arg);
+    if (!inExpression) {
+      if (arg === '-D') i += 1;
+      else if (!arg.startsWith('-')) starts.push(arg);
+      continue;
+    }
+    if (/^-(fprint|fprint0|fprintf|fls)$/.test(arg) && args[i + 1] !== undefined) written.push(args[++i]!);
+    else if (arg === '-delete') written.push(...(starts.length > 0 ? starts : ['.']));
+  }
+  return written;
+}
+
 const WRITERS: ReadonlyMap<string, (args: readonly string[]) => string[]> = new Map([
   ['sort', (args: readonly string[]) => valuesOf(parseOptions(args, SORT), '-o', '--output')],
   ['git', gitWrites],
@@ -324,7 +389,13 @@ const WRITERS: ReadonlyMap<string, (args: readonly string[]) => string[]> = new 
   ['mv', (args: readonly string[]) => valuesOf(parseOptions(args, TARGET_DIRECTORY), '-t', '--target-directory')],
   ['rsync', rsyncWrites],
   ['scp', (args: readonly string[]) => copyDestination(parseOptions(args, SCP))],
+  ['find', findWrites],
 ]);
+
+/** Whether `name` is a command that can write files named in its arguments (see `writeTargets`). */
+export function hasWriteTargets(name: string): boolean {
+  return WRITERS.has(name.toLowerCase());
+}
 
 /**
  * What `name args…` writes through options or as its destination (see the top of this file).
@@ -334,4 +405,25 @@ const WRITERS: ReadonlyMap<string, (args: readonly string[]) => string[]> = new 
 export function writeTargets(name: string, args: readonly string[]): string[] {
   const writer = WRITERS.get(name.toLowerCase());
   return writer ? writer(args).filter((path) => path !== '') : [];
+}
+
+/**
+ * Paths `name args…` may write, when the words alone cannot tell: `git checkout x` switches
+ * to the branch `x` or restores the file `x`. Only deny and ask rules are tested against them,
+ * so an ordinary branch switch is not judged as an edit.
+ */
+export function possibleWriteTargets(name: string, args: readonly string[]): string[] {
+  if (name.toLowerCase() !== 'git') return [];
+  let dir: string | undefined;
+  let i = 0;
+  for (; i < args.length && args[i]!.startsWith('-'); i++) {
+    if (!GIT_GLOBAL_VALUES.has(args[i]!)) continue;
+    if (args[i] === '-C' && args[i + 1] !== undefined) dir = within(dir, args[i + 1]!);
+    i += 1;
+  }
+  if (args[i] !== 'checkout') return [];
+  const rest = args.slice(i + 1);
+  const dashes = rest.indexOf('--');
+  const first = parseOptions(dashes === -1 ? rest : rest.slice(0, dashes), GIT_CHECKOUT).operands[0];
+  return first === undefined ? [] : [within(dir, first)];
 }
