@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Message, SessionEvent } from '@tessera/contracts';
 import { createKernel, definePlugin, PromptBlockedError, Stage, type Kernel, type Plugin } from '@tessera/kernel';
+import { permissionsPlugin } from '@tessera/plugin-permissions';
 import { ScriptedProvider } from '@tessera/plugin-provider-scripted';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -25,8 +26,17 @@ afterEach(async () => {
 });
 
 async function start(options?: PromptFileReferencesOptions, ...others: Plugin[]) {
+  return startWith([], options, ...others);
+}
+
+/** With `permissionsPlugin({ rules })` in place of the preset's allow-all policy. */
+async function startWithRules(rules: { deny?: string[]; ask?: string[] }) {
+  return startWith([permissionsPlugin({ rules })]);
+}
+
+async function startWith(replace: Plugin[], options?: PromptFileReferencesOptions, ...others: Plugin[]) {
   const provider = new ScriptedProvider({ turns: () => ({ text: 'done' }) });
-  kernel = await createKernel({ plugins: testPreset({ provider, plugins: [promptFileReferences(options), ...others] }) });
+  kernel = await createKernel({ plugins: testPreset({ provider, replace, plugins: [promptFileReferences(options), ...others] }) });
   const session = kernel.createSession({ cwd });
   const events: SessionEvent[] = [];
   session.subscribe((event) => events.push(event));
@@ -157,6 +167,58 @@ describe('promptFileReferences', () => {
       await writeFile(join(cwd, 'a.txt'), 'a'.repeat(600));
       await writeFile(join(cwd, 'b.txt'), 'b'.repeat(600));
       await expectBlocked('read @a.txt and @b.txt', 'size_limit', { maxTotalBytes: 1000 });
+    });
+  });
+
+  describe('applies the Read permission rules', () => {
+    beforeEach(async () => {
+      await writeFile(join(cwd, '.env'), 'TOKEN=hunter2\n');
+      await writeFile(join(cwd, 'CONTRIBUTING.md'), 'See the settings in @.env before you start.\n');
+    });
+
+    async function blockedByRules(rules: { deny?: string[]; ask?: string[] }, prompt: string): Promise<PromptBlockedError> {
+      const { provider, session } = await startWithRules(rules);
+      const error = await session.run(prompt).then(() => undefined, (caught: unknown) => caught);
+      expect(error).toBeInstanceOf(PromptBlockedError);
+      expect(provider.requests).toHaveLength(0);
+      return error as PromptBlockedError;
+    }
+
+    it('blocks a reference to a file a Read deny rule covers, naming the rule', async () => {
+      const error = await blockedByRules({ deny: ['Read(./.env)'] }, 'what is in @.env');
+      expect(error.details?.failures).toEqual([expect.objectContaining({ reference: '@.env', kind: 'denied', path: join(cwd, '.env') })]);
+      expect(error.message).toContain('@.env [denied]');
+      expect(error.message).toContain('Read(./.env)');
+      expect(JSON.stringify(error)).not.toContain('hunter2');
+    });
+
+    it('blocks a denied file referenced inside a referenced file, naming where', async () => {
+      const error = await blockedByRules({ deny: ['Read(./.env)'] }, 'follow @CONTRIBUTING.md');
+      expect(error.details?.failures).toEqual([expect.objectContaining({ reference: '@.env', kind: 'denied', referencedFrom: 'CONTRIBUTING.md' })]);
+      expect(error.message).toContain('@.env (in CONTRIBUTING.md) [denied]');
+    });
+
+    it('judges the real path of a symbolic link, as the Read tool does', async () => {
+      await symlink(join(cwd, '.env'), join(cwd, 'settings.txt'));
+      const error = await blockedByRules({ deny: ['Read(./.env)'] }, 'read @settings.txt');
+      expect(error.details?.failures).toEqual([expect.objectContaining({ reference: '@settings.txt', kind: 'denied' })]);
+    });
+
+    it('includes a file an ask rule covers when the prompt names it, and blocks it when only a file does', async () => {
+      const named = await startWithRules({ ask: ['Read(./.env)'] });
+      await expect(named.session.run('what is in @.env')).resolves.toBe('done');
+      expect(userText(named.provider.requests[0]?.messages.at(-1))).toContain('TOKEN=hunter2');
+      await kernel?.shutdown();
+
+      const error = await blockedByRules({ ask: ['Read(./.env)'] }, 'follow @CONTRIBUTING.md');
+      expect(error.details?.failures).toEqual([expect.objectContaining({ reference: '@.env', kind: 'denied', referencedFrom: 'CONTRIBUTING.md' })]);
+      expect(error.message).toContain('needs approval');
+    });
+
+    it('leaves files no rule covers alone', async () => {
+      await writeFile(join(cwd, 'README.md'), 'hello\n');
+      const { session } = await startWithRules({ deny: ['Read(./.env)'] });
+      await expect(session.run('read @README.md')).resolves.toBe('done');
     });
   });
 

@@ -1,5 +1,5 @@
-import type { IPromptFileReferenceRecord, ISession } from '@tessera/contracts';
-import { copyWith } from '@tessera/contracts';
+import type { IPromptFileReferenceRecord, ISession, PermissionVerdict, SessionServices } from '@tessera/contracts';
+import { copyWith, PermissionPolicy } from '@tessera/contracts';
 import { definePlugin, PluginOptionsError, Stage, type Plugin } from '@tessera/kernel';
 import {
   resolvePromptFileReferences,
@@ -17,8 +17,14 @@ export type PromptFileReferencesOptions = PromptFileReferenceLimits;
  * `Stage.Default`). The files' contents go to the model only, as `additionalContext`; the
  * prompt is left as written. Once no later tap has blocked the prompt, a
  * `prompt_file_reference` event lists what was read (never the contents). Any reference that
- * cannot be included — missing, outside the workspace, a directory, circular, too deep, too
- * large — blocks the prompt: `run()` rejects with `PromptBlockedError` and nothing is sent.
+ * cannot be included — missing, outside the workspace, denied by the Read permission rules,
+ * a directory, circular, too deep, too large — blocks the prompt: `run()` rejects with
+ * `PromptBlockedError` and nothing is sent.
+ *
+ * Each reference is judged as a `Read` of its file by the session's `PermissionPolicy`
+ * (optional; without one nothing is denied), the check the Read tool's own calls get, except
+ * that nobody is asked: a file an ask rule covers is included when the prompt names it and
+ * refused when only a referenced file does.
  *
  * The factory only checks and keeps `options`; files are read when a prompt is submitted.
  */
@@ -26,7 +32,12 @@ export function promptFileReferences(options: PromptFileReferencesOptions = {}):
   const limits = checkOptions(options);
   return definePlugin({
     name: PROMPT_FILE_REFERENCES_PLUGIN_NAME,
+    optional: [PermissionPolicy],
     register({ hooks }) {
+      // The kernel's own lookups, for sessions made outside it (a subagent's child session),
+      // which have no services of their own.
+      let kernelServices: Pick<SessionServices, 'getOptional'> | undefined;
+
       // What the resolving tap read for each session's prompt, until the recording tap
       // (an observer, after every other tap) publishes it.
       const pending = new WeakMap<ISession, { prompt: string; references: IPromptFileReferenceRecord[] }>();
@@ -34,7 +45,11 @@ export function promptFileReferences(options: PromptFileReferencesOptions = {}):
       hooks.userPromptSubmit.tapPromise({ name: PROMPT_FILE_REFERENCES_PLUGIN_NAME, stage: Stage.Default }, async (context) => {
         pending.delete(context.session);
         if (context.blocked) return undefined;
-        const { blocks, records, failures } = await resolvePromptFileReferences(context.prompt, copyWith(limits, { cwd: context.session.cwd }));
+        const checkRead = readCheck(context.session, kernelServices);
+        const { blocks, records, failures } = await resolvePromptFileReferences(
+          context.prompt,
+          copyWith(limits, { cwd: context.session.cwd, ...(checkRead ? { checkRead } : {}) }),
+        );
         if (failures.length > 0) {
           return {
             blocked: {
@@ -55,8 +70,22 @@ export function promptFileReferences(options: PromptFileReferencesOptions = {}):
         if (read && !context.blocked) context.session.emit?.({ type: 'prompt_file_reference', prompt: read.prompt, references: read.references });
         return undefined;
       });
+
+      return {
+        boot({ getOptional }) {
+          kernelServices = { getOptional };
+        },
+      };
     },
   });
+}
+
+/** A `Read` of each referenced file, judged by the session's policy at the session's current mode. */
+function readCheck(session: ISession, kernel: Pick<SessionServices, 'getOptional'> | undefined): ((path: string) => Promise<PermissionVerdict>) | undefined {
+  const policy = (session.services as SessionServices | undefined)?.getOptional(PermissionPolicy) ?? kernel?.getOptional(PermissionPolicy);
+  if (policy === undefined) return undefined;
+  return async (path) =>
+    policy.evaluate({ toolName: 'Read', input: { file_path: path }, mode: session.getPermissionMode(), cwd: session.cwd, sessionId: session.sessionId });
 }
 
 /** Names every failed reference and what to do, in one message a person can act on. */

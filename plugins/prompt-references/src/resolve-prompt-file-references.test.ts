@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { PermissionVerdict } from '@tessera/contracts';
 import { resolvePromptFileReferences } from './resolve-prompt-file-references.js';
 
 let base: string;
@@ -176,5 +177,58 @@ describe('resolvePromptFileReferences', () => {
     expect(result.failures[0]?.message).toContain('maxFileBytes');
     expect(result.failures[1]?.message).toContain('maxTotalBytes');
     expect(result.records.map((record) => record.relativePath)).toEqual(['a.txt']);
+  });
+
+  describe('with checkRead', () => {
+    /** Judges the files named in `verdicts` (by base name), recording every path asked about. */
+    function judge(verdicts: Record<string, PermissionVerdict>, asked: string[] = []) {
+      return (path: string): PermissionVerdict => {
+        asked.push(path);
+        return verdicts[path.slice(path.lastIndexOf('/') + 1)] ?? { decision: 'auto' };
+      };
+    }
+
+    it('fails a denied reference, at any depth, naming the rule, and includes nothing of it', async () => {
+      await file(join(cwd, '.env'), 'TOKEN=hunter2');
+      await file(join(cwd, 'a.md'), 'see @.env');
+      const checkRead = judge({ '.env': { decision: 'deny', rule: 'Read(./.env)' } });
+      for (const prompt of ['@.env', '@a.md']) {
+        const result = await resolvePromptFileReferences(prompt, { cwd, checkRead });
+        expect(result.failures).toEqual([expect.objectContaining({ reference: '@.env', kind: 'denied', path: join(cwd, '.env') })]);
+        expect(result.failures[0]?.message).toContain('the permission rule Read(./.env) denies it');
+        expect(JSON.stringify(result)).not.toContain('hunter2');
+      }
+    });
+
+    it('judges a symbolic link both as written and by its real path', async () => {
+      await file(join(cwd, 'secrets/key.txt'), 'key');
+      await symlink(join(cwd, 'secrets/key.txt'), join(cwd, 'alias.txt'));
+      const asked: string[] = [];
+      const result = await resolvePromptFileReferences('@alias.txt', { cwd, checkRead: judge({ 'key.txt': { decision: 'deny' } }, asked) });
+      expect(asked).toEqual([join(cwd, 'alias.txt'), join(cwd, 'secrets/key.txt')]);
+      expect(result.failures.map(({ kind }) => kind)).toEqual(['denied']);
+      expect(result.failures[0]?.message).toContain('the permission policy denies it');
+    });
+
+    it('includes a file needing approval when the prompt names it, not when only a file does', async () => {
+      await file(join(cwd, 'notes.txt'), 'private notes');
+      await file(join(cwd, 'a.md'), 'see @notes.txt');
+      const checkRead = judge({ 'notes.txt': { decision: 'approve', rule: 'Read(./notes.txt)' } });
+      const named = await resolvePromptFileReferences('@notes.txt', { cwd, checkRead });
+      expect(named.failures).toEqual([]);
+      expect(named.records.map((record) => record.relativePath)).toEqual(['notes.txt']);
+      const nested = await resolvePromptFileReferences('@a.md', { cwd, checkRead });
+      expect(nested.failures).toEqual([expect.objectContaining({ reference: '@notes.txt', kind: 'denied', referencedFrom: 'a.md' })]);
+      expect(nested.failures[0]?.message).toContain('needs approval');
+      // Named in the prompt too: the user asked for it, even though a.md reaches it first.
+      const both = await resolvePromptFileReferences('@a.md @notes.txt', { cwd, checkRead });
+      expect(both.failures).toEqual([]);
+    });
+
+    it('fails the reference when the check itself fails', async () => {
+      await file(join(cwd, 'a.txt'), 'A');
+      const result = await resolvePromptFileReferences('@a.txt', { cwd, checkRead: () => Promise.reject(new Error('policy offline')) });
+      expect(result.failures).toEqual([expect.objectContaining({ kind: 'denied', message: expect.stringContaining('policy offline') })]);
+    });
   });
 });

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import type { IPromptFileReferenceRecord } from '@tessera/contracts';
+import type { IPromptFileReferenceRecord, PermissionVerdict } from '@tessera/contracts';
 import { insideDirectories, realPathNearest } from '@tessera/permission-rules';
 import { findReferenceTokens, type ReferenceToken } from './reference-tokens.js';
 
@@ -9,7 +9,7 @@ export const DEFAULT_MAX_FILE_BYTES = 256 * 1024;
 export const DEFAULT_MAX_TOTAL_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_DEPTH = 3;
 
-export type PromptFileReferenceFailureKind = 'missing' | 'outside_root' | 'directory' | 'circular' | 'max_depth' | 'size_limit';
+export type PromptFileReferenceFailureKind = 'missing' | 'outside_root' | 'denied' | 'directory' | 'circular' | 'max_depth' | 'size_limit';
 
 /** One reference that could not be included. Any failure blocks the prompt. */
 export interface PromptFileReferenceFailure {
@@ -38,6 +38,14 @@ export interface PromptFileReferenceLimits {
 export interface PromptFileReferenceOptions extends PromptFileReferenceLimits {
   /** The session's working directory: the first root, and what the prompt's references resolve against. */
   cwd: string;
+  /**
+   * How a `Read` of an absolute path would be decided for this session (the plugin asks the
+   * session's `PermissionPolicy`). Asked for every reference before its file is read: `deny`
+   * fails the reference; `approve` (an ask rule) fails a nested one only, since nobody is asked
+   * in the middle of resolving a prompt while the prompt's own references are the user's
+   * request. Default: every read is allowed.
+   */
+  checkRead?: (absolutePath: string) => PermissionVerdict | Promise<PermissionVerdict>;
 }
 
 export interface PromptFileReferenceResolution {
@@ -72,8 +80,8 @@ interface Origin {
  * against the directory of the file it is written in. Each file is included once.
  *
  * A reference must resolve, lexically and after symbolic links, inside `cwd` or one of
- * `roots`. Nothing outside them is read or even looked at. The caller decides what failures
- * mean; the plugin blocks the prompt on any.
+ * `roots`. Nothing outside them is read or even looked at. A file `checkRead` refuses is not
+ * read either. The caller decides what failures mean; the plugin blocks the prompt on any.
  */
 export async function resolvePromptFileReferences(prompt: string, options: PromptFileReferenceOptions): Promise<PromptFileReferenceResolution> {
   const cwd = resolve(options.cwd);
@@ -82,6 +90,7 @@ export async function resolvePromptFileReferences(prompt: string, options: Promp
     maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     maxTotalBytes: options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES,
     maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
+    ...(options.checkRead ? { checkRead: options.checkRead } : {}),
   }).run(prompt);
 }
 
@@ -90,12 +99,15 @@ interface WalkLimits {
   maxFileBytes: number;
   maxTotalBytes: number;
   maxDepth: number;
+  checkRead?: PromptFileReferenceOptions['checkRead'];
 }
 
 /** One resolution: the state a walk over the references of one prompt keeps. */
 class ReferenceWalk {
   private readonly roots: Root[];
   private readonly included = new Set<string>();
+  /** The prompt's own references, resolved against `cwd`: the files the user asked for by name. */
+  private explicit = new Set<string>();
   private totalBytes = 0;
   private readonly result: PromptFileReferenceResolution = { blocks: [], records: [], failures: [] };
 
@@ -107,6 +119,7 @@ class ReferenceWalk {
   }
 
   async run(prompt: string): Promise<PromptFileReferenceResolution> {
+    this.explicit = new Set(findReferenceTokens(prompt).map((token) => resolve(this.cwd, token.path)));
     await this.visit(prompt, { directory: this.cwd, depth: 0, ancestors: [] });
     return this.result;
   }
@@ -146,6 +159,8 @@ class ReferenceWalk {
     }
     const root = this.roots.find((candidate) => insideDirectories([real], [candidate.real], this.cwd));
     if (!root) return fail('outside_root', `${this.show(path)} is a symbolic link to ${real}, outside the workspace (${this.rootList()}). Reference a file inside the workspace instead.`);
+    const refusal = await this.readRefusal(path, real, origin);
+    if (refusal !== undefined) return fail('denied', refusal);
     if (origin.ancestors.includes(real)) {
       const chain = [...origin.ancestors, real].map((ancestor) => this.show(ancestor)).join(' → ');
       return fail('circular', `${this.show(real)} is already being included further up (${chain}). Remove one of the references that form the cycle.`);
@@ -194,6 +209,35 @@ class ReferenceWalk {
     if (NESTING_FILES.test(real)) await this.visit(text, { directory: dirname(real), depth: origin.depth + 1, ancestors: [...origin.ancestors, real], from: record });
   }
 
+  /**
+   * Why the permission rules keep this file from the model, or undefined when they do not.
+   * Both the path as written and its real path are judged, as the Read tool's rules see
+   * through links; the stricter verdict counts.
+   */
+  private async readRefusal(path: string, real: string, origin: Origin): Promise<string | undefined> {
+    const checkRead = this.limits.checkRead;
+    if (checkRead === undefined) return undefined;
+    let verdict: PermissionVerdict | undefined;
+    try {
+      for (const candidate of real === path ? [path] : [path, real]) {
+        const next = await checkRead(candidate);
+        if (verdict === undefined || STRICTNESS[next.decision] > STRICTNESS[verdict.decision]) verdict = next;
+      }
+    } catch (error) {
+      return `${this.show(path)} could not be checked against the permission rules (${error instanceof Error ? error.message : String(error)}), so it was not included. Try again, or remove the reference.`;
+    }
+    if (verdict === undefined || verdict.decision === 'auto') return undefined;
+    const by = verdict.rule === undefined ? 'the permission policy' : `the permission rule ${verdict.rule}`;
+    const why = verdict.reason === undefined ? '' : ` (${verdict.reason})`;
+    if (verdict.decision === 'deny') {
+      return `${this.show(path)} may not be read: ${by} denies it${why}, so it is not sent to the model. Remove the reference, or change the rule if the file may be shared.`;
+    }
+    // An ask rule: the user's own reference is their answer (also when a file they include
+    // names the same file first); one found only inside a file is not.
+    if (origin.depth === 0 || this.explicit.has(path) || this.explicit.has(real)) return undefined;
+    return `${this.show(path)} needs approval to be read under ${by}${why}, and references found inside files are not asked about. Reference it in the prompt yourself to include it, or remove it from ${origin.from?.relativePath ?? 'the file'}.`;
+  }
+
   /** A path as a person reads it: relative to the working directory when inside it. */
   private show(path: string): string {
     const inCwd = relative(this.cwd, path);
@@ -223,6 +267,9 @@ function contextBlock(record: IPromptFileReferenceRecord, text: string, root: st
   const body = text.endsWith('\n') ? text : `${text}\n`;
   return `${who} ${record.originalReference}. Contents of ${record.relativePath}:\n<file path="${record.relativePath}"${rootAttribute}>\n${body}</file>`;
 }
+
+/** How strict each permission decision is, to keep the stricter of two. */
+const STRICTNESS: Record<PermissionVerdict['decision'], number> = { auto: 0, approve: 1, deny: 2 };
 
 /** Files whose own `@` references are followed: Markdown and plain text. */
 const NESTING_FILES = /\.(md|markdown|mdx|txt)$/i;

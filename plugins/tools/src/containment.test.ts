@@ -25,6 +25,12 @@ beforeAll(async () => {
   await writeFile(join(outside, 'secret.txt'), 'top secret');
   await writeFile(join(extra, 'shared.txt'), 'shared');
   await writeFile(join(workspace, 'inside.txt'), 'fine');
+  await mkdir(join(workspace, 'sub', 'deeper'), { recursive: true });
+  await writeFile(join(workspace, 'sub', 'deeper', 'kept.txt'), 'kept');
+  await symlink(join(workspace, 'sub'), join(workspace, 'linked-in'));
+  await symlink(extra, join(workspace, 'linked-extra'));
+  await mkdir(join(outside, 'nested'));
+  await writeFile(join(outside, 'nested', 'deep-secret.txt'), 'deep');
   await symlink(outside, join(workspace, 'escape-dir'));
   await symlink(join(outside, 'secret.txt'), join(workspace, 'escape-file'));
   await symlink(join(outside, 'created-by-attack.txt'), join(workspace, 'dangling'));
@@ -86,6 +92,35 @@ describe('workspace containment', () => {
   it('does not follow symlinks out of the workspace while searching', async () => {
     const grep = await grepTool(options).execute({ pattern: 'top secret', output_mode: 'content' }, toolContext(workspace));
     expect(text(grep)).not.toContain('top secret');
+  });
+
+  // fast-glob opens each base a brace group expands to (`escape-dir` here) through links.
+  it.each([
+    '{escape-dir,x}/*',
+    '{escape-dir,x}/**',
+    '{escape-dir,x}/secret.txt',
+    '{escape-dir,sub}/**/*.txt',
+    '{sub/..,x}/escape-dir/*',
+    './escape-dir/*',
+    'sub/{../escape-dir,x}/**',
+  ])('Glob does not list the outside through a linked directory the pattern %s expands to', async (pattern) => {
+    const result = await globTool(options).execute({ pattern }, toolContext(workspace));
+    expect(result.success).toBe(true);
+    expect(text(result)).not.toMatch(/secret/);
+  });
+
+  it('Glob names the directories it did not search and still lists the rest of a brace group', async () => {
+    const result = await globTool(options).execute({ pattern: '{escape-dir,sub}/**' }, toolContext(workspace));
+    expect(result.data?.filenames).toEqual([join(workspace, 'sub', 'deeper', 'kept.txt')]);
+    expect(text(result)).toContain(`(Not searched: escape-dir — outside the workspace (${workspace})`);
+  });
+
+  it('Glob lists through links that stay inside the workspace roots', async () => {
+    const result = await globTool(options).execute({ pattern: '{linked-in,x}/**/*.txt' }, toolContext(workspace));
+    expect(result.data?.filenames).toEqual([join(workspace, 'linked-in', 'deeper', 'kept.txt')]);
+    const withExtra = { state, additionalDirectories: [extra] };
+    const extraResult = await globTool(withExtra).execute({ pattern: '{linked-extra,x}/*' }, toolContext(workspace));
+    expect(extraResult.data?.filenames).toEqual([join(workspace, 'linked-extra', 'shared.txt')]);
   });
 
   it('allows configured additional directories and names them in refusals', async () => {

@@ -59,6 +59,11 @@ export interface NewestMatches {
   files: Array<{ path: string; mtimeMs: number }>;
   /** All matching files. */
   count: number;
+  /**
+   * Directories the pattern named (through a brace group, say) that lead outside the workspace
+   * roots, as written in the pattern: they were not searched.
+   */
+  outside?: string[];
 }
 
 export interface WalkOptions {

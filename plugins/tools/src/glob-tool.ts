@@ -2,7 +2,7 @@ import type { ReadAccess, Tool } from '@tessera/contracts';
 import { defineTool } from '@tessera/kernel';
 import fg from 'fast-glob';
 import { readdirSync, type Dirent } from 'node:fs';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { FileTimes } from './file-times.js';
 import { deniedPathsFor } from './file-walker.js';
@@ -12,7 +12,7 @@ import { NewestFiles } from './newest-files.js';
 import { errorText, fail, succeed } from './result.js';
 import { resolveSearchRoot } from './search-root.js';
 import { StatWorker } from './stat-worker.js';
-import { isInside, type WorkspaceOptions } from './workspace.js';
+import { isInside, realpathOrUndefined, WorkspaceRoots, type WorkspaceOptions } from './workspace.js';
 
 export interface GlobToolOptions extends WorkspaceOptions, SearchFilterOptions {
   /** Paths returned at most; a notice says when more matched. Default 100. */
@@ -134,22 +134,21 @@ export function splitStaticPrefix(pattern: string): { prefix: string; rest: stri
  * patterns (the common case) take a purpose-built walk with a compiled name matcher; every
  * other pattern goes through fast-glob. Both filter identically and order identically
  * (`fastPath: false` forces fast-glob, so tests can hold the two against each other).
+ * Nothing outside `roots` (real paths; default `root` alone) is searched or listed.
  */
 export async function newestMatches(
   pattern: string,
   root: string,
   rules: IgnoreRules,
   limit: number,
-  options: WalkOptions & { fastPath?: boolean } = {},
+  options: WalkOptions & { fastPath?: boolean; roots?: readonly string[] } = {},
 ): Promise<NewestMatches> {
   // POSIX only: on Windows fast-glob returns `/`-separated absolute paths, which the walk
   // (joining with `\`) would not reproduce.
   const name = options.fastPath !== false && sep === '/' ? compileNamePattern(pattern) : undefined;
   if (name) return newestMatchingFiles(root, name, rules, limit, options);
-  // The synchronous walk is markedly faster (no thread-pool round trip per directory); it
-  // blocks the event loop for the walk, about 20 ms per 20,000 files.
   const escaped = literalParentheses(pattern);
-  const matches = fg.sync(escaped, {
+  const globOptions = {
     cwd: root,
     absolute: true,
     dot: true,
@@ -157,18 +156,81 @@ export async function newestMatches(
     followSymbolicLinks: false,
     suppressErrors: true,
     fs: filteringFs(rules) as never,
-  });
+  };
+  const roots = options.roots ?? [root];
+  const bases = checkBases(escaped, globOptions, roots);
+  // The synchronous walk is markedly faster (no thread-pool round trip per directory); it
+  // blocks the event loop for the walk, about 20 ms per 20,000 files.
+  const matches = bases.outside.length === 0 ? fg.sync(escaped, globOptions) : bases.kept.length === 0 ? [] : fg.sync(bases.kept, globOptions);
   // A pattern without magic (`src/gen/a.ts`) is answered by a stat, not a directory read, so
   // the rules are applied to what it found.
   const literal = !fg.isDynamicPattern(escaped);
+  const contained = realContainment(bases.linked, roots);
   const newest = new NewestFiles(limit);
   const times = new FileTimes(newest, options.worker);
   const denied = options.denied;
   for (const path of matches) {
-    if (isInside(path, root) && !(literal && rules.isIgnoredFile(path)) && !denied?.(path)) times.add(path);
+    if (isInside(path, root) && contained(path) && !(literal && rules.isIgnoredFile(path)) && !denied?.(path)) times.add(path);
   }
   await times.done();
-  return { files: newest.sorted(), count: newest.count };
+  return { files: newest.sorted(), count: newest.count, ...(bases.outside.length > 0 ? { outside: bases.outside } : {}) };
+}
+
+interface BaseCheck {
+  /** The expanded patterns whose base directory is inside the roots. */
+  kept: string[];
+  /** Absolute base directories not known to be their own real path (reached through a link, or unresolvable). */
+  linked: string[];
+  /** Bases, as written, whose real path is outside the roots. */
+  outside: string[];
+}
+
+/**
+ * fast-glob expands braces into one task per static base (`{escape-dir,x}/**` → `escape-dir`
+ * and `x`) and opens each base as a path, through any symbolic link in it, while
+ * `followSymbolicLinks: false` only keeps the walk below the base from entering links. So the
+ * bases are where a pattern can leave the workspace: each one fast-glob derives is resolved
+ * here, and those outside the roots are not searched. Below a base nothing is followed, so a
+ * base that is its own real path needs no further check on what is found under it.
+ */
+function checkBases(pattern: string, options: fg.Options, roots: readonly string[]): BaseCheck {
+  const check: BaseCheck = { kept: [], linked: [], outside: [] };
+  for (const task of fg.generateTasks(pattern, options)) {
+    if (task.base === '.') {
+      check.kept.push(...task.patterns);
+      continue;
+    }
+    const lexical = resolve(options.cwd!, task.base);
+    const real = realpathOrUndefined(lexical);
+    if (real !== undefined && !roots.some((root) => isInside(real, root))) {
+      check.outside.push(task.base);
+      continue;
+    }
+    check.kept.push(...task.patterns);
+    if (real !== lexical) check.linked.push(lexical);
+  }
+  return check;
+}
+
+/**
+ * A test that a found file's real path is inside `roots`, for files under `linked` bases: one
+ * `realpath` per directory, cached. Files elsewhere pass without a system call (their path is
+ * already real). The file itself is never a link: `onlyFiles` without following links skips links.
+ */
+function realContainment(linked: readonly string[], roots: readonly string[]): (path: string) => boolean {
+  if (linked.length === 0) return () => true;
+  const directories = new Map<string, boolean>();
+  return (path) => {
+    if (!linked.some((base) => isInside(path, base))) return true;
+    const directory = dirname(path);
+    let inside = directories.get(directory);
+    if (inside === undefined) {
+      const real = realpathOrUndefined(directory);
+      inside = real !== undefined && roots.some((root) => isInside(real, root));
+      directories.set(directory, inside);
+    }
+    return inside;
+  };
 }
 
 /**
@@ -204,12 +266,13 @@ export function globTool(options: GlobToolOptions = {}): Tool<GlobInput, GlobToo
         const rules = IgnoreRules.create(root.path, root.workspaceRoot, options);
         const worker = useWorker ? StatWorker.available() : undefined;
         const denied = deniedPathsFor(options.readAccess, context);
-        const found = await newestMatches(rest, root.path, rules, maxResults, { worker, signal: context.signal, denied });
+        const found = await newestMatches(rest, root.path, rules, maxResults, { worker, signal: context.signal, denied, roots: root.roots });
         if (context.signal.aborted) return fail('Glob aborted.', 'aborted');
         const truncated = found.count > maxResults;
         const filenames = found.files.map((entry) => entry.path);
         let output = filenames.length === 0 ? 'No files found' : filenames.join('\n');
         if (truncated) output += `\n(Results are truncated: showing ${maxResults} of ${found.count}. Use a more specific path or pattern.)`;
+        if (found.outside) output += `\n(Not searched: ${found.outside.join(', ')} — outside the workspace (${new WorkspaceRoots(options).describe(context.cwd)}), through a symbolic link or "..".)`;
         return succeed(output, { filenames, numFiles: found.count, truncated });
       } catch (error) {
         return fail(`Glob failed: ${errorText(error)}`, 'io_error');

@@ -23,7 +23,7 @@ export type PathResolution =
 // synchronously: one realpath(3) on a local path takes microseconds, while handing it to the
 // thread pool costs several times that on the main thread (measured under load in the server
 // bench); the containment check runs on every file tool call.
-function realpathOrUndefined(path: string): string | undefined {
+export function realpathOrUndefined(path: string): string | undefined {
   try {
     return realpathSync.native(path);
   } catch {
