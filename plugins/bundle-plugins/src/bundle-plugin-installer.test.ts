@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HookInventory, SkillActivator } from '@tessera/contracts';
 import { createKernel, type Kernel } from '@tessera/kernel';
@@ -7,6 +7,7 @@ import { skills } from '@tessera/plugin-skills';
 import { AgentDefinitions, subagents } from '@tessera/plugin-subagents';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BundlePluginManager } from './bundle-plugin-manager.js';
 import { BundlePlugins, bundlePlugins } from './bundle-plugins-plugin.js';
 import { sampleMarketplace, samplePlugin, sandbox, writeTree } from './bundle-plugins.test-helper.js';
 import { runPluginCli } from './run-plugin-cli.js';
@@ -159,5 +160,123 @@ describe('installing from a directory marketplace', () => {
     expect((await cli('install', 'dem@team-tools')).out).toContain('Did you mean demo?');
     expect((await cli('install', 'x@elsewhere')).out).toContain('No marketplace named "elsewhere"');
     expect((await cli('frobnicate')).out).toContain('Usage: plugin');
+  });
+});
+
+describe('approving hooks and MCP servers', () => {
+  const tool = (version: string, extra: Record<string, string | object> = {}) => ({ '.claude-plugin/plugin.json': { name: 'tool', version }, 'commands/hello.md': 'Say hello.', ...extra });
+  const hook = { hooks: { SessionStart: [{ hooks: [{ type: 'command', command: 'sh "${CLAUDE_PLUGIN_ROOT}/start.sh"' }] }] } };
+
+  it('asks again when an update brings hooks or MCP servers that were never approved, and records what was approved', async () => {
+    const market = join(box.root, 'market');
+    sampleMarketplace(market, 'mkt', { tool: tool('1.0.0') });
+    await cli('marketplace', 'add', market, '--yes');
+    expect((await cli('install', 'tool@mkt')).code).toBe(0);
+    const file = join(box.home, '.tessera', 'plugins', 'installed_plugins.json');
+    // Nothing ran code, so nothing was approved.
+    expect(readJson(file).plugins['tool@mkt'][0].approvedAt).toBeUndefined();
+
+    sampleMarketplace(market, 'mkt', { tool: tool('2.0.0', { 'hooks/hooks.json': hook }) });
+    const refused = await cli('install', 'tool@mkt');
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain('hook SessionStart: command sh "${CLAUDE_PLUGIN_ROOT}/start.sh"');
+    expect(readJson(file).plugins['tool@mkt'][0].version).toBe('1.0.0');
+    expect((await cli('install', 'tool@mkt', '--yes')).code).toBe(0);
+    expect(readJson(file).plugins['tool@mkt'][0]).toMatchObject({ version: '2.0.0', approved: ['hook SessionStart: command sh "${CLAUDE_PLUGIN_ROOT}/start.sh"'], approvedAt: expect.any(String) });
+
+    // The same hooks in the next version need no new approval; an added MCP server does.
+    sampleMarketplace(market, 'mkt', { tool: tool('2.1.0', { 'hooks/hooks.json': hook }) });
+    expect((await cli('install', 'tool@mkt')).code).toBe(0);
+    sampleMarketplace(market, 'mkt', { tool: tool('3.0.0', { 'hooks/hooks.json': hook, '.mcp.json': { mcpServers: { notes: { command: 'notes-server' } } } }) });
+    const again = await cli('install', 'tool@mkt');
+    expect(again.code).toBe(1);
+    expect(again.out).toContain('MCP server notes: notes-server');
+    expect(again.out).not.toContain('hook SessionStart');
+  });
+
+  it('enable stamps no approval when the installed copy cannot be loaded', async () => {
+    sampleMarketplace(join(box.root, 'market'), 'mkt', { tool: tool('1.0.0') });
+    await cli('marketplace', 'add', join(box.root, 'market'), '--yes');
+    await cli('install', 'tool@mkt');
+    const installPath = join(box.home, '.tessera', 'plugins', 'cache', 'mkt', 'tool', '1.0.0');
+    writeFileSync(join(installPath, '.claude-plugin', 'plugin.json'), '{ "name": ');
+    expect((await cli('enable', 'tool@mkt')).code).toBe(0);
+    expect(readJson(join(box.home, '.tessera', 'plugins', 'installed_plugins.json')).plugins['tool@mkt'][0].approvedAt).toBeUndefined();
+  });
+});
+
+describe('what an install may touch', () => {
+  const cache = () => join(box.home, '.tessera', 'plugins', 'cache');
+
+  it('keeps a plugin.json version of ".." inside its own folder', async () => {
+    sampleMarketplace(join(box.root, 'dots'), 'dots', { bad: { '.claude-plugin/plugin.json': { name: 'bad', version: '..' }, 'commands/b.md': 'B.' } });
+    await cli('marketplace', 'add', join(box.root, 'market'), '--yes');
+    await cli('marketplace', 'add', join(box.root, 'dots'), '--yes');
+    expect((await cli('install', 'plain@team-tools')).code).toBe(0);
+    const result = await cli('install', 'bad@dots');
+    expect(result.code, result.out).toBe(0);
+    expect(existsSync(join(cache(), 'dots', 'bad', '_..', 'commands', 'b.md'))).toBe(true);
+    expect(existsSync(join(cache(), 'team-tools', 'plain', 'unknown', 'commands', 'hello.md'))).toBe(true);
+  });
+
+  it('refuses a marketplace entry named "..", so uninstall cannot delete the whole cache', async () => {
+    sampleMarketplace(join(box.root, 'dots'), 'dots', { dots: { 'commands/b.md': 'B.' } }, { dots: { name: '..' } });
+    await cli('marketplace', 'add', join(box.root, 'market'), '--yes');
+    await cli('marketplace', 'add', join(box.root, 'dots'), '--yes');
+    expect((await cli('install', 'plain@team-tools')).code).toBe(0);
+    const refused = await cli('install', '..@dots');
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain('cannot be a folder name');
+    expect((await cli('uninstall', '..@dots')).code).toBe(1);
+    expect(existsSync(join(cache(), 'team-tools', 'plain', 'unknown', 'commands', 'hello.md'))).toBe(true);
+  });
+
+  it('refuses a plugin folder that is a symlink out of the marketplace', async () => {
+    writeTree(join(box.home, 'private'), { 'commands/secrets.md': '---\ndescription: hunter2\n---\nhunter2\n' });
+    mkdirSync(join(box.root, 'market', 'plugins'), { recursive: true });
+    symlinkSync(join(box.home, 'private'), join(box.root, 'market', 'plugins', 'evil'));
+    writeTree(join(box.root, 'market'), { '.claude-plugin/marketplace.json': { name: 'team-tools', owner: { name: 'T' }, plugins: [{ name: 'evil', source: './plugins/evil' }] } });
+    await cli('marketplace', 'add', join(box.root, 'market'), '--yes');
+    const refused = await cli('install', 'evil@team-tools');
+    expect(refused.code).toBe(1);
+    expect(refused.out).toContain('leaves the marketplace through a symlink');
+    expect(existsSync(join(cache(), 'team-tools', 'evil'))).toBe(false);
+  });
+
+  it('re-points an absolute symlink inside the plugin at the installed copy', async () => {
+    symlinkSync(join(box.root, 'market', 'plugins', 'plain', 'commands', 'hello.md'), join(box.root, 'market', 'plugins', 'plain', 'commands', 'hi.md'));
+    await cli('marketplace', 'add', join(box.root, 'market'), '--yes');
+    expect((await cli('install', 'plain@team-tools')).code).toBe(0);
+    const copy = join(cache(), 'team-tools', 'plain', 'unknown', 'commands');
+    expect(readlinkSync(join(copy, 'hi.md'))).toBe('hello.md');
+  });
+
+  it('leaves no record behind when the scope settings file cannot be written', async () => {
+    await cli('marketplace', 'add', join(box.root, 'market'), '--yes');
+    writeTree(box.cwd, { '.claude/settings.json': '{ "permissions": { } ' });
+    const failed = await cli('install', 'plain@team-tools', '--scope', 'project');
+    expect(failed.code).toBe(1);
+    expect(failed.out).toContain('.claude/settings.json');
+    const file = join(box.home, '.tessera', 'plugins', 'installed_plugins.json');
+    expect(existsSync(file) ? readJson(file).plugins : {}).toEqual({});
+    expect(existsSync(join(cache(), 'team-tools', 'plain'))).toBe(false);
+  });
+
+  it('uninstall --scope project removes this project\'s record, not another project\'s', async () => {
+    const projectA = join(box.root, 'project-a');
+    const projectB = join(box.root, 'project-b');
+    mkdirSync(projectA);
+    mkdirSync(projectB);
+    const inA = new BundlePluginManager({ home: box.home, cwd: projectA });
+    const inB = new BundlePluginManager({ home: box.home, cwd: projectB });
+    await inA.run(`marketplace add ${join(box.root, 'market')} --yes`);
+    expect((await inA.run('install plain@team-tools --scope project')).success).toBe(true);
+    expect((await inB.run('install plain@team-tools --scope project')).success).toBe(true);
+    expect((await inB.run('uninstall plain@team-tools --scope project')).success).toBe(true);
+    const records = () => inA.installer.records('plain@team-tools').map((record) => record.projectPath);
+    expect(records()).toEqual([projectA]);
+    const again = await inB.run('uninstall plain@team-tools --scope project');
+    expect(again.message).toContain(`project in ${projectA}`);
+    expect(records()).toEqual([projectA]);
   });
 });

@@ -5,8 +5,9 @@ import type { MarketplaceEntry } from '@tessera/formats';
 import { BundlePluginLoader, type LoadedBundlePlugin } from './bundle-plugin-loader.js';
 import { BundlePluginError } from './errors.js';
 import { MarketplaceClient, requireApproval, type ResolvedMarketplace, type TrustOptions } from './marketplace-client.js';
-import { parsePluginId, type PluginPaths } from './plugin-paths.js';
-import { readPluginSettings, writeEnabled, type PluginSettingsOptions } from './plugin-settings.js';
+import { readJsonObject } from './json-file.js';
+import { isPlainSegment, parsePluginId, type PluginPaths } from './plugin-paths.js';
+import { readPluginSettings, settingsFileFor, writeEnabled, type PluginSettingsOptions } from './plugin-settings.js';
 import { PluginSourceFetcher } from './plugin-source-fetcher.js';
 import { InstalledPluginsFile, type InstalledPluginRecord, type PluginScope } from './plugin-state.js';
 
@@ -67,6 +68,8 @@ export class BundlePluginInstaller {
     const entry = findEntry(market, name);
     const pluginId = `${entry.name}@${market.name}`;
     const { paths } = this.options;
+    // The entry name becomes cache/<marketplace>/<name>, which uninstall deletes.
+    paths.cacheDir(market.name, entry.name);
     const stage = join(paths.stagingDir, randomUUID());
     const staged = join(stage, 'plugin');
     mkdirSync(stage, { recursive: true });
@@ -75,26 +78,33 @@ export class BundlePluginInstaller {
       const loaded = await this.loader.load(staged, { marketplace: market.name, entry, marketplaceFile: market.file, dataDir: paths.dataDir(pluginId) });
       if (!loaded.ok) throw new BundlePluginError('plugin_load_failed', `${pluginId} cannot be loaded: ${loaded.error}. Nothing was installed.`, { plugin: pluginId });
       const previous = this.installed.get(pluginId);
-      if (!previous.some((record) => record.approvedAt !== undefined)) await this.approveCode(loaded.plugin, options);
+      const approval = await this.approveCode(loaded.plugin, previous, options);
       const version = sanitizeVersion(loaded.plugin.version ?? fetched.gitCommitSha?.slice(0, 12) ?? 'unknown');
       const installPath = paths.cacheDir(market.name, entry.name, version);
+      // A settings file that cannot be written fails here, before the copy or any record changes.
+      readJsonObject(settingsFileFor(scope, this.options));
       swapIn(staged, installPath);
       const now = (this.options.now?.() ?? new Date()).toISOString();
-      const earlier = previous.find((record) => record.scope === scope);
+      const projectPath = scope === 'user' ? undefined : resolve(this.options.cwd);
+      const earlier = previous.find((record) => record.scope === scope && record.projectPath === projectPath);
+      const approvedAt = approval.asked ? now : earlier?.approvedAt;
       const record: InstalledPluginRecord = {
         scope,
         installPath,
         version,
         installedAt: earlier?.installedAt ?? now,
         lastUpdated: now,
-        approvedAt: now,
+        ...(approvedAt === undefined ? {} : { approvedAt }),
+        ...(approval.approved.length === 0 ? {} : { approved: approval.approved }),
         entry: portableEntry(entry),
         ...(fetched.gitCommitSha === undefined ? {} : { gitCommitSha: fetched.gitCommitSha }),
-        ...(scope === 'user' ? {} : { projectPath: resolve(this.options.cwd) }),
+        ...(projectPath === undefined ? {} : { projectPath }),
       };
       this.installed.put(pluginId, record);
-      // Other scopes' records point at the same copy once it is replaced.
-      for (const other of previous.filter((item) => item.scope !== scope && item.installPath !== installPath)) this.installed.put(pluginId, { ...other, installPath, version, lastUpdated: now });
+      // Other scopes' records point at the same copy once it is replaced, and so share its approval.
+      for (const other of previous.filter((item) => item !== earlier && item.installPath !== installPath)) {
+        this.installed.put(pluginId, { ...other, installPath, version, lastUpdated: now, ...(approval.asked ? { approvedAt: now, approved: approval.approved } : {}) });
+      }
       const settingsFile = writeEnabled(scope, pluginId, true, this.options);
       this.options.marketplaces.trust(market.name);
       return {
@@ -111,35 +121,40 @@ export class BundlePluginInstaller {
     }
   }
 
-  /** Removes the scope's install and its `enabledPlugins` entry; the files go with the last scope. */
+  /** Removes the scope's install (for project and local: this project's); the files go with the last record. */
   uninstall(id: string, options: { scope?: PluginScope; keepData?: boolean } = {}): { id: string; removedFiles: boolean; settingsFile: string } {
     const pluginId = this.requireInstalled(id);
-    const scope = options.scope ?? this.installed.get(pluginId)[0]?.scope ?? 'user';
+    const here = resolve(this.options.cwd);
     const records = this.installed.get(pluginId);
-    const record = records.find((item) => item.scope === scope);
+    const mine = (item: InstalledPluginRecord) => item.scope === 'user' || (item.projectPath !== undefined && resolve(item.projectPath) === here);
+    const scope = options.scope ?? records.find(mine)?.scope ?? 'user';
+    // Project and local records of other projects are theirs: only this project's record goes.
+    const record = records.find((item) => item.scope === scope && mine(item));
     if (record === undefined) {
-      throw new BundlePluginError('plugin_not_installed', `${pluginId} is not installed in the ${scope} scope (it is in: ${records.map((item) => item.scope).join(', ')}). Pass --scope.`, { plugin: pluginId });
+      const where = records.map((item) => (item.projectPath === undefined ? item.scope : `${item.scope} in ${item.projectPath}`)).join(', ');
+      throw new BundlePluginError('plugin_not_installed', `${pluginId} is not installed in the ${scope} scope of ${scope === 'user' ? 'this user' : here} (it is in: ${where}). Pass --scope, or run uninstall from that project.`, { plugin: pluginId });
     }
-    const left = this.installed.remove(pluginId, scope, record.projectPath);
+    const removedFiles = this.drop(pluginId, record, options.keepData === true);
     const settingsFile = writeEnabled(scope, pluginId, undefined, this.options);
-    const { name, marketplace } = parsePluginId(pluginId)!;
-    if (left.length === 0) {
-      rmSync(this.options.paths.cacheDir(marketplace, name), { recursive: true, force: true });
-      if (!options.keepData) rmSync(this.options.paths.dataDir(pluginId), { recursive: true, force: true });
-    }
-    return { id: pluginId, removedFiles: left.length === 0, settingsFile };
+    return { id: pluginId, removedFiles, settingsFile };
   }
 
-  /** `enabledPlugins[id] = true` in the scope's file; the first enable of code-running components asks. */
+  /**
+   * `enabledPlugins[id] = true` in the scope's file. Hooks and MCP servers that were never
+   * approved for this plugin are listed and need `--yes` or the approve callback first.
+   */
   async enable(id: string, options: InstallOptions = {}): Promise<{ id: string; settingsFile: string }> {
     const pluginId = this.requireInstalled(id);
     const records = this.installed.get(pluginId);
-    if (!records.some((record) => record.approvedAt !== undefined)) {
-      const record = records[0]!;
-      const loaded = await this.loader.load(record.installPath, { marketplace: parsePluginId(pluginId)!.marketplace, dataDir: this.options.paths.dataDir(pluginId), ...(record.entry ? { entry: record.entry } : {}) });
-      if (loaded.ok) await this.approveCode(loaded.plugin, options);
-      const now = (this.options.now?.() ?? new Date()).toISOString();
-      for (const each of records) this.installed.put(pluginId, { ...each, approvedAt: now });
+    const record = records[0]!;
+    const loaded = await this.loader.load(record.installPath, { marketplace: parsePluginId(pluginId)!.marketplace, dataDir: this.options.paths.dataDir(pluginId), ...(record.entry ? { entry: record.entry } : {}) });
+    // A copy that does not load runs nothing, so there is nothing to approve (and nothing is stamped).
+    if (loaded.ok) {
+      const approval = await this.approveCode(loaded.plugin, records, options);
+      if (approval.asked) {
+        const now = (this.options.now?.() ?? new Date()).toISOString();
+        for (const each of records) this.installed.put(pluginId, { ...each, approvedAt: now, approved: approval.approved });
+      }
     }
     return { id: pluginId, settingsFile: writeEnabled(options.scope ?? 'user', pluginId, true, this.options) };
   }
@@ -163,12 +178,19 @@ export class BundlePluginInstaller {
       .sort((a, b) => a.id.localeCompare(b.id));
   }
 
-  /** Uninstalls every scope of every plugin from `marketplace` (used by `marketplace remove`). */
+  /**
+   * Uninstalls every record of every plugin from `marketplace` (used by `marketplace remove`),
+   * other projects' included; only this project's and the user's settings files are edited.
+   */
   uninstallMarketplace(marketplace: string): string[] {
     const removed: string[] = [];
+    const here = resolve(this.options.cwd);
     for (const [id, records] of Object.entries(this.installed.all())) {
       if (parsePluginId(id)?.marketplace !== marketplace) continue;
-      for (const record of records) this.uninstall(id, { scope: record.scope });
+      for (const record of records) {
+        this.drop(id, record, false);
+        if (record.scope === 'user' || (record.projectPath !== undefined && resolve(record.projectPath) === here)) writeEnabled(record.scope, id, undefined, this.options);
+      }
       removed.push(id);
     }
     return removed;
@@ -176,6 +198,16 @@ export class BundlePluginInstaller {
 
   records(id: string): InstalledPluginRecord[] {
     return this.installed.get(id);
+  }
+
+  /** Removes one record; with the last one, the cached copy (and the data unless kept) goes too. */
+  private drop(pluginId: string, record: InstalledPluginRecord, keepData: boolean): boolean {
+    const left = this.installed.remove(pluginId, record.scope, record.projectPath);
+    if (left.length > 0) return false;
+    const { name, marketplace } = parsePluginId(pluginId)!;
+    rmSync(this.options.paths.cacheDir(marketplace, name), { recursive: true, force: true });
+    if (!keepData) rmSync(this.options.paths.dataDir(pluginId), { recursive: true, force: true });
+    return true;
   }
 
   private requireInstalled(id: string): string {
@@ -187,24 +219,46 @@ export class BundlePluginInstaller {
     return id;
   }
 
-  /** Hooks and MCP servers run code: listed and approved before the first enable. */
-  private async approveCode(plugin: LoadedBundlePlugin, trust: TrustOptions): Promise<void> {
-    const details = [
-      ...plugin.hooks.flatMap(({ config }) =>
-        Object.entries(config).flatMap(([event, groups]) =>
-          (groups ?? []).flatMap((group) => group.hooks.map((handler) => `hook ${event}${group.matcher ? ` [${group.matcher}]` : ''}: ${summary(handler)}`)),
-        ),
-      ),
-      ...plugin.mcpServers.map((server) => `MCP server ${server.name}: ${server.spec.type === 'stdio' ? [server.spec.command, ...server.spec.args].join(' ') : `${server.spec.type} ${server.spec.url}`}`),
-    ];
-    if (details.length === 0) return;
-    await requireApproval(trust, { kind: 'plugin', name: plugin.id, details }, 'plugin_approval_required');
+  /**
+   * Hooks and MCP servers run code, so each one is approved before it can run. `approved` on the
+   * records says which ones were; only lines not among them are asked about, which is how an
+   * update that adds a hook asks again (as Claude Code does). Returns the lines now approved and
+   * whether the person was asked (or passed `--yes`) for any.
+   */
+  private async approveCode(plugin: LoadedBundlePlugin, records: readonly InstalledPluginRecord[], trust: TrustOptions): Promise<{ approved: string[]; asked: boolean }> {
+    const details = codeDetails(plugin);
+    const before = new Set(records.flatMap((record) => (Array.isArray(record.approved) ? record.approved : [])));
+    const fresh = details.filter((line) => !before.has(line));
+    if (fresh.length === 0) return { approved: details, asked: false };
+    await requireApproval(trust, { kind: 'plugin', name: plugin.id, details: fresh.map(shorten) }, 'plugin_approval_required');
+    return { approved: details, asked: true };
   }
 }
 
-function summary(handler: { type: string; command?: string; url?: string; prompt?: string }): string {
-  const text = handler.command ?? handler.url ?? handler.prompt ?? '';
-  return `${handler.type} ${text.length > 100 ? `${text.slice(0, 99)}…` : text}`;
+/**
+ * One line per hook handler and MCP server, in full, with the install directory written as
+ * `${CLAUDE_PLUGIN_ROOT}` so that the same plugin gives the same lines wherever it is staged.
+ */
+export function codeDetails(plugin: LoadedBundlePlugin): string[] {
+  const portable = (text: string) => text.split(plugin.root).join('${CLAUDE_PLUGIN_ROOT}');
+  const lines = [
+    ...plugin.hooks.flatMap(({ config }) =>
+      Object.entries(config).flatMap(([event, groups]) =>
+        (groups ?? []).flatMap((group) => group.hooks.map((handler) => `hook ${event}${group.matcher ? ` [${group.matcher}]` : ''}: ${handlerText(handler)}`)),
+      ),
+    ),
+    ...plugin.mcpServers.map((server) => `MCP server ${server.name}: ${server.spec.type === 'stdio' ? [server.spec.command, ...server.spec.args].join(' ') : `${server.spec.type} ${server.spec.url}`}`),
+  ];
+  return [...new Set(lines.map(portable))];
+}
+
+function handlerText(handler: { type: string; command?: string; url?: string; prompt?: string }): string {
+  return `${handler.type} ${handler.command ?? handler.url ?? handler.prompt ?? ''}`;
+}
+
+/** The request shows each line up to 200 characters; the record keeps it whole. */
+function shorten(line: string): string {
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 function checkId(id: string): { name: string; marketplace: string } {
@@ -232,8 +286,10 @@ function portableEntry(entry: MarketplaceEntry): MarketplaceEntry {
   return { ...entry, source: { source: 'relative', path: entry.source.path, resolvedPath: entry.source.path } };
 }
 
-function sanitizeVersion(version: string): string {
-  return version.replace(/[^A-Za-z0-9._+-]/g, '-') || 'unknown';
+/** A version as one folder name: `.`, `..` and other leading-dot versions get a `_` in front. */
+export function sanitizeVersion(version: string): string {
+  const safe = version.replace(/[^A-Za-z0-9._+-]/g, '-') || 'unknown';
+  return isPlainSegment(safe) ? safe : `_${safe}`;
 }
 
 /** Moves `staged` to `target` with renames; on failure the old `target` is put back. */

@@ -9,6 +9,7 @@ import { describeSource, MarketplaceClient, type ApproveCallback } from './marke
 import { PluginPaths } from './plugin-paths.js';
 import { readPluginSettings } from './plugin-settings.js';
 import { PluginSourceFetcher } from './plugin-source-fetcher.js';
+import { redactCredentials } from './redact-credentials.js';
 import type { PluginScope } from './plugin-state.js';
 
 export interface BundlePluginManagerOptions {
@@ -99,11 +100,13 @@ export class BundlePluginManager {
     return this.exec(splitArgs(args));
   }
 
+  /** Every answer, listings included, has credentials in URLs redacted: it lands in terminals and transcripts. */
   async exec(argv: readonly string[]): Promise<PluginCommandResult> {
     try {
-      return await this.dispatch(parseFlags(argv));
+      const result = await this.dispatch(parseFlags(argv));
+      return { ...result, message: redactCredentials(result.message) };
     } catch (error) {
-      return { success: false, message: error instanceof BundlePluginError ? error.message : `plugin: ${(error as Error).message}` };
+      return { success: false, message: redactCredentials(error instanceof BundlePluginError ? error.message : `plugin: ${(error as Error).message}`) };
     }
   }
 

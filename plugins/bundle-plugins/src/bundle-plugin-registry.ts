@@ -44,7 +44,9 @@ export class BundlePluginRegistry {
     const settings = readPluginSettings(this.options);
     const diagnostics: Diagnostic[] = [...settings.diagnostics];
     const failed: ReloadResult['failed'] = [];
-    const installed = new InstalledPluginsFile(this.options.paths).all();
+    // A damaged installed_plugins.json is reported, never thrown: it must not stop a session.
+    const { plugins: installed, diagnostics: stateProblems } = new InstalledPluginsFile(this.options.paths).readLeniently();
+    diagnostics.push(...stateProblems);
     const jobs: Array<Promise<LoadedBundlePlugin | undefined>> = [];
     for (const [id, enabled] of Object.entries(settings.enabledPlugins)) {
       if (!enabled) continue;
@@ -56,7 +58,7 @@ export class BundlePluginRegistry {
       jobs.push(this.loadOne(id, record.installPath, record, failed));
     }
     for (const dir of this.options.pluginDirs ?? []) jobs.push(this.loadOne(undefined, resolve(this.options.cwd, dir), undefined, failed));
-    const plugins = (await Promise.all(jobs)).filter((plugin): plugin is LoadedBundlePlugin => plugin !== undefined);
+    const plugins = onePerName((await Promise.all(jobs)).filter((plugin): plugin is LoadedBundlePlugin => plugin !== undefined), diagnostics);
     for (const plugin of plugins) diagnostics.push(...plugin.diagnostics);
     this.loaded = plugins;
     this.entries = skillEntriesOf(plugins);
@@ -126,9 +128,30 @@ export class BundlePluginRegistry {
   }
 }
 
+/**
+ * One plugin per name, because the name is the `plugin:` namespace of its commands, agents,
+ * hooks and MCP servers: two copies would run every hook twice. A `pluginDirs` copy replaces
+ * an installed plugin of the same name for this session (Claude Code gives `--plugin-dir`
+ * precedence); of two installed ones the first stays and the other is reported.
+ */
+function onePerName(plugins: readonly LoadedBundlePlugin[], diagnostics: Diagnostic[]): LoadedBundlePlugin[] {
+  const kept = new Map<string, LoadedBundlePlugin>();
+  for (const plugin of plugins) {
+    const earlier = kept.get(plugin.name);
+    if (earlier === undefined) kept.set(plugin.name, plugin);
+    else if (plugin.marketplace === 'inline' && earlier.marketplace !== 'inline') {
+      kept.set(plugin.name, plugin);
+      diagnostics.push({ severity: 'info', file: plugin.root, message: `${plugin.root} replaces the installed ${earlier.id} for this session (both are named "${plugin.name}").` });
+    } else {
+      diagnostics.push({ severity: 'warning', file: plugin.root, message: `${plugin.id} is not loaded: ${earlier.id} has the same name "${plugin.name}", and their commands, agents and MCP servers would clash. Disable one of them.` });
+    }
+  }
+  return [...kept.values()];
+}
+
 /** The record for this project (project / local installs) or the user install. */
 function pickRecord(records: InstalledPluginRecord[] | undefined, cwd: string): InstalledPluginRecord | undefined {
-  if (!Array.isArray(records)) return undefined;
+  if (!Array.isArray(records) || records.length === 0) return undefined;
   const here = resolve(cwd);
   return records.find((record) => record.projectPath !== undefined && resolve(record.projectPath) === here) ?? records.find((record) => record.projectPath === undefined) ?? records[0];
 }

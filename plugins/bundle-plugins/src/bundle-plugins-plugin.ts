@@ -44,8 +44,13 @@ export function bundlePlugins(options: BundlePluginsOptions = {}): Plugin {
       bind(McpServerSourceContribution).toConstantValue(new BundlePluginMcpServerSource(registry));
       return {
         async boot({ getOptional }) {
-          const result = await registry.reload();
           const reporter = getOptional(Diagnostics);
+          // Bundle plugins are extras: whatever goes wrong loading them, the session still starts.
+          const result = await registry.reload().catch((error: unknown) => {
+            reporter?.report({ severity: 'error', code: 'TESSERA_BUNDLE_PLUGIN', source: NAME, message: `No bundle plugin was loaded: ${(error as Error).message}` });
+            return undefined;
+          });
+          if (result === undefined) return;
           if (reporter === undefined) return;
           for (const diagnostic of result.diagnostics) {
             if (diagnostic.severity !== 'info') reporter.report(diagnosticReport(diagnostic, 'TESSERA_BUNDLE_PLUGIN', NAME));

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { BundlePluginError } from './errors.js';
+import { redactCredentials } from './redact-credentials.js';
 
 export interface GitCheckout {
   /** The commit checked out (40 hex). */
@@ -45,9 +46,11 @@ export class GitClient {
   /** Checks `url` out into the empty directory `dest` (depth 1). */
   async checkout(url: string, dest: string, options: GitCheckoutOptions): Promise<GitCheckout> {
     mkdirSync(dest, { recursive: true });
+    // git's own stderr repeats the URL, token included: both are redacted.
+    const shown = redactCredentials(url);
     const fail = (what: string, error: unknown): never => {
-      const detail = (error as { stderr?: string }).stderr || (error as Error).message;
-      throw new BundlePluginError('plugin_fetch_failed', `${options.label}: ${what} ${url} failed: ${detail}. Check the URL and your access to it, then try again.`, { url }, error);
+      const detail = redactCredentials((error as { stderr?: string }).stderr || (error as Error).message);
+      throw new BundlePluginError('plugin_fetch_failed', `${redactCredentials(options.label)}: ${what} ${shown} failed: ${detail}. Check the URL and your access to it, then try again.`, { url: shown }, error);
     };
     try {
       await this.run(['init', '-q'], dest);
@@ -79,8 +82,8 @@ export class GitClient {
     const refused = (why: string): never => {
       throw new BundlePluginError(
         'plugin_sha_mismatch',
-        `${options.label}: the marketplace pins commit ${wanted}, but ${why}. The repository was rewritten or the entry is wrong; nothing was installed. Ask the marketplace owner to update the pin.`,
-        { url, sha: wanted },
+        redactCredentials(`${options.label}: the marketplace pins commit ${wanted}, but ${why}. The repository was rewritten or the entry is wrong; nothing was installed. Ask the marketplace owner to update the pin.`),
+        { url: redactCredentials(url), sha: wanted },
       );
     };
     try {

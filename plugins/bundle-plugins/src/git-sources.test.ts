@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -159,5 +159,54 @@ describe.skipIf(!npmAvailable)('npm sources', () => {
     const result = await manager.run('install npm-plug@npm-market');
     expect(result, result.message).toMatchObject({ success: true });
     expect(existsSync(join(box.home, '.tessera', 'plugins', 'cache', 'npm-market', 'npm-plug', '0.3.0', 'commands', 'pkg.md'))).toBe(true);
+  });
+});
+
+describe('what a fetched source may do', () => {
+  it('refuses a catalogue whose name would leave the marketplaces folder, before anything on disk changes', async () => {
+    const victim = join(box.home, 'victim');
+    writeTree(victim, { 'precious.txt': 'keep me' });
+    const evil = publish(box.root, 'evil', { '.claude-plugin/marketplace.json': { name: '../../../victim', owner: { name: 'X' }, plugins: [] }, authorized_keys: 'attacker' });
+    const result = await manager.run(`marketplace add ${evil.url} --yes`);
+    expect(result.success).toBe(false);
+    expect(result.message).toContain('Marketplace name "../../../victim"');
+    expect(readdirSync(victim)).toEqual(['precious.txt']);
+    expect(readdirSync(join(box.home, '.tessera', 'plugins', 'marketplaces'))).toEqual([]);
+    expect(existsSync(join(box.home, '.tessera', 'plugins', 'known_marketplaces.json'))).toBe(false);
+  });
+
+  it('keeps only the symlinks of an npm package that point inside it', async () => {
+    const secret = join(box.root, 'secret.md');
+    writeFileSync(secret, '---\nname: leaked\ndescription: TOP SECRET\n---\nsk-123\n');
+    writeTree(join(box.root, 'pkg', 'package'), { 'package.json': { name: 'linky', version: '1.0.0' }, '.claude-plugin/plugin.json': { name: 'linky', version: '1.0.0' }, 'commands/a.md': 'A.' });
+    symlinkSync(secret, join(box.root, 'pkg', 'package', 'SKILL.md'));
+    symlinkSync('a.md', join(box.root, 'pkg', 'package', 'commands', 'b.md'));
+    execFileSync('tar', ['-czf', join(box.root, 'linky-1.0.0.tgz'), '-C', join(box.root, 'pkg'), 'package']);
+    writeTree(join(box.root, 'market'), { '.claude-plugin/marketplace.json': { name: 'npm-market', owner: { name: 'N' }, plugins: [{ name: 'linky', source: { source: 'npm', package: join(box.root, 'linky-1.0.0.tgz') } }] } });
+    await manager.run(`marketplace add ${join(box.root, 'market')} --yes`);
+    const result = await manager.run('install linky@npm-market');
+    expect(result, result.message).toMatchObject({ success: true });
+    expect(result.message).toContain('outside the marketplace; left out');
+    const installPath = join(box.home, '.tessera', 'plugins', 'cache', 'npm-market', 'linky', '1.0.0');
+    expect(existsSync(join(installPath, 'SKILL.md'))).toBe(false);
+    expect(lstatSync(join(installPath, 'commands', 'b.md')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(installPath, 'commands', 'b.md'), 'utf8')).toBe('A.');
+    expect(JSON.stringify(manager.registry.skillEntries())).not.toContain('TOP SECRET');
+  });
+
+  it('redacts credentials in git URLs from messages and listings, and keeps known_marketplaces.json private', async () => {
+    const failed = await manager.run('marketplace add https://me:ghp_SECRET123@127.0.0.1:9/org/private.git?token=tok_SECRET456 --yes');
+    expect(failed.success).toBe(false);
+    expect(failed.message).toContain('https://***@127.0.0.1:9/org/private.git?token=***');
+    expect(failed.message).not.toMatch(/SECRET/);
+
+    const market = publish(box.root, 'market', { '.claude-plugin/marketplace.json': { name: 'private', owner: { name: 'P' }, plugins: [] } });
+    const withToken = market.url.replace('file://', 'file://me:ghp_SECRET123@');
+    mkdirSync(join(box.home, '.tessera', 'plugins'), { recursive: true });
+    const added = await manager.run(`marketplace add ${withToken} --yes`);
+    expect(added.message).not.toContain('ghp_SECRET123');
+    expect((await manager.run('marketplace list')).message).toContain('file://me:***@');
+    expect((await manager.run('marketplace list --json')).message).not.toContain('ghp_SECRET123');
+    expect(statSync(join(box.home, '.tessera', 'plugins', 'known_marketplaces.json')).mode & 0o077).toBe(0);
   });
 });

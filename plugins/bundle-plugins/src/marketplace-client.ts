@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Diagnostic } from '@tessera/contracts';
 import { readMarketplace, type Marketplace } from '@tessera/formats';
 import { BundlePluginError } from './errors.js';
 import { GitClient } from './git-client.js';
-import type { PluginPaths } from './plugin-paths.js';
+import { checkMarketplaceName, isMarketplaceName, type PluginPaths } from './plugin-paths.js';
+import { redactCredentials } from './redact-credentials.js';
 import { KnownMarketplacesFile, type KnownMarketplace, type MarketplaceSourceSpec } from './plugin-state.js';
 
 /** Asked before Tessera trusts a marketplace or enables a plugin's hooks and MCP servers. */
@@ -118,7 +120,7 @@ export class MarketplaceClient {
   remove(name: string): void {
     const known = this.known.get(name);
     if (known === undefined) throw notFound(name, Object.keys(this.known.all()));
-    if (known.installLocation === this.options.paths.marketplaceDir(name)) rmSync(known.installLocation, { recursive: true, force: true });
+    if (isMarketplaceName(name) && known.installLocation === this.options.paths.marketplaceDir(name)) rmSync(known.installLocation, { recursive: true, force: true });
     this.known.remove(name);
   }
 
@@ -149,8 +151,10 @@ export class MarketplaceClient {
 
   private read(name: string, known: KnownMarketplace, fromSettings: boolean): ResolvedMarketplace {
     const file = marketplaceFile(known.installLocation);
+    checkMarketplaceName(name, this.options.paths.knownMarketplacesFile);
     const { value, diagnostics } = readMarketplace(file);
-    const error = diagnostics.find((diagnostic) => diagnostic.severity === 'error' && diagnostic.path === undefined);
+    // A bad catalogue name is as fatal as no catalogue: the name becomes cache folders.
+    const error = diagnostics.find((diagnostic) => diagnostic.severity === 'error' && (diagnostic.path === undefined || diagnostic.path === 'name'));
     if (value.name === '' || error !== undefined) {
       throw new BundlePluginError('marketplace_invalid', `Marketplace "${name}" cannot be read (${file}): ${error?.message ?? diagnostics[0]?.message ?? 'no catalogue'}. Run \`plugin marketplace update ${name}\` or fix the file.`, { file });
     }
@@ -169,7 +173,8 @@ export class MarketplaceClient {
         throw new BundlePluginError('marketplace_invalid', `${path} has no .claude-plugin/marketplace.json; a marketplace directory needs one.`, { path });
       }
     } else {
-      staged = join(paths.root, 'marketplaces', `.staging-${process.pid}-${Date.now()}`);
+      // A random name: two settings-declared marketplaces may be fetched in the same millisecond.
+      staged = join(paths.root, 'marketplaces', `.staging-${randomUUID()}`);
       rmSync(staged, { recursive: true, force: true });
       try {
         if (source.source === 'url') await this.download(source, staged);
@@ -191,6 +196,14 @@ export class MarketplaceClient {
       if (staged !== undefined) rmSync(staged, { recursive: true, force: true });
       const reason = diagnostics.find((diagnostic) => diagnostic.severity === 'error')?.message ?? 'no catalogue';
       throw new BundlePluginError('marketplace_invalid', `${describeSource(source)} is not a usable marketplace (${file}): ${reason}`, { file });
+    }
+    // The name becomes marketplaces/<name> (deleted and replaced below) and cache/<name>: a
+    // name such as `../../.ssh` must stop here, before anything on disk changes.
+    try {
+      checkMarketplaceName(value.name, file);
+    } catch (error) {
+      if (staged !== undefined) rmSync(staged, { recursive: true, force: true });
+      throw error;
     }
     if (staged !== undefined) {
       // Swap the new clone in whole: a failed fetch above left the previous one untouched.
@@ -216,7 +229,7 @@ export class MarketplaceClient {
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       text = await response.text();
     } catch (error) {
-      throw new BundlePluginError('marketplace_fetch_failed', `Downloading ${url} failed: ${(error as Error).message}. Check the URL and try again.`, { url }, error);
+      throw new BundlePluginError('marketplace_fetch_failed', redactCredentials(`Downloading ${url} failed: ${(error as Error).message}. Check the URL and try again.`), { url: redactCredentials(url) }, error);
     }
     mkdirSync(join(dest, '.claude-plugin'), { recursive: true });
     writeFileSync(join(dest, '.claude-plugin', 'marketplace.json'), text);
@@ -247,14 +260,15 @@ export function githubUrl(repo: string): string {
   return `https://github.com/${repo.replace(/\.git$/, '')}.git`;
 }
 
+/** The source as shown to people, credentials redacted. */
 export function describeSource(source: MarketplaceSourceSpec): string {
   switch (source.source) {
     case 'github':
       return `github:${source.repo}${source.ref ? `@${source.ref}` : ''}`;
     case 'git':
-      return `${source.url}${source.ref ? `#${source.ref}` : ''}`;
+      return redactCredentials(`${source.url}${source.ref ? `#${source.ref}` : ''}`);
     case 'url':
-      return source.url!;
+      return redactCredentials(source.url!);
     default:
       return source.path ?? source.source;
   }

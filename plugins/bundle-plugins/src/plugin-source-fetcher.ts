@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Diagnostic } from '@tessera/contracts';
 import type { MarketplaceEntry } from '@tessera/formats';
 import { BundlePluginError } from './errors.js';
 import { GitClient } from './git-client.js';
 import { githubUrl, type ResolvedMarketplace } from './marketplace-client.js';
+import { redactCredentials } from './redact-credentials.js';
 
 export interface FetchedPlugin {
   /** The commit the files came from, when git was involved (the plugin's or the marketplace clone's). */
@@ -44,7 +45,7 @@ export class PluginSourceFetcher {
         if (!existsSync(source.resolvedPath)) {
           throw new BundlePluginError('plugin_not_found', `${label}: ${source.resolvedPath} does not exist in the marketplace. Run \`plugin marketplace update ${market.name}\`.`, { plugin: label, path: source.resolvedPath });
         }
-        copyPluginTree(source.resolvedPath, dest, market.marketplace.root, diagnostics);
+        copyPluginTree(source.resolvedPath, dest, market.marketplace.root, diagnostics, label);
         const sha = await this.git.run(['rev-parse', 'HEAD'], market.marketplace.root).catch(() => undefined);
         return { ...(sha !== undefined && /^[0-9a-f]{40}$/.test(sha) && this.isOwnRepo(market) ? { gitCommitSha: sha } : {}), diagnostics };
       }
@@ -59,7 +60,7 @@ export class PluginSourceFetcher {
         return this.fromGit(url, source.path, source, label, dest, diagnostics);
       }
       case 'npm':
-        await this.fromNpm(source.package, source.version, source.registry, label, dest);
+        await this.fromNpm(source.package, source.version, source.registry, label, dest, diagnostics);
         return { diagnostics };
       default:
         throw new BundlePluginError('plugin_source_unsupported', `${label} comes from a "${source.source}" source, which Tessera does not install. Install it by hand and load it with a plugin directory.`, { plugin: label, source: source.source });
@@ -85,15 +86,15 @@ export class PluginSourceFetcher {
       if (root !== checkout && !root.startsWith(checkout + sep)) {
         throw new BundlePluginError('plugin_source_unsupported', `${label}: path ${JSON.stringify(subdir)} leaves the repository.`, { plugin: label });
       }
-      if (!existsSync(root)) throw new BundlePluginError('plugin_not_found', `${label}: ${subdir} is not in ${url} at ${result.sha}.`, { plugin: label, url });
-      copyPluginTree(root, dest, checkout, diagnostics);
+      if (!existsSync(root)) throw new BundlePluginError('plugin_not_found', `${label}: ${subdir} is not in ${redactCredentials(url)} at ${result.sha}.`, { plugin: label, url: redactCredentials(url) });
+      copyPluginTree(root, dest, checkout, diagnostics, label);
       return { gitCommitSha: result.sha, diagnostics };
     } finally {
       rmSync(checkout, { recursive: true, force: true });
     }
   }
 
-  private async fromNpm(name: string, version: string | undefined, registry: string | undefined, label: string, dest: string): Promise<void> {
+  private async fromNpm(name: string, version: string | undefined, registry: string | undefined, label: string, dest: string, diagnostics: Diagnostic[]): Promise<void> {
     const work = `${dest}.npm`;
     rmSync(work, { recursive: true, force: true });
     mkdirSync(work, { recursive: true });
@@ -103,11 +104,13 @@ export class PluginSourceFetcher {
       const packed = (JSON.parse(output) as Array<{ filename: string }>)[0]?.filename;
       if (packed === undefined) throw new Error('npm pack produced no tarball');
       await run('tar', ['-xzf', join(work, basenameOf(packed)), '-C', work], work);
-      renameSync(join(work, 'package'), dest);
+      // Copied, not moved: a tarball can hold symlinks to any file of the user's, and the
+      // symlink policy (only links inside the package are kept) applies to npm sources too.
+      copyPluginTree(join(work, 'package'), dest, join(work, 'package'), diagnostics, label);
     } catch (error) {
       if (error instanceof BundlePluginError) throw error;
       const detail = (error as { stderr?: string }).stderr || (error as Error).message;
-      throw new BundlePluginError('plugin_fetch_failed', `${label}: npm pack ${spec} failed: ${detail}. Check the package name and your registry access.`, { plugin: label, package: spec }, error);
+      throw new BundlePluginError('plugin_fetch_failed', redactCredentials(`${label}: npm pack ${spec} failed: ${detail}. Check the package name and your registry access.`), { plugin: label, package: spec }, error);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
@@ -130,12 +133,16 @@ function run(command: string, args: string[], cwd: string): Promise<string> {
 /**
  * Copies a plugin directory as Claude Code's cache copy does: `.git` left out; a symlink kept
  * when it points inside the plugin, replaced by its target's content when it points elsewhere
- * in the marketplace, and dropped (with a warning) when it points outside.
+ * in the marketplace, and dropped (with a warning) when it points outside. The plugin directory
+ * itself may be a symlink only to somewhere inside the marketplace (or repository, or package).
  */
-export function copyPluginTree(from: string, to: string, marketRoot: string, diagnostics: Diagnostic[]): void {
+export function copyPluginTree(from: string, to: string, marketRoot: string, diagnostics: Diagnostic[], label = from): void {
   const pluginRoot = realpathSync(from);
   const marketReal = realpathSync(marketRoot);
   const inside = (path: string, root: string) => path === root || path.startsWith(root + sep);
+  if (!inside(pluginRoot, marketReal)) {
+    throw new BundlePluginError('plugin_source_unsupported', `${label}: ${from} leaves the marketplace through a symlink (to ${pluginRoot}); nothing was installed. Ask the marketplace owner to keep plugin folders inside the marketplace.`, { plugin: label, path: from });
+  }
   const visit = (source: string, target: string): void => {
     mkdirSync(target, { recursive: true });
     for (const entry of readdirSync(source, { withFileTypes: true })) {
@@ -150,7 +157,8 @@ export function copyPluginTree(from: string, to: string, marketRoot: string, dia
           diagnostics.push({ severity: 'warning', file: path, message: 'Broken symlink; left out of the installed copy.' });
           continue;
         }
-        if (inside(real, pluginRoot)) symlinkSync(readlinkSync(path), destination);
+        // Relative to the copy, so an absolute link does not point back into the source.
+        if (inside(real, pluginRoot)) symlinkSync(relative(dirname(destination), join(to, relative(pluginRoot, real))) || '.', destination);
         else if (inside(real, marketReal)) cpSync(real, destination, { recursive: true, dereference: true });
         else diagnostics.push({ severity: 'warning', file: path, message: `Symlink to ${real}, outside the marketplace; left out of the installed copy (Claude Code drops it too).` });
       } else if (entry.isDirectory()) visit(path, destination);

@@ -1,3 +1,4 @@
+import type { Diagnostic } from '@tessera/contracts';
 import type { MarketplaceEntry } from '@tessera/formats';
 import type { PluginPaths } from './plugin-paths.js';
 import { readJsonObject, updateJsonObject } from './json-file.js';
@@ -14,8 +15,13 @@ export interface InstalledPluginRecord {
   gitCommitSha?: string;
   /** Project and local scopes: the project the install belongs to. */
   projectPath?: string;
-  /** When the person agreed to the hooks and MCP servers it runs (first enable). */
+  /** When the person last agreed to hooks or MCP servers it runs; absent when it runs none. */
   approvedAt?: string;
+  /**
+   * Tessera: the hooks and MCP servers agreed to, one line each (see `codeDetails`). An update
+   * or enable that brings a line not in this list asks again.
+   */
+  approved?: string[];
   /** Tessera: the marketplace entry it was installed from (its name, `strict` and component fields apply at load). */
   entry?: MarketplaceEntry;
 }
@@ -48,6 +54,37 @@ export class InstalledPluginsFile {
     const plugins = value?.plugins;
     if (plugins === null || typeof plugins !== 'object' || Array.isArray(plugins)) return {};
     return plugins as Record<string, InstalledPluginRecord[]>;
+  }
+
+  /**
+   * Every readable record, for loading at start-up: never throws. A file that cannot be read
+   * gives no records and an error naming it; a record that is not an object with a string
+   * `installPath` and `scope` is skipped with a warning, and the others are kept (Claude Code
+   * is as lenient).
+   */
+  readLeniently(): { plugins: Record<string, InstalledPluginRecord[]>; diagnostics: Diagnostic[] } {
+    const file = this.paths.installedPluginsFile;
+    const diagnostics: Diagnostic[] = [];
+    let all: Record<string, unknown>;
+    try {
+      all = this.all();
+    } catch (error) {
+      diagnostics.push({ severity: 'error', file, message: `${(error as Error).message} Until then no installed plugin is loaded; or delete the file and run \`tessera plugin install\` for each plugin again.` });
+      return { plugins: {}, diagnostics };
+    }
+    const plugins: Record<string, InstalledPluginRecord[]> = {};
+    for (const [id, records] of Object.entries(all)) {
+      if (!Array.isArray(records)) {
+        diagnostics.push({ severity: 'warning', file, path: `plugins.${id}`, message: `The records of ${id} are not a list; they are skipped. Run \`tessera plugin install ${id}\` to write them again.` });
+        continue;
+      }
+      plugins[id] = records.filter((record: unknown, index) => {
+        const ok = record !== null && typeof record === 'object' && typeof (record as InstalledPluginRecord).installPath === 'string' && typeof (record as InstalledPluginRecord).scope === 'string';
+        if (!ok) diagnostics.push({ severity: 'warning', file, path: `plugins.${id}[${index}]`, message: `Not an install record (an object with scope and installPath); it is skipped. Run \`tessera plugin install ${id}\` to write it again.` });
+        return ok;
+      });
+    }
+    return { plugins, diagnostics };
   }
 
   get(id: string): InstalledPluginRecord[] {
@@ -100,15 +137,24 @@ export class KnownMarketplacesFile {
     return this.all()[name];
   }
 
+  /** The file can hold a git URL with a token in it (needed to fetch again), so only the owner reads it. */
   put(name: string, value: KnownMarketplace): void {
-    updateJsonObject(this.paths.knownMarketplacesFile, (all) => {
-      all[name] = value;
-    });
+    updateJsonObject(
+      this.paths.knownMarketplacesFile,
+      (all) => {
+        all[name] = value;
+      },
+      { mode: 0o600 },
+    );
   }
 
   remove(name: string): void {
-    updateJsonObject(this.paths.knownMarketplacesFile, (all) => {
-      delete all[name];
-    });
+    updateJsonObject(
+      this.paths.knownMarketplacesFile,
+      (all) => {
+        delete all[name];
+      },
+      { mode: 0o600 },
+    );
   }
 }
