@@ -80,7 +80,9 @@ export interface SessionCluster {
   heads(): Promise<StoredSessionHead[]>;
   /**
    * Shares one event of a turn this replica runs. Events of one session reach followers in the
-   * order they were published. Must not throw: a failure is reported by the cluster.
+   * order they were published. Must not throw: a failure is reported by the cluster. Events
+   * published under a lease that was lost are dropped once another replica holds the session
+   * (on Redis the lease token fences them), so they never reach that replica's turn.
    */
   publish(sessionId: string, event: ClusterTurnEvent): void;
   /** The id of a turn of this session running on some replica, or `undefined`. */

@@ -2,16 +2,21 @@ import { describeError, TesseraError } from '@tessera/contracts';
 
 /**
  * A save from a copy of the session that is no longer the newest: another process (a server
- * replica) saved it since this process loaded it. Nothing was written; load it again, then
- * redo the change.
+ * replica) saved it since this process loaded it, or may be changing it now (`reason`
+ * `lease_lost`: this process's lock on the session was lost; `locked`: another process holds
+ * the lock). Nothing was written; load it again, then redo the change.
  */
 export class SessionConflictError extends TesseraError {
-  constructor(sessionId: string, expected: number, stored: number) {
+  constructor(sessionId: string, expected: number, stored: number, reason: 'stale' | 'lease_lost' | 'locked' = 'stale') {
     super(
-      expected === 0
+      reason === 'lease_lost'
+        ? `Session ${sessionId} was not saved: this process's lock on it was lost (it expired, and another replica may have taken the session), so the save was refused rather than overwrite that replica's entries. Load the session again and retry.`
+        : reason === 'locked'
+          ? `Session ${sessionId} was not saved: another replica holds its lock (it runs a turn or changes the session), so a save without the lock was refused. Wait for it to finish, load the session again and retry.`
+          : expected === 0
         ? `Session ${sessionId} is already stored (revision ${stored}) but this process never loaded it; load it first so a save cannot overwrite what is stored.`
         : `Session ${sessionId} was saved elsewhere since this process loaded it (revision ${expected}, stored ${stored}); the save was refused so newer entries are not lost. Load the session again and retry.`,
-      { code: 'session_conflict', category: 'state', recoverable: true, details: { sessionId, expectedRevision: expected, storedRevision: stored } },
+      { code: 'session_conflict', category: 'state', recoverable: true, details: { sessionId, expectedRevision: expected, storedRevision: stored, reason } },
     );
   }
 }

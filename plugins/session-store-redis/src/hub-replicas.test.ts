@@ -226,6 +226,60 @@ describe.runIf(hasRedisServer)('SessionHub replica mode: two replicas on one red
     expect(seen.filter((chunk) => chunk.type === 'finish')).toHaveLength(2);
   });
 
+  it("B, watching the session, starts the next turn as soon as A's turn ended although its follower has not read that end yet", async () => {
+    // B's follower delivers the end of A's turn 200 ms late (a follower catching up).
+    const { a, b, prefix } = await replicas({
+      wrapB: (cluster) =>
+        Object.assign(Object.create(cluster) as SessionCluster, {
+          follow: (sessionId: string, turnId: string, listener: Parameters<SessionCluster['follow']>[2]) =>
+            cluster.follow(sessionId, turnId, (event) => {
+              if (event.type === 'turn-end') setTimeout(() => listener(event), 200);
+              else listener(event);
+            }),
+        }),
+    });
+    const { id } = await a.hub.create(OWNER, {});
+    const seen: UIChunk[] = [];
+    cleanups.push(await b.hub.watch(OWNER, id, (chunk) => seen.push(chunk)));
+    await collect(await a.hub.startTurn(OWNER, id, 'prompt on A')).ended;
+    await until(() => (b.hub.get(OWNER, id).turn?.remote ? true : undefined), "B to follow A's turn", 5_000);
+    expect(b.hub.get(OWNER, id).running).toBe(true);
+    // The client got A's end and sends its next prompt to B at once: no turn runs anywhere.
+    await collect(await b.hub.startTurn(OWNER, id, 'prompt on B')).ended;
+    expect(await storedPrompts(prefix, id)).toEqual(['prompt on A', 'prompt on B']);
+    // B's watcher got A's turn whole before its own.
+    expect(seen.filter((chunk) => chunk.type === 'finish')).toHaveLength(2);
+    expect(seen.map((chunk) => chunk.type).indexOf('finish')).toBeLessThan(seen.map((chunk) => chunk.type).lastIndexOf('start'));
+  });
+
+  it("a WebSocket watcher on B whose follower starts only after A's next turn began gets both turns whole, with no 'replica stopped' error", async () => {
+    let release: (() => void) | undefined;
+    const behind = new Promise<void>((resolve) => (release = resolve));
+    // B's first follower starts reading only once `behind` resolves: A has started its next turn by then.
+    let follows = 0;
+    const { a, b } = await replicas({
+      wrapB: (cluster) =>
+        Object.assign(Object.create(cluster) as SessionCluster, {
+          follow: async (sessionId: string, turnId: string, listener: Parameters<SessionCluster['follow']>[2]) => {
+            if (follows++ === 0) await behind;
+            return cluster.follow(sessionId, turnId, listener);
+          },
+        }),
+    });
+    const { id } = await a.hub.create(OWNER, {});
+    const seen: UIChunk[] = [];
+    cleanups.push(await b.hub.watch(OWNER, id, (chunk) => seen.push(chunk)));
+    await collect(await a.hub.startTurn(OWNER, id, 'first on A')).ended;
+    // The client's next prompt, to A again, at once.
+    const second = collect(await a.hub.startTurn(OWNER, id, 'second on A'));
+    release!();
+    await second.ended;
+    await until(() => (seen.filter((chunk) => chunk.type === 'finish').length === 2 ? true : undefined), 'both turns on B', 5_000);
+    expect(seen.filter((chunk) => chunk.type === 'error')).toEqual([]);
+    expect(JSON.stringify(seen)).toContain('answer to first on A');
+    expect(JSON.stringify(seen)).toContain('answer to second on A');
+  });
+
   it("reading a token's stored sessions on a replica never locks it out (too_many_sessions): idle copies are let go, least recently used first", async () => {
     const { a, b } = await replicas({ maxSessionsPerOwner: 2 });
     const first = await a.hub.create(OWNER, {});

@@ -46,12 +46,13 @@ export function redisSessionStore(options: RedisSessionStoreOptions = {}): Plugi
           settings.onWarning ??
           ((message: string) => (reporter ?? processWarningDiagnostics).report({ severity: 'warning', code: 'TESSERA_REDIS_WARNING', source: 'session-store-redis', message }));
         const { redis, owned } = openRedis(settings.connection ?? 'redis://127.0.0.1:6379', warn);
-        const store = new RedisSessionStore({ redis, ...(settings.prefix === undefined ? {} : { prefix: settings.prefix }) });
+        const report = (error: unknown, operation: string): void => warn(`Could not ${operation}: ${error instanceof Error ? error.message : String(error)}`);
+        const store = new RedisSessionStore({ redis, report, ...(settings.prefix === undefined ? {} : { prefix: settings.prefix }) });
         const cluster = new RedisSessionCluster({
           redis,
           store,
           ...(settings.lockTtlMs === undefined ? {} : { lockTtlMs: settings.lockTtlMs }),
-          report: (error, operation) => warn(`Could not ${operation}: ${error instanceof Error ? error.message : String(error)}`),
+          report,
         });
         let closing: Promise<void> | undefined;
         const close = async (): Promise<void> => {

@@ -8,8 +8,19 @@ export type RedisConnection = string | RedisOptions | Redis;
  * Reconnects with backoff (0.1 s doubling to 5 s) for as long as the process runs; a command
  * sent while Redis is away waits through three reconnection attempts, then fails with an error
  * the store turns into `session_store_unavailable`.
+ *
+ * A command sent but not answered when the connection drops fails instead of being sent again
+ * after the reconnection (`autoResendUnfulfilledCommands`): Redis may have run it already, and
+ * none of these is safe twice — a turn part's XADD would be appended twice, a lock's SET NX
+ * would be refused by the key it set itself (the session then locked by nobody for a TTL), a
+ * save that landed would be refused as stale. Callers handle a failed command already. ioredis
+ * drops such a command without settling it, so `commandTimeout` is what fails it (and any
+ * command a hung connection never answers). The connections `duplicate()` makes (followers,
+ * control) inherit both; a follower's reader allows for its blocking read on top.
  */
 const DEFAULTS: RedisOptions = {
+  autoResendUnfulfilledCommands: false,
+  commandTimeout: 10_000,
   maxRetriesPerRequest: 3,
   connectTimeout: 5_000,
   retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 6), 5_000),

@@ -1,4 +1,5 @@
 import { connect, createServer, type Socket } from 'node:net';
+import type { IHistoryEntry, ISessionRecord } from '@tessera/contracts';
 import type { ClusterTurnEvent } from '@tessera/session-hub';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -11,12 +12,17 @@ const { cleanups, connect: client, replica: makeReplica, prefixOf: prefixWith } 
 const replica = (prefix: string, options: { lockTtlMs?: number; followBlockMs?: number } = {}) => makeReplica(prefix, options);
 const prefixOf = (): string => prefixWith('c');
 
-/** A TCP proxy to Redis on loopback whose `freeze()` stops forwarding without closing anything (a partition, a frozen NAT). */
-async function frozenProxy(target: number): Promise<{ port: number; freeze(): void; close(): Promise<void> }> {
+/**
+ * A TCP proxy to Redis on loopback whose `freeze()` stops forwarding without closing anything (a
+ * partition, a frozen NAT), and `heal()` forwards again what was held back and what follows.
+ */
+async function frozenProxy(target: number): Promise<{ port: number; freeze(): void; heal(): void; close(): Promise<void> }> {
   const sockets: Socket[] = [];
+  const pairs: Array<[Socket, Socket]> = [];
   const server = createServer((inbound) => {
     const outbound = connect(target, '127.0.0.1');
     sockets.push(inbound, outbound);
+    pairs.push([inbound, outbound]);
     for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
     inbound.pipe(outbound);
     outbound.pipe(inbound);
@@ -28,6 +34,12 @@ async function frozenProxy(target: number): Promise<{ port: number; freeze(): vo
       for (const socket of sockets) {
         socket.unpipe();
         socket.pause();
+      }
+    },
+    heal() {
+      for (const [inbound, outbound] of pairs) {
+        inbound.pipe(outbound);
+        outbound.pipe(inbound);
       }
     },
     close: () =>
@@ -293,5 +305,149 @@ describe.runIf(hasRedisServer)('RedisSessionCluster: heads and turn fan-out (rea
     const other: ClusterTurnEvent[] = [];
     await b.cluster.follow('s1', 'another', (event) => other.push(event));
     expect(other).toEqual([{ type: 'turn-end', turnId: 'another', lost: true }]);
+  });
+});
+
+const entry = (id: string, text: string): IHistoryEntry => ({ id, timestamp: '2026-01-01T00:00:00.000Z', category: 'chat', type: 'user', data: { role: 'user', content: text } });
+const record = (id: string, texts: string[]): ISessionRecord => ({
+  id,
+  cwd: '/srv',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: new Date().toISOString(),
+  history: texts.map((text, index) => entry(`e${index}`, text)),
+  messages: texts.map((text) => ({ role: 'user' as const, content: text })),
+});
+
+/** Replica A reaching Redis through a proxy that can freeze (a partition) and heal, with a short lock TTL. */
+async function partitionedReplica(prefix: string, observer: Redis) {
+  const proxy = await frozenProxy(observer.options.port!);
+  cleanups.push(() => proxy.close());
+  const redis = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  cleanups.push(() => redis.disconnect());
+  const store = new RedisSessionStore({ redis, prefix });
+  return { proxy, store, cluster: new RedisSessionCluster({ redis, store, lockTtlMs: 400 }) };
+}
+
+describe.runIf(hasRedisServer)('RedisSessionCluster: the lease fences saves and turn events (real redis-server)', () => {
+  it('a save sent by a replica whose lease was lost cannot land after another replica took the session, and that replica saves its turn', async () => {
+    const prefix = prefixOf();
+    const observer = client();
+    const a = await partitionedReplica(prefix, observer);
+    const b = replica(prefix, { lockTtlMs: 400 });
+    await a.store.save(record('s1', ['first']), { appendedFrom: 0, rewritten: false, created: true });
+    const leaseA = await a.cluster.lock('s1');
+    // A's turn runs; the network between A and Redis stops forwarding, and A is told its lease is lost.
+    a.proxy.freeze();
+    await until(() => leaseA.signal.aborted || undefined, "A's lease to be declared lost", 5_000);
+    // The aborted turn ends with a save (the kernel persists in the run's finally): it waits in A's socket.
+    const savedByA = a.store.save(record('s1', ['first', 'partial turn on A'])).then(
+      () => 'saved',
+      (error: { code?: string; details?: { reason?: string } }) => `${error.code} ${error.details?.reason}`,
+    );
+    // B takes the session once A's key expired and loads it, as SessionHub.startTurn does.
+    const leaseB = await b.cluster.lock('s1', { waitMs: 5_000 });
+    cleanups.push(() => leaseB.release());
+    await b.store.load('s1');
+    a.proxy.heal();
+    expect(await savedByA).toBe('session_conflict lease_lost');
+    await b.store.save(record('s1', ['first', 'turn on B']));
+    const stored = (await observer.lrange(`${prefix}:session:s1:history`, 0, -1)).map((json) => (JSON.parse(json) as { data: { content: string } }).data.content);
+    expect(stored).toEqual(['first', 'turn on B']);
+    await leaseA.release();
+  });
+
+  it('a save made without the lease while another replica holds the session is refused; without any lock it lands', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix);
+    await a.store.save(record('s1', ['first']), { appendedFrom: 0, rewritten: false, created: true });
+    const lease = await b.cluster.lock('s1');
+    await expect(a.store.save(record('s1', ['first', 'unlocked on A']))).rejects.toMatchObject({ code: 'session_conflict', details: { reason: 'locked' } });
+    await lease.release();
+    await a.store.save(record('s1', ['first', 'unlocked on A']));
+    expect(await a.redis.llen(`${prefix}:session:s1:history`)).toBe(2);
+  });
+
+  it("a lost replica's late turn events do not reach the new owner's running turn nor end it for its followers", async () => {
+    const prefix = prefixOf();
+    const observer = client();
+    const a = await partitionedReplica(prefix, observer);
+    const b = replica(prefix, { lockTtlMs: 400 });
+    const c = replica(prefix, { followBlockMs: 100 });
+    const leaseA = await a.cluster.lock('s1');
+    a.cluster.publish('s1', { type: 'turn-start', turnId: 't1' });
+    await until(async () => (await c.cluster.runningTurn('s1')) === 't1' || undefined, "t1's start");
+    a.proxy.freeze();
+    await until(() => leaseA.signal.aborted || undefined, "A's lease to be declared lost", 5_000);
+    // runTurn on A after the loss: the abort part and the end are published, and wait in A's socket.
+    a.cluster.publish('s1', { type: 'turn-part', turnId: 't1', part: { type: 'abort' } });
+    a.cluster.publish('s1', { type: 'turn-end', turnId: 't1' });
+    const leaseB = await b.cluster.lock('s1', { waitMs: 5_000 });
+    cleanups.push(() => leaseB.release());
+    b.cluster.publish('s1', { type: 'turn-start', turnId: 't2' });
+    await until(async () => (await c.cluster.runningTurn('s1')) === 't2' || undefined, "t2's start");
+    const seen: ClusterTurnEvent[] = [];
+    cleanups.push(await c.cluster.follow('s1', 't2', (event) => seen.push(event)));
+    a.proxy.heal();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await c.cluster.runningTurn('s1')).toBe('t2');
+    expect(seen).toEqual([{ type: 'turn-start', turnId: 't2' }]);
+    // Nor do they reach t1's stream: followed now, it ends as lost where A lost the session.
+    const t1: ClusterTurnEvent[] = [];
+    cleanups.push(await c.cluster.follow('s1', 't1', (event) => t1.push(event)));
+    await until(() => t1.at(-1)?.type === 'turn-end' || undefined, "t1's lost end");
+    expect(t1).toEqual([
+      { type: 'turn-start', turnId: 't1' },
+      { type: 'turn-end', turnId: 't1', lost: true },
+    ]);
+    await leaseA.release();
+  });
+
+  it('a follower that reaches a turn after the next turn started still reads it whole, to its own end', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    const b = replica(prefix, { followBlockMs: 100 });
+    const first = await a.cluster.lock('s1');
+    a.cluster.publish('s1', { type: 'turn-start', turnId: 't1' });
+    a.cluster.publish('s1', { type: 'turn-part', turnId: 't1', part: { type: 'text-delta', delta: 'one' } });
+    a.cluster.publish('s1', { type: 'turn-end', turnId: 't1' });
+    await first.release();
+    // The client's next prompt, at once: t2 starts before B's follower of t1 read anything.
+    const second = await a.cluster.lock('s1');
+    cleanups.push(() => second.release());
+    a.cluster.publish('s1', { type: 'turn-start', turnId: 't2' });
+    a.cluster.publish('s1', { type: 'turn-part', turnId: 't2', part: { type: 'text-delta', delta: 'two' } });
+    await until(async () => (await b.cluster.runningTurn('s1')) === 't2' || undefined, "t2's start");
+    const t1: ClusterTurnEvent[] = [];
+    await b.cluster.follow('s1', 't1', (event) => t1.push(event));
+    expect(t1).toEqual([
+      { type: 'turn-start', turnId: 't1' },
+      { type: 'turn-part', turnId: 't1', part: { type: 'text-delta', delta: 'one' } },
+      { type: 'turn-end', turnId: 't1' },
+    ]);
+    // Only the latest turn stays long: the earlier one expires within minutes.
+    const ttl = await a.redis.pttl(`${prefix}:session:s1:turn:t1`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(5 * 60 * 1000);
+    expect(await a.redis.pttl(`${prefix}:session:s1:turn:t2`)).toBeGreaterThan(5 * 60 * 1000);
+  });
+
+  it('one stored record that cannot be read is left out of the listings and reported once, naming it', async () => {
+    const prefix = prefixOf();
+    const a = replica(prefix);
+    await a.store.save({ ...record('good', ['hi']), serverOwner: 'alice' }, { appendedFrom: 0, rewritten: false, created: true });
+    // A hash edited by hand (or written by another version), and an index member that is no session id.
+    await a.redis.hset(`${prefix}:session:bad`, 'meta', '{not json', 'revision', '1');
+    await a.redis.zadd(`${prefix}:sessions`, Date.now(), 'bad', Date.now(), 'not an id');
+    expect((await a.cluster.heads()).map((head) => head.id)).toEqual(['good']);
+    expect((await a.cluster.heads()).map((head) => head.id)).toEqual(['good']);
+    expect(a.reports).toHaveLength(2);
+    expect(a.reports.find((report) => report.includes('"bad"'))).toContain('not JSON');
+    expect(a.reports.some((report) => report.includes('"not an id"'))).toBe(true);
+    const warnings: string[] = [];
+    const store = new RedisSessionStore({ redis: a.redis, prefix, report: (error, operation) => warnings.push(`${operation}: ${String(error)}`) });
+    expect((await store.list()).map((stored) => stored.id)).toEqual(['good']);
+    expect(warnings).toHaveLength(2);
   });
 });

@@ -2,7 +2,7 @@ import { assertValidSessionId } from '@tessera/contracts';
 import type { ClusterControlHandler, ClusterControlOptions, ClusterControlReply, ClusterTurnEvent, SessionCluster, SessionLease, SessionLockOptions, StoredSessionHead } from '@tessera/session-hub';
 import type { Redis } from 'ioredis';
 import { SessionRecordCorruptError } from './errors.js';
-import type { RedisSessionStore } from './redis-session-store.js';
+import { isUnreadable, type RedisSessionStore } from './redis-session-store.js';
 import { RedisSessionControl } from './redis-session-control.js';
 import { RedisSessionLocks } from './redis-session-lock.js';
 import { RedisTurnFeed } from './redis-turn-feed.js';
@@ -23,8 +23,8 @@ export interface RedisSessionClusterOptions {
 
 /**
  * `SessionCluster` on Redis, beside a `RedisSessionStore`: locks (`<prefix>:session:<id>:lock`),
- * stored heads read from the store's hashes, turn events on a stream per session
- * (`<prefix>:session:<id>:turn`), control requests on a pub/sub channel per session
+ * stored heads read from the store's hashes, turn events on a stream per turn
+ * (`<prefix>:session:<id>:turn:<turnId>`, the latest turn's id in `<prefix>:session:<id>:latest-turn`), control requests on a pub/sub channel per session
  * (`<prefix>:session:<id>:control`, answered on `<prefix>:control:replies:<uuid>`), turn starts
  * announced on `<prefix>:session:<id>:turns`. Its
  * subscriber connection is its own: `close()` it (the plugin does at kernel shutdown).
@@ -33,14 +33,18 @@ export class RedisSessionCluster implements SessionCluster {
   private readonly locks: RedisSessionLocks;
   private readonly feed: RedisTurnFeed;
   private readonly controls: RedisSessionControl;
+  /** Index members `heads()` left out and reported already. */
+  private readonly unreadable = new Set<string>();
 
   constructor(private readonly options: RedisSessionClusterOptions) {
     const { redis, store } = options;
     const call = store.call.bind(store);
-    this.locks = new RedisSessionLocks({ redis, keys: store.keys, ttlMs: options.lockTtlMs ?? 30_000, call });
+    const fence = { hold: store.fence.bind(store), drop: store.unfence.bind(store) };
+    this.locks = new RedisSessionLocks({ redis, keys: store.keys, ttlMs: options.lockTtlMs ?? 30_000, call, fence });
     this.feed = new RedisTurnFeed({
       redis,
       keys: store.keys,
+      lease: (sessionId) => store.leaseOf(sessionId),
       held: (sessionId) => this.locks.held(sessionId),
       report: options.report ?? (() => undefined),
       ...(options.followBlockMs === undefined ? {} : { blockMs: options.followBlockMs }),
@@ -88,10 +92,26 @@ export class RedisSessionCluster implements SessionCluster {
     };
   }
 
+  /**
+   * A record that cannot be read (not what the store writes, or an index member that is not a
+   * session id) is left out and reported once, naming it: one bad record must not fail every
+   * listing. Only Redis failing fails the listing.
+   */
   async heads(): Promise<StoredSessionHead[]> {
     const { redis, store } = this.options;
     const ids = await store.call('list sessions', () => redis.zrevrange(store.keys.index, 0, -1));
-    const heads = await Promise.all(ids.map((id) => this.head(id)));
+    const heads = await Promise.all(
+      ids.map((id) =>
+        this.head(id).catch((error: unknown) => {
+          if (!isUnreadable(error)) throw error;
+          if (!this.unreadable.has(id)) {
+            this.unreadable.add(id);
+            this.options.report?.(error, `list stored session "${id.slice(0, 80)}" (left out of listings)`);
+          }
+          return undefined;
+        }),
+      ),
+    );
     return heads.filter((head): head is StoredSessionHead => head !== undefined);
   }
 

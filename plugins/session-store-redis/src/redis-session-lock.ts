@@ -28,6 +28,12 @@ export interface RedisSessionLocksOptions {
   /** A lease not renewed for this long expires (a crashed replica frees its sessions after it). */
   ttlMs: number;
   call: <T>(operation: string, run: () => Promise<T>) => Promise<T>;
+  /**
+   * Told of each lease taken (`hold`) and released (`drop`): the store fences the session's saves
+   * and turn events with the token meanwhile. Not dropped when the lease is lost, only at its
+   * release, so what the holder sends after the loss is refused rather than sent unfenced.
+   */
+  fence?: { hold(sessionId: string, token: string): void; drop(sessionId: string, token: string): void };
 }
 
 /**
@@ -48,7 +54,10 @@ export class RedisSessionLocks {
     for (let attempt = 0; ; attempt += 1) {
       const sentAt = Date.now();
       const taken = await call('take a session lock', () => redis.set(key, token, 'PX', ttlMs, 'NX'));
-      if (taken === 'OK') return new RedisSessionLease(sessionId, key, token, this.options, sentAt);
+      if (taken === 'OK') {
+        this.options.fence?.hold(sessionId, token);
+        return new RedisSessionLease(sessionId, key, token, this.options, sentAt);
+      }
       const waited = Date.now() - started;
       if (waited >= waitMs) throw new SessionBusyError(sessionId, waitMs);
       await new Promise((resolve) => setTimeout(resolve, Math.min(25 * 2 ** Math.min(attempt, 4), waitMs - waited)));
@@ -92,10 +101,12 @@ class RedisSessionLease implements SessionLease {
   }
 
   async release(): Promise<void> {
-    if (this.released) return;
+    // A lost lease is stopped already, yet its fence stays until this release.
+    if (this.released) return this.options.fence?.drop(this.sessionId, this.token);
     this.stop();
     // A release that fails leaves the key to expire on its own after the TTL.
     await RELEASE.run(this.options.redis, [this.key], [this.token]).catch(() => undefined);
+    this.options.fence?.drop(this.sessionId, this.token);
   }
 
   /**

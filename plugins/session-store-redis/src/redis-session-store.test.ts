@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect, createServer, type Socket } from 'node:net';
 import type { IHistoryEntry, ISessionRecord, Message } from '@tessera/contracts';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -219,6 +220,42 @@ describe.runIf(hasRedisServer)('RedisSessionStore (real redis-server)', () => {
     await expect(unreachable.save(record('s1', [user('x')]), { appendedFrom: 0, rewritten: false, created: true })).rejects.toMatchObject({ code: 'session_store_unavailable' });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/Redis connection failed .*reconnecting/);
+  });
+
+  it('a command Redis ran whose reply the dropped connection lost fails instead of being run again after the reconnection', async () => {
+    // A loopback proxy whose `cut()` stops passing replies, then closes the connection.
+    const pairs: Array<[Socket, Socket]> = [];
+    const proxy = createServer((inbound) => {
+      const outbound = connect(server!.port, '127.0.0.1');
+      for (const socket of [inbound, outbound]) socket.on('error', () => undefined);
+      inbound.pipe(outbound);
+      outbound.pipe(inbound);
+      pairs.push([inbound, outbound]);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      // The package's defaults but a shorter command timeout (what fails the dropped command).
+      const { redis } = openRedis({ host: '127.0.0.1', port: (proxy.address() as { port: number }).port, retryStrategy: () => 20, commandTimeout: 500 }, () => undefined);
+      clients.push(redis);
+      const key = `${prefixOf()}:appended`;
+      await redis.ping();
+      for (const [inbound, outbound] of pairs) outbound.unpipe(inbound);
+      const appended = redis.rpush(key, 'part').then(
+        () => 'answered',
+        () => 'failed',
+      );
+      const observer = client();
+      await until(async () => ((await observer.llen(key)) === 1 ? true : undefined), 'Redis to run the command');
+      for (const [inbound, outbound] of pairs.splice(0)) {
+        inbound.destroy();
+        outbound.destroy();
+      }
+      expect(await appended).toBe('failed');
+      await redis.ping();
+      expect(await observer.llen(key)).toBe(1);
+    } finally {
+      proxy.close();
+    }
   });
 
   it('while Redis is away: waits that double (0.2, 0.4, 0.8 s…), saves refused as session_store_unavailable, one warning each way', async () => {

@@ -2,13 +2,15 @@ import { assertValidSessionId, TesseraError, type ISessionRecord, type SessionRe
 import type { Redis } from 'ioredis';
 import { SessionConflictError, SessionRecordCorruptError, SessionStoreUnavailableError } from './errors.js';
 import { RedisScript } from './redis-script.js';
-import { createSessionKeys, type SessionKeys } from './session-keys.js';
+import { createSessionKeys, isValidTurnId, type SessionKeys } from './session-keys.js';
 
 export interface RedisSessionStoreConfig {
   /** The connection (the plugin makes one from its `connection` option). Closed by its owner, not here. */
   redis: Redis;
   /** Every key starts with `<prefix>:`. Default `tessera`. */
   prefix?: string;
+  /** A stored session `list()` skipped because it cannot be read (reported, never thrown). */
+  report?: (error: unknown, operation: string) => void;
 }
 
 /** What this process last loaded or saved of a session: the revision and where its lists end. */
@@ -25,17 +27,25 @@ interface KnownCopy {
 }
 
 /**
- * Checks the revision and writes in one step, so a copy loaded before another process saved
- * cannot overwrite that save. Lists are appended to, or replaced when marked `r`; every check
- * comes before the first write. Returns `{1, revision}`, `{0, stored}` on a stale revision, or
- * `{-1, stored}` when a list's length is not where the append should start.
+ * Checks the lease and the revision and writes in one step, so a copy loaded before another
+ * process saved cannot overwrite that save, and a process whose lease on the session was lost
+ * cannot write after another one took the session (the lease token fences the save). Lists
+ * are appended to, or replaced when marked `r`; every check comes before the first write.
+ * Returns `{1, revision}`, `{0, stored}` on a stale revision, `{-1, stored}` when a list's
+ * length is not where the append should start, or `{-2, stored}` when the lock is not this
+ * save's: held by another lease, or gone while the save was made under one.
  *
- * KEYS: record hash, history list, messages list, index. ARGV: expected revision, id, meta
- * ('' = unchanged), updatedAt, score, history mode, history base, history count, messages
- * mode, messages base, then the history entries and the messages.
+ * KEYS: record hash, history list, messages list, index, lock. ARGV: expected revision, id,
+ * meta ('' = unchanged), updatedAt, score, history mode, history base, history count, messages
+ * mode, messages base, lease token ('' = saved without a lease), then the history entries and
+ * the messages.
  */
 const SAVE = new RedisScript(`
 local stored = tonumber(redis.call('HGET', KEYS[1], 'revision') or '0')
+local holder = redis.call('GET', KEYS[5])
+if ARGV[11] == '' then
+  if holder then return {-2, stored} end
+elseif holder ~= ARGV[11] then return {-2, stored} end
 if stored ~= tonumber(ARGV[1]) then return {0, stored} end
 if ARGV[6] ~= 'r' and redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[7]) then return {-1, stored} end
 if ARGV[9] ~= 'r' and redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[10]) then return {-1, stored} end
@@ -49,8 +59,8 @@ local function push(key, mode, from, to)
   end
 end
 local historyCount = tonumber(ARGV[8])
-push(KEYS[2], ARGV[6], 11, 10 + historyCount)
-push(KEYS[3], ARGV[9], 11 + historyCount, #ARGV)
+push(KEYS[2], ARGV[6], 12, 11 + historyCount)
+push(KEYS[3], ARGV[9], 12 + historyCount, #ARGV)
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'meta', ARGV[3]) end
 redis.call('HSET', KEYS[1], 'updatedAt', ARGV[4], 'revision', stored + 1)
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[2])
@@ -71,6 +81,13 @@ type StoredParts = [meta: Record<string, string>, history: string[], messages: s
  * (`SessionConflictError`, `session_conflict`) instead of overwriting newer data; a save with
  * nothing new is skipped. A session this process never loaded can only be saved when it is not
  * stored yet (a new session). `isCurrent(id)` tells whether the copy is still the newest.
+ *
+ * Fencing: while this process holds a session's lock (`fence(id, token)`, done by the
+ * cluster's `lock`), its saves of the session land only while the lock key still holds that
+ * lease's token; a save made without a lease lands only while nobody holds the lock. A save
+ * sent before a lease was lost (a partition, a stalled event loop) and executed after another
+ * replica took the session is refused (`session_conflict`) instead of overwriting what that
+ * replica loaded; the revision check alone would let it land first and refuse the new holder.
  */
 export class RedisSessionStore implements SessionStore {
   readonly keys: SessionKeys;
@@ -79,17 +96,42 @@ export class RedisSessionStore implements SessionStore {
   /** Copies let go of without a save (`discard`): their saves are skipped until the session is loaded again. */
   private readonly discarded = new Set<string>();
   private readonly saving = new Map<string, Promise<void>>();
+  /** The lease token of each session whose lock this process holds (or held and lost, until released). */
+  private readonly fences = new Map<string, string>();
+  private readonly report: (error: unknown, operation: string) => void;
 
   constructor(options: RedisSessionStoreConfig) {
     this.redis = options.redis;
     this.keys = createSessionKeys(options.prefix ?? 'tessera');
+    this.report = options.report ?? (() => undefined);
+  }
+
+  /**
+   * Saves of `sessionId` are made under the lease `token` from now on: they land only while the
+   * session's lock key holds it. Kept after the lease is lost, so a late save is refused, until
+   * `unfence` with the same token (the lease is released).
+   */
+  fence(sessionId: string, token: string): void {
+    this.fences.set(sessionId, token);
+  }
+
+  /** Ends the fence `token` set; a newer lease's fence stays. */
+  unfence(sessionId: string, token: string): void {
+    if (this.fences.get(sessionId) === token) this.fences.delete(sessionId);
+  }
+
+  /** The lease token saves of `sessionId` are made under, or `undefined` when this process holds no lease on it. */
+  leaseOf(sessionId: string): string | undefined {
+    return this.fences.get(sessionId);
   }
 
   /** Saves of one session run one after another: each needs the revision the previous one left. */
   async save(record: ISessionRecord, change?: SessionRecordChange): Promise<void> {
     checkRecord(record);
+    // The lease as the save is asked for: a save queued behind another still belongs to the lease it was made under.
+    const token = this.fences.get(record.id) ?? '';
     const previous = this.saving.get(record.id) ?? Promise.resolve();
-    const next = previous.then(() => this.write(record, change));
+    const next = previous.then(() => this.write(record, change, token));
     const settled = next.catch(() => undefined);
     this.saving.set(record.id, settled);
     void settled.then(() => {
@@ -98,7 +140,7 @@ export class RedisSessionStore implements SessionStore {
     return next;
   }
 
-  private async write(record: ISessionRecord, change: SessionRecordChange | undefined): Promise<void> {
+  private async write(record: ISessionRecord, change: SessionRecordChange | undefined, token: string): Promise<void> {
     const id = record.id;
     if (this.discarded.has(id)) return;
     const { history, messages, updatedAt, ...rest } = record;
@@ -121,7 +163,7 @@ export class RedisSessionStore implements SessionStore {
       const result = (await this.call('save a session', () =>
         SAVE.run(
           this.redis,
-          [this.keys.record(id), this.keys.history(id), this.keys.messages(id), this.keys.index],
+          [this.keys.record(id), this.keys.history(id), this.keys.messages(id), this.keys.index, this.keys.lock(id)],
           [
             known?.revision ?? 0,
             id,
@@ -133,6 +175,7 @@ export class RedisSessionStore implements SessionStore {
             entries.length,
             full || !appendMessages ? 'r' : 'a',
             full || !appendMessages ? 0 : known!.messagesLength,
+            token,
             ...entries.map((entry) => JSON.stringify(entry)),
             ...added.map((message) => JSON.stringify(message)),
           ],
@@ -143,6 +186,7 @@ export class RedisSessionStore implements SessionStore {
     let [status, revision] = await write(false);
     // The revision matched but a list did not end where this copy's did: write the whole record.
     if (status === -1) [status, revision] = await write(true);
+    if (status === -2) throw new SessionConflictError(id, known?.revision ?? 0, revision, token === '' ? 'locked' : 'lease_lost');
     if (status !== 1) throw new SessionConflictError(id, known?.revision ?? 0, revision);
     this.known.set(id, {
       revision,
@@ -171,18 +215,36 @@ export class RedisSessionStore implements SessionStore {
     return record;
   }
 
-  /** Newest `updatedAt` first. Listing does not count as loading: it changes no remembered revision. */
+  /**
+   * Newest `updatedAt` first. Listing does not count as loading: it changes no remembered
+   * revision. A record that cannot be read (not what this store writes, or an id that is not
+   * one) is left out and reported, so one bad record does not hide every other session.
+   */
   async list(): Promise<ISessionRecord[]> {
     const ids = await this.call('list sessions', () => this.redis.zrevrange(this.keys.index, 0, -1));
     // Sent together: the client pipelines them on one connection.
-    const stored = await Promise.all(ids.map(async (id) => ({ id, parts: await this.read(id) })));
-    return stored.flatMap(({ id, parts }) => (parts ? [this.parse(id, parts).record] : []));
+    const stored = await Promise.all(
+      ids.map(async (id) => {
+        try {
+          const parts = await this.read(id);
+          return parts ? [this.parse(id, parts).record] : [];
+        } catch (error) {
+          if (!isUnreadable(error)) throw error;
+          this.report(error, `list stored session "${id.slice(0, 80)}" (left out)`);
+          return [];
+        }
+      }),
+    );
+    return stored.flat();
   }
 
   async delete(id: string): Promise<void> {
     assertValidSessionId(id);
+    // Earlier turns' streams expire on their own within minutes; the latest one may be kept for an hour.
+    const latest = await this.call('delete a session', () => this.redis.get(this.keys.latestTurn(id)));
+    const turns = [this.keys.latestTurn(id), this.keys.legacyTurn(id), ...(latest !== null && isValidTurnId(latest) ? [this.keys.turn(id, latest)] : [])];
     await this.call('delete a session', () =>
-      this.redis.multi().del(this.keys.record(id), this.keys.history(id), this.keys.messages(id), this.keys.turn(id)).zrem(this.keys.index, id).exec(),
+      this.redis.multi().del(this.keys.record(id), this.keys.history(id), this.keys.messages(id), ...turns).zrem(this.keys.index, id).exec(),
     );
     this.known.delete(id);
   }
@@ -262,6 +324,12 @@ export class RedisSessionStore implements SessionStore {
     } as ISessionRecord;
     return { record, revision: Number(hash.revision ?? 0) };
   }
+}
+
+/** A stored record that cannot be read, as opposed to Redis failing: a listing leaves it out. */
+export function isUnreadable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return error instanceof SessionRecordCorruptError || code === 'invalid_session_id';
 }
 
 function checkRecord(record: ISessionRecord): void {

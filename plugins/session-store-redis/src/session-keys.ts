@@ -13,8 +13,12 @@ export interface SessionKeys {
   messages(sessionId: string): string;
   /** String per session: the lease token of the replica holding its lock. */
   lock(sessionId: string): string;
-  /** Stream per session: the events of its latest turn. */
-  turn(sessionId: string): string;
+  /** String per session: the id of its latest turn. */
+  latestTurn(sessionId: string): string;
+  /** Stream per turn: its events, `turn-start` first. */
+  turn(sessionId: string, turnId: string): string;
+  /** What earlier versions kept a session's latest turn in (one stream per session); only deleted now. */
+  legacyTurn(sessionId: string): string;
   /** Pub/sub channel per session (no key): control requests to the replica running its turn. */
   control(sessionId: string): string;
   /** Pub/sub channel per session (no key): the id of each turn as it starts, on any replica. */
@@ -23,8 +27,13 @@ export interface SessionKeys {
   replies(instanceId: string): string;
 }
 
+const TURN = /^[A-Za-z0-9_-]{1,64}$/;
 const INSTANCE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PREFIX = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+
+export function isValidTurnId(turnId: unknown): turnId is string {
+  return typeof turnId === 'string' && TURN.test(turnId);
+}
 
 export function isValidPrefix(prefix: unknown): prefix is string {
   return typeof prefix === 'string' && PREFIX.test(prefix) && !prefix.endsWith(':');
@@ -46,7 +55,12 @@ export function createSessionKeys(prefix: string): SessionKeys {
     history: (sessionId) => `${base(sessionId)}:history`,
     messages: (sessionId) => `${base(sessionId)}:messages`,
     lock: (sessionId) => `${base(sessionId)}:lock`,
-    turn: (sessionId) => `${base(sessionId)}:turn`,
+    latestTurn: (sessionId) => `${base(sessionId)}:latest-turn`,
+    turn: (sessionId, turnId) => {
+      if (!TURN.test(turnId)) throw new Error(`"${String(turnId).slice(0, 80)}" is not a turn id (1–64 letters, digits, "_" or "-").`);
+      return `${base(sessionId)}:turn:${turnId}`;
+    },
+    legacyTurn: (sessionId) => `${base(sessionId)}:turn`,
     control: (sessionId) => `${base(sessionId)}:control`,
     turnStarts: (sessionId) => `${base(sessionId)}:turns`,
     replies: (instanceId) => {

@@ -84,6 +84,20 @@ export class RemoteTurns {
     return unwatch;
   }
 
+  /**
+   * Lets the turns followed in `session` end before a turn starts here, this replica holding the
+   * session's lock: they ended on their replica (an end is published before the lock is
+   * released) and the follower reads the rest of each within moments, so the session's watchers
+   * get them whole. One not ended within `waitMs` (its follower's reads failing) is ended here.
+   */
+  async settle(session: HubSession, waitMs = 2_000): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    // A newer turn announced meanwhile is followed once the previous one ends (`Turn.next`): it ended too.
+    for (let turn = session.turn; turn?.remote && !turn.done; turn = session.turn) {
+      if (!(await ended(turn, deadline - Date.now()))) turn.end();
+    }
+  }
+
   /** See `SessionHub.unfollowIfUnwatched`. */
   unfollowIfUnwatched(owner: string, id: string, turn: Turn): void {
     const session = this.options.live(id);
@@ -115,7 +129,7 @@ export class RemoteTurns {
   private async follow(session: HubSession, turnId: string): Promise<Turn> {
     if (session.turn && !session.turn.done) {
       // A newer turn announced while the previous one's end is still on its way here: followed
-      // right after that end, or its parts would be lost (the stream keeps the newest turn only).
+      // right after that end (the session shows one turn at a time).
       if (session.turn.remote && session.turn.id !== turnId) session.turn.next = turnId;
       return session.turn;
     }
@@ -144,4 +158,20 @@ export class RemoteTurns {
     }
     return turn;
   }
+}
+
+/** Resolves true once `turn` ends, false when it has not after `waitMs`. */
+function ended(turn: Turn, waitMs: number): Promise<boolean> {
+  if (waitMs <= 0) return Promise.resolve(turn.done);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      off();
+      resolve(false);
+    }, waitMs);
+    const off = turn.follow((chunk) => {
+      if (chunk !== undefined) return;
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }

@@ -32,7 +32,9 @@ export function runTurn(session: HubSession, prompt: string, replica?: ReplicaTu
   const offBackground = interactive.on('background_task_event', (event) => mapper.background(event));
   let interrupted = false;
   const offInterrupted = interactive.on('interrupted', () => (interrupted = true));
-  // A lease lost mid-turn (another replica may now change the session): stop; the save that follows is refused if it would overwrite.
+  // A lease lost mid-turn (another replica may now change the session): stop. The save and the
+  // events that follow carry the lost lease's token until the release, so the cluster refuses
+  // them once another replica holds the lock, however late they reach it.
   const onLost = (): void => interactive.abort();
   replica?.lease.signal.addEventListener('abort', onLost, { once: true });
   mapper.start();

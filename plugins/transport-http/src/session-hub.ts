@@ -221,7 +221,10 @@ export class SessionHub {
   startTurn(owner: string, id: string, prompt: string): Promise<Turn> {
     const cluster = this.options.cluster;
     return this.use(owner, id, async (session) => {
-      if (session.running) throw new HubError('turn_in_progress', 409, 'A turn is already running in this session; wait for it or abort it.');
+      // A turn followed from another replica may have ended there before this replica read its
+      // end: the cluster lock decides (`session_busy` while that turn runs), not this view of it.
+      const followed = cluster !== undefined && !session.starting && session.turn?.remote === true && !session.turn.done;
+      if (session.running && !followed) throw new HubError('turn_in_progress', 409, 'A turn is already running in this session; wait for it or abort it.');
       if (this.atTurnLimit(owner)) {
         throw new HubError('too_many_turns', 429, `At most ${this.options.maxConcurrentTurnsPerOwner ?? 4} turns may run at once per token.`);
       }
@@ -231,6 +234,8 @@ export class SessionHub {
       let stopServing: (() => void) | undefined;
       try {
         lease = await lockSession(cluster, id);
+        // The followed turn ended (its end is published before its lock is released): its watchers get it whole first.
+        await this.remoteTurns?.settle(session);
         await this.refresh(session, cluster);
         if (this.registry.live.get(id) !== session) throw new HubError('session_not_found', 404, `No session ${id}.`);
         // Other replicas' clients reach the turn (abort, permission answers) through the cluster while it runs here.
