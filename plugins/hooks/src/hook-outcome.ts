@@ -29,7 +29,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 const PLAIN_CONTEXT_EVENTS: ReadonlySet<HookEventName> = new Set(['UserPromptSubmit', 'SessionStart']);
 const DECISIONS = new Set(['allow', 'deny', 'ask', 'defer']);
 
-/** Reads a process result with Claude Code's rules: exit 0 → JSON or plain stdout; 2 → block; other → notice. */
+/**
+ * Reads a process result with Claude Code's rules: exit 0 → JSON or plain stdout; 2 → block;
+ * other → a notice, plus its JSON if it printed some (current Claude Code reads JSON on every
+ * exit code, so a hook that prints a deny and then exits 1 still denies).
+ */
 export function interpretOutcome(hook: string, event: HookEventName, result: ProcessOutcome): HandlerOutcome {
   const outcome: HandlerOutcome = { hook, exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, blocked: false, additionalContext: [] };
   if (result.timedOut || result.aborted) {
@@ -56,7 +60,7 @@ export function interpretOutcome(hook: string, event: HookEventName, result: Pro
   if (result.exitCode !== 0) {
     const firstLine = result.stderr.trim().split('\n')[0] ?? '';
     outcome.notice = `${hook} failed with exit code ${result.exitCode}${firstLine ? `: ${firstLine}` : ''}`;
-    return outcome;
+    if (!json) return outcome;
   }
   if (!json) {
     if (stdout && PLAIN_CONTEXT_EVENTS.has(event)) outcome.additionalContext.push(stdout);

@@ -18,7 +18,7 @@ import {
   type ToolPermission,
 } from '@tessera/contracts';
 import { hostPathFor } from '@tessera/permission-rules';
-import { runCommandHook, type ProcessOutcome } from './command-executor.js';
+import { MAX_TIMEOUT_MS, runCommandHook, type ProcessOutcome } from './command-executor.js';
 import { combineOutcomes, interpretOutcome, type HandlerOutcome, type HookRunResult } from './hook-outcome.js';
 import { runHttpHook } from './http-executor.js';
 import { matchesIfCondition } from './if-condition.js';
@@ -107,9 +107,26 @@ function parseVerdict(text: string): { ok: boolean; reason?: string } | undefine
 
 // Seconds, as current Claude Code defaults them.
 const DEFAULT_TIMEOUT_S: Record<HookHandlerConfig['type'], number> = { command: 600, http: 600, prompt: 30, agent: 60, callback: 60 };
+// UserPromptSubmit holds up the user's prompt, so Claude Code gives it 30 s unless configured.
+const EVENT_DEFAULT_TIMEOUT_S: Partial<Record<HookEventName, number>> = { UserPromptSubmit: 30 };
+// SessionEnd holds up closing the session: 1.5 s, raised to a longer configured `timeout` up to 60 s.
+const SESSION_END_TIMEOUT_S = { floor: 1.5, max: 60 };
+
+/** Milliseconds a handler may run: the configured `timeout`, else the event's or the type's default, never past what a timer can wait. */
+export function hookTimeoutMs(event: HookEventName, handler: HookHandlerConfig): number {
+  const seconds =
+    event === 'SessionEnd'
+      ? Math.min(Math.max(handler.timeout ?? 0, SESSION_END_TIMEOUT_S.floor), SESSION_END_TIMEOUT_S.max)
+      : (handler.timeout ?? EVENT_DEFAULT_TIMEOUT_S[event] ?? DEFAULT_TIMEOUT_S[handler.type]);
+  // A "never time out" figure like 99999999 would overflow the timer and fire at once (failing open).
+  return Math.min(Math.max(1, seconds * 1000), MAX_TIMEOUT_MS);
+}
+
 const MATCHED_FIELD_EVENTS: ReadonlySet<HookEventName> = new Set([
-  'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SessionStart', 'SessionEnd', 'PreCompact', 'PostCompact', 'SubagentStart', 'SubagentStop', 'Notification',
+  'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SessionStart', 'SessionEnd', 'StopFailure', 'PreCompact', 'PostCompact', 'SubagentStart', 'SubagentStop', 'Notification',
 ]);
+// Claude Code renamed Task to Agent in v2.1.63; configs name either, as `if` rules do.
+const TOOL_ALIASES: Readonly<Record<string, string>> = { Task: 'Agent', Agent: 'Task' };
 const TOOL_EVENTS: ReadonlySet<HookEventName> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
 
 /** Error for a hook that cannot run as configured; names the hook and says what to do. */
@@ -180,18 +197,26 @@ export class HookRunner {
     const seen = new Set<string>();
     return this.list().filter((entry) => {
       if (entry.event !== call.event) return false;
-      if (MATCHED_FIELD_EVENTS.has(call.event) && !matchesMatcher(entry.matcher, call.matchValue)) return false;
+      if (MATCHED_FIELD_EVENTS.has(call.event) && !this.matchesValue(entry.matcher, call)) return false;
       if (entry.handler.if !== undefined) {
         if (!TOOL_EVENTS.has(call.event) || !call.tool) return false;
         // Anchored where permission rules are (the session cwd), so the two cannot disagree.
         if (!matchesIfCondition(entry.handler.if, call.tool.name, call.tool.input, call.session?.cwd ?? process.cwd(), call.tool.permission)) return false;
       }
-      // Identical handlers (from several layers or groups) run once.
-      const key = handlerKey(entry.handler);
+      // Identical handlers (from several layers or groups) run once. A command that names its
+      // plugin's root is a different command per plugin, as Claude Code substitutes the root.
+      const root = entry.handler.type === 'command' && entry.handler.command.includes('CLAUDE_PLUGIN_ROOT') ? (entry.source.pluginRoot ?? '') : '';
+      const key = `${root}\0${handlerKey(entry.handler)}`;
       if (seen.has(key)) return false;
       seen.add(key);
       return true;
     });
+  }
+
+  private matchesValue(matcher: string | undefined, call: Pick<HookCall, 'event' | 'matchValue'>): boolean {
+    if (matchesMatcher(matcher, call.matchValue)) return true;
+    const alias = TOOL_EVENTS.has(call.event) && call.matchValue !== undefined ? TOOL_ALIASES[call.matchValue] : undefined;
+    return alias !== undefined && matchesMatcher(matcher, alias);
   }
 
   /**
@@ -229,7 +254,7 @@ export class HookRunner {
   private async runOne(entry: HookEntry, input: Record<string, unknown>, call: HookCall): Promise<HandlerOutcome | undefined> {
     const name = `${entry.source.file} ${entry.location}`;
     const { handler } = entry;
-    const timeoutMs = Math.max(1, (handler.timeout ?? DEFAULT_TIMEOUT_S[handler.type]) * 1000);
+    const timeoutMs = hookTimeoutMs(entry.event, handler);
     const signal = call.signal ?? new AbortController().signal;
     const json = JSON.stringify(input);
     try {

@@ -212,6 +212,18 @@ describe('PreToolUse', () => {
     expect(results[0]?.notices[0]).toMatch(/failed with exit code 1: oops/);
   });
 
+  it('on {"continue": false} blocks the call and the rest of the turn, telling the model to stop but not the user\'s stopReason', async () => {
+    const hook = await script('halt.sh', `echo '{"continue":false,"stopReason":"out of budget"}'`);
+    const call = (cmd: string, id: string) => ({ toolCalls: [{ id, name: 'Bash', input: { command: cmd } }] });
+    const { session } = await start({ PreToolUse: [{ matcher: 'Bash', ...command(hook, { if: 'Bash(first)' }) }] }, [call('first', 'a'), call('second', 'b'), { text: 'stopped' }]);
+    await session.run('go');
+    expect(ran).toEqual([]);
+    const texts = toolText(session.getHistory());
+    expect(texts).toHaveLength(2);
+    for (const text of texts) expect(text).toMatch(/^Blocked by hook: A hook stopped the agent/);
+    expect(texts.join('\n')).not.toContain('out of budget');
+  });
+
   it('kills the whole process group on timeout and fails open', async () => {
     const hook = await script('slow.sh', `(sleep 30; touch "$CLAUDE_PROJECT_DIR/survived") &\necho $! > "$CLAUDE_PROJECT_DIR/child.pid"\nsleep 30\nexit 2`);
     const { session, results } = await start({ PreToolUse: [command(hook, { timeout: 0.5 })] }, [bashCall('ls'), { text: 'ok' }]);
@@ -282,6 +294,28 @@ describe('prompt and session events', () => {
     const { session } = await start({ PostToolUse: [{ matcher: 'Bash', ...command(hook) }] }, [bashCall('ls'), { text: 'ok' }]);
     await session.run('go');
     expect(toolText(session.getHistory())[0]).toBe('ran ls\n\n<hook-feedback>\nlint failed: missing semicolon\n</hook-feedback>');
+  });
+
+  it('adds PreToolUse additionalContext to the result of the call, where the model sees it', async () => {
+    const hook = await script('context.sh', `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"this repo uses pnpm, not npm"}}'`);
+    const { session } = await start({ PreToolUse: [{ matcher: 'Bash', ...command(hook) }] }, [bashCall('npm test'), { text: 'ok' }]);
+    await session.run('go');
+    expect(toolText(session.getHistory())).toEqual(['ran npm test\n\n<hook-feedback>\nthis repo uses pnpm, not npm\n</hook-feedback>']);
+  });
+
+  it('ends the turn\'s tool calls after a PostToolUse {"continue": false}, and the next prompt runs tools again', async () => {
+    const hook = await script('halt.sh', `echo '{"continue":false,"stopReason":"tests are red"}'`);
+    const call = (cmd: string, id: string) => ({ toolCalls: [{ id, name: 'Bash', input: { command: cmd } }] });
+    const { session, results } = await start({ PostToolUse: [{ matcher: 'Bash', ...command(hook) }] }, [call('first', 'a'), call('second', 'b'), { text: 'stopped' }, call('third', 'c'), { text: 'ok' }]);
+    await session.run('go');
+    expect(ran).toEqual([{ command: 'first' }]);
+    const [first, second] = toolText(session.getHistory());
+    expect(first).toContain('"continue": false');
+    expect(second).toMatch(/^Blocked by hook: A hook stopped the agent/);
+    expect(second).not.toContain('tests are red'); // the stop reason is for the user
+    expect(results[0]?.stop).toEqual({ reason: 'tests are red' });
+    await session.run('again');
+    expect(ran).toEqual([{ command: 'first' }, { command: 'third' }]);
   });
 });
 
@@ -394,6 +428,22 @@ describe('hooksPlugin and the kernel seams', () => {
     } finally {
       warnings.mockRestore();
     }
+  });
+
+  it('reports systemMessages and continue:false stop reasons to the bound Diagnostics when no onHookResult is given', async () => {
+    const reports: DiagnosticReport[] = [];
+    const hook = await script('message.sh', `echo '{"systemMessage":"lint found 3 problems","continue":false,"stopReason":"fix lint first"}'`);
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [bashCall('ls'), { text: 'ok' }],
+        plugins: [toolsPlugin(echo), recordingDiagnostics(reports), hooksPlugin({ configs: [{ config: { PostToolUse: [command(hook)] }, source: { file: join(dir, 'settings.json') } }] })],
+      }),
+    });
+    await kernel.createSession({ cwd: dir }).run('go');
+    expect(reports).toEqual([
+      expect.objectContaining({ severity: 'warning', code: 'TESSERA_HOOK_MESSAGE', source: 'claude-hooks', message: 'lint found 3 problems' }),
+      expect.objectContaining({ code: 'TESSERA_HOOK_MESSAGE', message: 'PostToolUse hook stopped the agent: fix lint first' }),
+    ]);
   });
 
   it('asks the ApprovalHandler the session sees for an "ask" hook: a rebind reaches sessions created afterwards', async () => {

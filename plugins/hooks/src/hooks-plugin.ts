@@ -45,7 +45,9 @@ export interface HooksPluginOptions extends Omit<HookRunnerOptions, 'provider' |
   approvalHandler?: HookApprovalOptions['approvalHandler'];
   /**
    * Sees every run that matched at least one handler: notices, system messages, decisions.
-   * Without it, notices go to the `Diagnostics` reporter (`TESSERA_HOOK_NOTICE`).
+   * Without it they go to the `Diagnostics` reporter: notices as `TESSERA_HOOK_NOTICE`
+   * warnings; `systemMessage`s and `continue: false` stop reasons, which Claude Code shows
+   * the user, as `TESSERA_HOOK_MESSAGE` warnings.
    */
   onHookResult?: (result: HookRunResult, session: ISession | undefined) => void;
   /** Problems found while reading `files`; by default they go to the `Diagnostics` reporter (`TESSERA_HOOKS_CONFIG`). */
@@ -58,6 +60,9 @@ export class CompactionBlockedByHookError extends TesseraError {
     super(`Compaction was blocked by a PreCompact hook: ${reason}`, { code: 'compaction_blocked', category: 'permission', recoverable: true, details: { reason } });
   }
 }
+
+/** What the model is told when a hook answered `continue: false` (its `stopReason` is for the user). */
+const STOPPED_BY_HOOK = 'A hook stopped the agent ("continue": false). Do not call more tools; end your turn now.';
 
 function appendFeedback(result: ToolResult, text: string): ToolResult {
   const output = typeof result.output === 'string' ? `${result.output}\n\n${text}` : [...result.output, { type: 'text' as const, text }];
@@ -135,12 +140,18 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
       const { runner } = state;
       // SessionStart output waits here until the session's first prompt.
       const pendingContext = new WeakMap<ISession, string[]>();
+      // PreToolUse `additionalContext`, per tool call, until the call's result goes to the model.
+      const toolContext = new WeakMap<ISession, Map<string, string[]>>();
+      // Sessions whose current turn a hook stopped (`continue: false`); a new prompt clears it.
+      const stopped = new WeakSet<ISession>();
       const report = (result: HookRunResult, session: ISession | undefined): void => {
         if (result.outcomes.length === 0) return;
         if (options.onHookResult) return options.onHookResult(result, session);
-        if (result.notices.length === 0) return;
         const diagnostics = diagnosticsOf(session);
         for (const notice of result.notices) diagnostics.report({ severity: 'warning', code: 'TESSERA_HOOK_NOTICE', message: notice, source: HOOKS_PLUGIN_NAME });
+        // Claude Code shows these to the user, not the model.
+        const messages = [...result.systemMessages, ...(result.stop ? [`${result.event} hook stopped the agent: ${result.stop.reason}`] : [])];
+        for (const message of messages) diagnostics.report({ severity: 'warning', code: 'TESSERA_HOOK_MESSAGE', message, source: HOOKS_PLUGIN_NAME });
       };
       const run = async (call: Parameters<HookRunner['run']>[0]): Promise<HookRunResult> => {
         const result = await runner.run(call);
@@ -157,6 +168,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         const { session } = context;
         const pending = pendingContext.get(session) ?? [];
         pendingContext.delete(session);
+        stopped.delete(session);
         // What the user typed (`/audit src`), not the skill prompt it expanded to: hooks match that.
         const result = await run({ event: 'UserPromptSubmit', fields: { prompt: context.rawPrompt ?? context.prompt }, session });
         if (result.blocked || result.stop) return { blocked: { reason: result.reason ?? result.stop?.reason ?? 'blocked by a UserPromptSubmit hook' } };
@@ -164,8 +176,11 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         return added.length > 0 ? { additionalContext: [...context.additionalContext, ...added] } : undefined;
       });
       // Before the permission guard, as in Claude Code: a hook can block, rewrite the input
-      // (which the guard then checks), or approve (the guard then asks no one but still denies).
+      // (which the guard then checks), or approve (the guard then skips the prompt its mode
+      // would show, but deny rules still deny, and ask rules and protected paths still ask).
       hooks.preToolUse.tapPromise({ name: `${HOOKS_PLUGIN_NAME}:PreToolUse`, stage: PRE_TOOL_USE_STAGE }, async (context) => {
+        // The kernel has no seam to end a turn from a hook, so the rest of a stopped turn runs no tools.
+        if (stopped.has(context.session)) return { decision: 'deny', reason: STOPPED_BY_HOOK, source: 'hook' };
         if (!runner.has('PreToolUse')) return undefined;
         const { session, toolName, toolCallId, signal } = context;
         const result = await run({
@@ -176,9 +191,18 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
           signal,
           tool: { name: toolName, input: context.input, ...(context.tool?.permission === undefined ? {} : { permission: context.tool.permission }) },
         });
-        if (result.blocked || result.permissionDecision === 'deny' || result.stop) {
-          const reason = result.reason ?? result.permissionDecisionReason ?? result.stop?.reason ?? 'denied by a PreToolUse hook';
+        if (result.stop) {
+          stopped.add(session);
+          return { decision: 'deny', reason: STOPPED_BY_HOOK, source: 'hook' };
+        }
+        if (result.blocked || result.permissionDecision === 'deny') {
+          const reason = result.reason ?? result.permissionDecisionReason ?? 'denied by a PreToolUse hook';
           return { decision: 'deny', reason, source: 'hook' };
+        }
+        if (result.additionalContext.length > 0) {
+          const calls = toolContext.get(session) ?? new Map<string, string[]>();
+          calls.set(toolCallId, result.additionalContext);
+          toolContext.set(session, calls);
         }
         // Returned, not written: the kernel applies a `continue` decision and the guard runs next.
         const input = result.updatedInput !== undefined ? result.updatedInput : context.input;
@@ -190,7 +214,9 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
           if (answer !== true) return { decision: 'deny', reason: `${result.permissionDecisionReason ?? 'a hook asked for approval'}; not approved: ${answer}`, source: 'hook' };
           approvedBy = 'PreToolUse hook (approved by the user)';
         }
-        // `allow` spares the permission guard's prompt; its deny rules still apply. `defer` changes nothing.
+        // `allow` spares the prompt the guard's mode would show; its deny rules, ask rules and
+        // protected paths still apply (Claude Code: "allow" never overrides deny or ask rules).
+        // `defer` changes nothing.
         if (result.permissionDecision === 'allow') approvedBy = 'PreToolUse hook';
         if (result.updatedInput === undefined && approvedBy === undefined) return undefined;
         return {
@@ -200,7 +226,11 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         };
       });
       const post = (event: 'PostToolUse' | 'PostToolUseFailure') => async (context: PostToolUseContext) => {
-        if (!runner.has(event)) return undefined;
+        // What a PreToolUse hook added reaches the model with the call's result.
+        const calls = toolContext.get(context.session);
+        const before = calls?.get(context.toolCallId) ?? [];
+        calls?.delete(context.toolCallId);
+        if (!runner.has(event)) return before.length > 0 ? { result: appendFeedback(context.result, `<hook-feedback>\n${before.join('\n')}\n</hook-feedback>`) } : undefined;
         const { result: toolResult } = context;
         const fields: Record<string, unknown> = {
           tool_name: context.toolName,
@@ -212,7 +242,8 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
             : { error: toolResult.error ?? (typeof toolResult.output === 'string' ? toolResult.output : ''), is_interrupt: toolResult.errorCode === 'aborted' }),
         };
         const result = await run({ event, matchValue: context.toolName, fields, session: context.session, tool: { name: context.toolName, input: context.input } });
-        const feedback = [...(result.blocked && result.reason ? [result.reason] : []), ...result.additionalContext];
+        if (result.stop) stopped.add(context.session);
+        const feedback = [...before, ...(result.blocked && result.reason ? [result.reason] : []), ...result.additionalContext, ...(result.stop ? [STOPPED_BY_HOOK] : [])];
         return feedback.length > 0 ? { result: appendFeedback(toolResult, `<hook-feedback>\n${feedback.join('\n')}\n</hook-feedback>`) } : undefined;
       };
       hooks.postToolUse.tapPromise(name('PostToolUse'), post('PostToolUse'));
@@ -223,7 +254,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         return result.blocked && !result.stop ? { continue: true, reason: result.reason ?? 'A Stop hook asked to continue.' } : undefined;
       });
       hooks.stopFailure.tapPromise(name('StopFailure'), async ({ session, error, reason }) => {
-        await run({ event: 'StopFailure', fields: { reason, error: describeError(error) }, session });
+        await run({ event: 'StopFailure', matchValue: reason, fields: { reason, error: describeError(error) }, session });
       });
       hooks.sessionEnd.tapPromise(name('SessionEnd'), async ({ session, reason }) => {
         await run({ event: 'SessionEnd', matchValue: reason, fields: { reason }, session });

@@ -20,7 +20,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it('runs hooks before the permission guard: a hook blocks, deny rules still deny what a hook allows, and a hook allow spares the prompt', async () => {
+it('runs hooks before the permission guard: a hook blocks, deny rules still deny and ask rules still ask what a hook allows, and a hook allow spares the prompt otherwise', async () => {
   const ran: string[] = [];
   const bash = defineTool({
     name: 'Bash',
@@ -41,6 +41,7 @@ it('runs hooks before the permission guard: a hook blocks, deny rules still deny
     { toolCalls: [{ id: 'b', name: 'Bash', input: { command: 'git push' } }] },
     { toolCalls: [{ id: 'c', name: 'Bash', input: { command: 'git status' } }] },
     { toolCalls: [{ id: 'd', name: 'Bash', input: { command: 'npm test' } }] },
+    { toolCalls: [{ id: 'e', name: 'Bash', input: { command: 'make build' } }] },
     { text: 'done' },
   ];
   const approvals: string[] = [];
@@ -65,9 +66,11 @@ it('runs hooks before the permission guard: a hook blocks, deny rules still deny
   expect(results[0]).toMatch(/^Permission denied: /); // the hook said allow; the deny rule still wins
   expect(results[1]).toBe('Blocked by hook: no pushing on Fridays');
   expect(results[2]).toBe('ok');
-  expect(results[3]).toBe('ok'); // an ask rule, but the hook approved: nobody was asked
-  expect(approvals).toEqual([]);
-  expect(ran).toEqual(['git status', 'npm test']);
+  // An ask rule: the hook's allow does not override it (Claude Code), so the user is asked and declines.
+  expect(results[3]).toMatch(/^Permission denied: Bash was not approved/);
+  expect(results[4]).toBe('ok'); // no rule, only the mode would ask: the hook's allow spares that prompt
+  expect(approvals).toEqual([JSON.stringify({ command: 'npm test' })]);
+  expect(ran).toEqual(['git status', 'make build']);
   const seen = await readFile(join(dir, 'seen'), 'utf8');
   expect(seen).toContain('rm -rf'); // hooks see every call first, as in Claude Code
   expect(existsSync(join(dir, 'seen'))).toBe(true);

@@ -6,12 +6,16 @@ import { RulesPermissionPolicy } from './rules-permission-policy.js';
 const session = { sessionId: 's', cwd: '/work', services: noSessionServices, getPermissionMode: () => 'default' as const, getHistory: () => [] };
 
 function context(command: string, approvedBy?: string): PreToolUseContext {
+  return call('Bash', { command }, approvedBy);
+}
+
+function call(toolName: string, input: unknown, approvedBy?: string): PreToolUseContext {
   return {
     session,
     round: 1,
     toolCallId: 't',
-    toolName: 'Bash',
-    input: { command },
+    toolName,
+    input,
     tool: undefined,
     signal: new AbortController().signal,
     ...(approvedBy === undefined ? {} : { approvedBy }),
@@ -22,16 +26,36 @@ describe('PermissionEnforcer and calls approved before the guard', () => {
   const asked: string[] = [];
   const enforcer = new PermissionEnforcer({
     policy: new RulesPermissionPolicy({ deny: ['Bash(rm *)'], ask: ['Bash(npm *)'] }),
-    permissionHandler: async (_tool, input) => (asked.push((input as { command: string }).command), false),
+    permissionHandler: async (_tool, input) => (asked.push((input as { command?: string; file_path?: string }).command ?? (input as { file_path: string }).file_path), false),
   });
 
-  it('asks no one for an approved call, but still applies deny rules', async () => {
-    expect(await enforcer.checkPermission(context('npm publish', 'PreToolUse hook'))).toBeUndefined();
+  it('spares the prompt the mode would show for an approved call, but still applies deny rules', async () => {
+    asked.length = 0;
+    expect(await enforcer.checkPermission(context('make build', 'PreToolUse hook'))).toBeUndefined();
+    expect(await enforcer.checkPermission(call('Edit', { file_path: '/work/src/a.ts' }, 'PreToolUse hook'))).toBeUndefined();
     expect(await enforcer.checkPermission(context('rm -rf /', 'PreToolUse hook'))).toMatchObject({ decision: 'deny', source: 'permission' });
     expect(asked).toEqual([]);
   });
 
+  it('still asks for an approved call an ask rule matches (a hook allow never overrides ask rules)', async () => {
+    asked.length = 0;
+    expect(await enforcer.checkPermission(context('npm publish', 'PreToolUse hook'))).toMatchObject({ decision: 'deny' });
+    expect(asked).toEqual(['npm publish']);
+  });
+
+  it('still asks for an approved edit of a protected path, even when an allow rule covers it', async () => {
+    asked.length = 0;
+    expect(await enforcer.checkPermission(call('Edit', { file_path: '/work/.claude/settings.json' }, 'PreToolUse hook'))).toMatchObject({ decision: 'deny' });
+    const allowing = new PermissionEnforcer({
+      policy: new RulesPermissionPolicy({ allow: ['Edit'] }),
+      permissionHandler: async (_tool, input) => (asked.push((input as { file_path: string }).file_path), false),
+    });
+    expect(await allowing.checkPermission(call('Edit', { file_path: '/work/.git/config' }, 'PreToolUse hook'))).toMatchObject({ decision: 'deny' });
+    expect(asked).toEqual(['/work/.claude/settings.json', '/work/.git/config']);
+  });
+
   it('asks as usual when nobody approved the call', async () => {
+    asked.length = 0;
     expect(await enforcer.checkPermission(context('npm publish'))).toMatchObject({ decision: 'deny' });
     expect(asked).toEqual(['npm publish']);
   });

@@ -8,13 +8,14 @@ import {
   type PostToolUseContext,
   type PreToolUseContext,
   type PreToolUseDecision,
+  type PermissionVerdict,
   type SessionServices,
   type ToolPermission,
 } from '@tessera/contracts';
 import { judgedTool, type SessionRule } from '@tessera/permission-rules';
 import { requestApproval, type ApprovalChainOptions } from './approval-chain.js';
 import { hostCommand, hostInput, hostPathFor } from '@tessera/permission-rules';
-import { RulesPermissionPolicy, type RulesPermissionQuery } from './rules-permission-policy.js';
+import { RulesPermissionPolicy, type ExplainOptions, type RulesPermissionQuery } from './rules-permission-policy.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, truncateToolResult } from './truncate-output.js';
 
 export interface PermissionEnforcerOptions extends ApprovalChainOptions {
@@ -49,6 +50,32 @@ export interface PermissionEnforcerOptions extends ApprovalChainOptions {
 }
 
 const sessionServices = (session: ISession): SessionServices => session.services;
+
+/** An `approve` verdict and how it was reached, for {@link asksAnyway}. */
+interface ApprovedCheck {
+  policy: PermissionPolicy;
+  verdict: PermissionVerdict;
+  query: RulesPermissionQuery;
+  remembered: readonly SessionRule[];
+  where: ExplainOptions;
+}
+
+/**
+ * Whether an `approve` verdict must still ask after an approval made before the guard. With
+ * rules, the call is judged again as though approved: in bypassPermissions mode (only ask
+ * rules, possible deny matches and critical `rm`s ask there) and, for a non-Bash call, in its
+ * own mode with the call's exact rule allowed (a protected path still asks there, and so does a
+ * call no exact rule can name). With any other policy: when the verdict names the rule that asked.
+ */
+function asksAnyway({ policy, verdict, query, remembered, where }: ApprovedCheck): boolean {
+  if (!(policy instanceof RulesPermissionPolicy)) return verdict.rule !== undefined;
+  if (policy.explain({ ...query, mode: 'bypassPermissions' }, remembered, where).decision !== 'auto') return true;
+  const suggestions = 'suggestions' in verdict ? (verdict.suggestions as SessionRule[]) : [];
+  // A Bash call can need more than its own rules (Edit rules for its redirections): a Bash
+  // approval is judged by the bypass check alone; no protected-path check applies to it.
+  if (judgedTool(query.toolName, query.permission).family === 'Bash') return false;
+  return policy.explain(query, [...remembered, ...suggestions], where).decision !== 'auto';
+}
 
 /**
  * Decides each tool call before it runs (deny, run, or ask through the approval chain),
@@ -86,14 +113,14 @@ export class PermissionEnforcer {
         ...(permission === undefined ? {} : { permission }),
       };
       const remembered = this.sessionRules.get(session) ?? [];
-      const verdict =
-        policy instanceof RulesPermissionPolicy
-          ? policy.explain(query, remembered, this.commandCwd(toolName, session, services, root))
-          : await policy.evaluate(query);
+      const where = this.commandCwd(toolName, session, services, root);
+      const verdict = policy instanceof RulesPermissionPolicy ? policy.explain(query, remembered, where) : await policy.evaluate(query);
       if (verdict.decision === 'auto') return undefined;
       if (verdict.decision === 'deny') return { decision: 'deny', reason: verdict.reason ?? `${toolName} is not allowed`, source: 'permission' };
-      // Approved before the guard (a PreToolUse hook): deny rules were applied above; ask no one.
-      if (context.approvedBy !== undefined) return undefined;
+      // Approved before the guard (a PreToolUse hook): deny rules were applied above. The
+      // approval spares only the prompt the mode would show: an ask rule or a protected path
+      // still asks (Claude Code: a hook's "allow" never overrides deny or ask rules).
+      if (context.approvedBy !== undefined && !asksAnyway({ policy, verdict, query, remembered, where })) return undefined;
 
       const suggestions = 'suggestions' in verdict ? (verdict.suggestions as SessionRule[]) : [];
       const suggestedRule = suggestions.map((rule) => rule.text).join(', ') || verdict.rule;

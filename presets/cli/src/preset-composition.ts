@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ApprovalHandler, type AgentDefinition, type HooksConfig, type HooksSource, type ProviderProfile } from '@tessera/contracts';
+import { ApprovalHandler, type AgentDefinition, type HooksConfig, type HooksSource, type ISession, type ProviderProfile } from '@tessera/contracts';
 import { definePlugin, replacePlugins, type Plugin, type PluginInput } from '@tessera/kernel';
 import { inMemorySessionStore } from '@tessera/kernel/testing';
 import { backgroundRuntime } from '@tessera/plugin-background';
@@ -26,6 +26,7 @@ import { BUILTIN_TOOL_NAMES, builtinTools, type BuiltinToolName } from '@tessera
 import { DEMO_MODEL_ID, demoModel } from './demo-model.js';
 import { fallbackModels } from './fallback-model.js';
 import { onlyTools } from './only-tools.js';
+import { sessionTranscriptPath } from './transcript-path.js';
 
 /** Permission rules as settings and flags give them. */
 export interface CliPermissionRules {
@@ -138,7 +139,12 @@ export function composeCliPreset(options: CliPresetOptions, profilePlugins: read
       settingsRoot: options.cwd,
       ...(home === undefined ? {} : { homeDir: home }),
     }),
-    hooksPlugin({ files: [...(options.hookFiles ?? [])], configs: [...(options.hookConfigs ?? [])], projectDir: options.cwd }),
+    hooksPlugin({
+      files: [...(options.hookFiles ?? [])],
+      configs: [...(options.hookConfigs ?? [])],
+      projectDir: options.cwd,
+      ...(options.sessionPersistence === false ? {} : { transcriptPath: (session: ISession | undefined) => sessionTranscriptPath(agentDir, session) }),
+    }),
     ...builtinTools({ additionalDirectories: [...(rules.additionalDirectories ?? [])], exclude }),
     backgroundRuntime(),
     subagents({ cwd: options.cwd, ...(home === undefined ? {} : { home }), ...sources, ...(options.agents && options.agents.length > 0 ? { definitions: [...options.agents] } : {}) }),
