@@ -124,7 +124,9 @@ export interface PreToolUseContext {
   /**
    * Who already approved the call, set by the kernel from a `continue` decision of a tap that
    * runs before the permission guard (a PreToolUse hook answering `allow`, or one whose `ask`
-   * a person approved). The guard then asks no one, but deny rules still deny.
+   * a person approved). The guard spares the prompt the permission mode alone would show; deny
+   * rules still deny, and ask rules and protected paths still ask (as in Claude Code, a hook's
+   * allow never overrides them).
    */
   approvedBy?: string;
 }
@@ -137,7 +139,8 @@ export interface PreToolUseContext {
  *   any other plugin that names itself (`checkpoints`, `reversible-execution`…).
  * - `respond`: the tool does not run; `result` is used as its result.
  * - `continue`: go on, with `input` replacing the call's input and/or `approvedBy` naming who
- *   approved it (the permission guard then asks no one; deny rules still deny).
+ *   approved it (the permission guard skips the prompt the mode alone would show; deny rules
+ *   still deny, ask rules and protected paths still ask).
  */
 export type PreToolUseDecision =
   | {
