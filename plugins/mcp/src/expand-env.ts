@@ -30,7 +30,11 @@ function expandMap(map: Record<string, string>, env: NodeJS.ProcessEnv, server: 
   return Object.fromEntries(Object.entries(map).map(([key, value]) => [key, expandString(value, env, server, `${field}.${key}`, file)]));
 }
 
-/** A server spec with every `${VAR}` in command, args, env, cwd, url, headers and headersHelper expanded. */
+/**
+ * A server spec with every `${VAR}` in command, args, env, cwd, url and headers expanded.
+ * `headersHelper` is left as written, as Claude Code does: the shell expands its variables from
+ * the environment it runs in, and a failure can then quote it without showing a secret.
+ */
 export function expandSpec(spec: McpServerSpec, env: NodeJS.ProcessEnv, server: string, file?: string): McpServerSpec {
   if (spec.type === 'stdio') {
     return {
@@ -45,6 +49,28 @@ export function expandSpec(spec: McpServerSpec, env: NodeJS.ProcessEnv, server: 
     type: spec.type,
     url: expandString(spec.url, env, server, 'url', file),
     headers: expandMap(spec.headers, env, server, 'headers', file),
-    ...(spec.headersHelper === undefined ? {} : { headersHelper: expandString(spec.headersHelper, env, server, 'headersHelper', file) }),
+    ...(spec.headersHelper === undefined ? {} : { headersHelper: spec.headersHelper }),
   };
+}
+
+/** `${VAR}`, and in the shell command `headersHelper` also `$VAR`. */
+const SHELL_REFERENCE = /\$\{?([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/**
+ * Replaces the values of the variables a spec refers to with `${NAME}` in a text, so an error
+ * message or a diagnostic never shows a secret the configuration only named. Values shorter
+ * than four characters are left alone: they would turn ordinary words into references.
+ */
+export function redactor(spec: McpServerSpec, env: NodeJS.ProcessEnv): (text: string) => string {
+  const names = new Set<string>();
+  const written = spec.type === 'stdio' ? [spec.command, ...spec.args, ...Object.values(spec.env), spec.cwd ?? ''] : [spec.url, ...Object.values(spec.headers)];
+  for (const text of written) for (const match of text.matchAll(REFERENCE)) names.add(match[1]!);
+  if (spec.type !== 'stdio') for (const match of (spec.headersHelper ?? '').matchAll(SHELL_REFERENCE)) names.add(match[1]!);
+  const secrets = [...names]
+    .flatMap((name): Array<[string, string]> => {
+      const value = env[name];
+      return value !== undefined && value.length >= 4 ? [[value, `\${${name}}`]] : [];
+    })
+    .sort((a, b) => b[0].length - a[0].length);
+  return (text) => secrets.reduce((out, [value, name]) => out.split(value).join(name), text);
 }

@@ -21,6 +21,13 @@ export interface FileOAuthProviderOptions {
 }
 
 /**
+ * Sign-ins waiting for the user, per token file. While one is pending, no other attempt may
+ * start an authorization: the SDK would write a new PKCE verifier over the one the user's code
+ * must be exchanged with.
+ */
+const pendingSignIns = new Map<string, Promise<void>>();
+
+/**
  * An `OAuthClientProvider` for one remote server (authorization code + PKCE), keeping the
  * registered client, the tokens and the pending code verifier in a private file. It never opens
  * a browser: `redirectToAuthorization` only records the URL, and the MCP client hands it to the
@@ -98,6 +105,23 @@ export class FileOAuthProvider implements OAuthClientProvider {
     const url = this.pendingUrl;
     this.pendingUrl = undefined;
     return url;
+  }
+
+  /** Marks a sign-in (the user's answer and the code exchange) as pending until `signIn` settles. */
+  holdDuring(signIn: Promise<unknown>): void {
+    const settled = signIn.then(
+      () => undefined,
+      () => undefined,
+    );
+    pendingSignIns.set(this.file, settled);
+    void settled.then(() => {
+      if (pendingSignIns.get(this.file) === settled) pendingSignIns.delete(this.file);
+    });
+  }
+
+  /** Resolves once no sign-in for this token file is waiting for the user. */
+  async signInSettled(): Promise<void> {
+    for (let pending = pendingSignIns.get(this.file); pending; pending = pendingSignIns.get(this.file)) await pending;
   }
 
   /** True when `state` (from the redirect) is the one this provider sent. */

@@ -1,4 +1,6 @@
+import { dirname } from 'node:path';
 import type { DiagnosticReport, DiagnosticsReporter, McpServerDeclaration, McpServerSource, Tool, ToolSource } from '@tessera/contracts';
+import { McpError } from './mcp-errors.js';
 import type { McpConnection, McpConnectionSettings } from './mcp-connection.js';
 import { createMcpTool } from './mcp-tool.js';
 import type { McpAuthorize, McpLog, McpProjectApproval, McpProjectApprovalSettings, McpPromptInfo, McpServerDeclared, McpServerState, McpServerStatus } from './mcp-types.js';
@@ -14,7 +16,7 @@ export interface McpClientPoolOptions {
   env?: NodeJS.ProcessEnv;
   /** How long the first tools listing of a session waits for servers still connecting. Default `MCP_TIMEOUT` or 5,000 ms. */
   startupTimeoutMs?: number;
-  /** One connection attempt may take this long before it counts as failed. Default 30,000 ms. */
+  /** One connection attempt (a server's start-up) may take this long before it counts as failed. Default `MCP_TIMEOUT` or 30,000 ms. */
   connectTimeoutMs?: number;
   /** A tool call is cancelled after this long. Default `MCP_TOOL_TIMEOUT` or 600,000 ms. */
   toolTimeoutMs?: number;
@@ -44,6 +46,7 @@ interface ServerEntry {
 }
 
 interface SessionView {
+  session: SessionRef;
   entries: ServerEntry[];
   waited: boolean;
 }
@@ -63,7 +66,10 @@ const positive = (text: string | undefined): number | undefined => {
 export class McpClientPool {
   private readonly connections = new Map<string, McpConnection>();
   private readonly views = new Map<string, SessionView>();
+  /** Views being (re)built, per session. The old view stays visible to `/mcp` until its rebuild is ready. */
+  private readonly building = new Map<string, Promise<SessionView>>();
   private readonly listeners = new Set<() => void>();
+  /** `.mcp.json` servers approved at run time, as `<project folder>\0<name>`: an approval holds for that project only. */
   private readonly approved = new Set<string>();
   private readonly reported = new Set<string>();
   private readonly settings: Omit<McpConnectionSettings, 'cwd'>;
@@ -82,7 +88,8 @@ export class McpClientPool {
     this.settings = {
       env,
       clientInfo: options.clientInfo ?? { name: 'tessera', version: '0.1.0' },
-      connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
+      // MCP_TIMEOUT is the server start-up timeout in Claude Code, so it bounds each attempt too.
+      connectTimeoutMs: options.connectTimeoutMs ?? positive(env.MCP_TIMEOUT) ?? 30_000,
       restart: { initialDelayMs: 500, maxDelayMs: 30_000, maxAttempts: 6, ...options.restart },
       oauth: options.oauth === false || options.oauth === undefined ? undefined : { redirectUrl: 'http://127.0.0.1:33418/callback', ...options.oauth },
       helperTimeoutMs: options.headersHelperTimeoutMs ?? 10_000,
@@ -97,11 +104,7 @@ export class McpClientPool {
       onChange: () => this.emit(),
     };
     for (const source of options.sources) {
-      const unsubscribe = source.onChange?.(() => {
-        for (const view of this.views.values()) view.entries = [];
-        this.views.clear();
-        this.emit();
-      });
+      const unsubscribe = source.onChange?.(() => this.rebuildViews());
       if (unsubscribe) this.unsubscribes.push(unsubscribe);
     }
   }
@@ -154,7 +157,8 @@ export class McpClientPool {
     const states = new Map<string, McpServerState>();
     for (const view of this.views.values()) {
       for (const entry of view.entries) {
-        const key = `${entry.prefix}|${entry.declaration.scope}`;
+        // Two projects' `.mcp.json` may use one name for different servers: each is its own line.
+        const key = `${entry.prefix}|${entry.declaration.scope}|${entry.declaration.file ?? ''}`;
         if (!states.has(key)) states.set(key, this.stateOf(entry));
       }
     }
@@ -189,11 +193,28 @@ export class McpClientPool {
     return { servers: () => this.servers(), approve: (name) => this.approveProjectServer(name), reconnect: (name) => this.reconnect(name) };
   }
 
-  /** Lets a `.mcp.json` server start (a host's approval dialog); sessions pick it up before their next model call. */
-  approveProjectServer(name: string): void {
-    this.approved.add(name);
-    this.views.clear();
-    this.emit();
+  /**
+   * Lets a `.mcp.json` server start (a host's approval dialog), in one project only, as Claude
+   * Code records it per project: the folder of `project.cwd`, or without it every folder whose
+   * sessions list the server as `needs approval` now. The servers start at once; sessions pick
+   * up their tools before their next model call.
+   */
+  approveProjectServer(name: string, project?: { cwd: string }): void {
+    const folders = project
+      ? [project.cwd]
+      : [...this.views.values()].flatMap((view) => view.entries.filter((entry) => entry.status === 'needs approval' && entry.declaration.name === name).map((entry) => projectFolder(entry.declaration, view.session.cwd)));
+    for (const folder of folders) this.approved.add(`${folder}\u0000${name}`);
+    this.rebuildViews();
+  }
+
+  /**
+   * Forgets a session that ended (the plugin calls it on `sessionEnd`). Servers no other session
+   * uses are closed.
+   */
+  release(sessionId: string): void {
+    this.views.delete(sessionId);
+    this.building.delete(sessionId);
+    this.closeUnused();
   }
 
   /** The live connection of a server by its declared name (the connected one when several sessions declare it). */
@@ -241,49 +262,96 @@ export class McpClientPool {
     return connection.readResource(uri);
   }
 
+  /** Closes every server. Afterwards nothing starts: `tools()` and `connect()`, and any still resolving, reject with `mcp_closed`. */
   async close(): Promise<void> {
     this.closed = true;
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     const connections = [...this.connections.values()];
     this.connections.clear();
     this.views.clear();
+    this.building.clear();
     await Promise.all(connections.map((connection) => connection.close()));
   }
 
   private async view(session: SessionRef): Promise<SessionView> {
-    const existing = this.views.get(session.sessionId);
-    if (existing) return existing;
-    const view: SessionView = { entries: await this.resolve(session), waited: false };
-    this.views.set(session.sessionId, view);
-    for (const entry of view.entries) void entry.connection?.start();
-    return view;
+    if (this.closed) throw closedError();
+    return this.building.get(session.sessionId) ?? this.views.get(session.sessionId) ?? this.build(session);
   }
 
-  private async resolve(session: SessionRef): Promise<ServerEntry[]> {
+  /** Resolves a session's servers afresh and starts them; the newest build of a session wins. */
+  private build(session: SessionRef): Promise<SessionView> {
+    let build: Promise<SessionView> | undefined;
+    build = (async () => {
+      const { entries, Connection } = await this.resolve(session);
+      // Checked after every wait: a pool closed meanwhile must not start anything.
+      if (this.closed) throw closedError();
+      if (this.building.get(session.sessionId) !== build) {
+        // A newer build answers; a session released meanwhile gets nothing and keeps nothing.
+        return this.building.get(session.sessionId) ?? { session, entries: [], waited: true };
+      }
+      const view: SessionView = {
+        session,
+        entries: entries.map((entry) => (entry.status ? entry : { ...entry, connection: this.connectionFor(Connection!, entry.declaration, session.cwd) })),
+        waited: false,
+      };
+      this.building.delete(session.sessionId);
+      this.views.set(session.sessionId, view);
+      for (const entry of view.entries) void entry.connection?.start();
+      this.closeUnused();
+      return view;
+    })();
+    const current = build;
+    this.building.set(session.sessionId, current);
+    current.catch(() => {
+      if (this.building.get(session.sessionId) === current) this.building.delete(session.sessionId);
+    });
+    return current;
+  }
+
+  /** A source changed or a server was approved: every known session's view is built again now. */
+  private rebuildViews(): void {
+    for (const view of [...this.views.values()]) this.build(view.session).catch(() => undefined);
+    this.emit();
+  }
+
+  /** Closes the connections no session's view holds any more: servers no longer declared, or whose sessions all ended. */
+  private closeUnused(): void {
+    // A build in flight may be about to take one of them back.
+    if (this.closed || this.building.size > 0) return;
+    const used = new Set([...this.views.values()].flatMap((view) => view.entries.flatMap((entry) => (entry.connection ? [entry.connection] : []))));
+    for (const [key, connection] of this.connections) {
+      if (used.has(connection)) continue;
+      this.connections.delete(key);
+      void connection.close();
+    }
+  }
+
+  private async resolve(session: SessionRef): Promise<{ entries: ServerEntry[]; Connection: typeof McpConnection | undefined }> {
     const report = (entry: DiagnosticReport) => this.reportOnce(entry);
     const winners = await gatherDeclarations(this.options.sources, session, report);
     // The MCP SDK loads only when a server is configured: a run without one never pays for it.
     const Connection = winners.length === 0 ? undefined : (await import('./mcp-connection.js')).McpConnection;
     const prefixes = assignServerPrefixes(winners);
-    return winners.map((declaration) => {
+    const entries = winners.map((declaration): ServerEntry => {
       const prefix = prefixes.get(serverKey(declaration))!;
       const status = this.startStatus(declaration, session.cwd, report);
-      if (status !== 'enabled') return { declaration, prefix, status };
-      return { declaration, prefix, connection: this.connectionFor(Connection!, declaration, session.cwd) };
+      return status === 'enabled' ? { declaration, prefix } : { declaration, prefix, status };
     });
+    return { entries, Connection };
   }
 
   /** Whether a session may start the server: only a `.mcp.json` one can wait for approval or be disabled. */
   private startStatus(declaration: McpServerDeclaration, cwd: string, report: (entry: DiagnosticReport) => void): McpServerDeclared['status'] {
     if (declaration.scope !== 'project') return 'enabled';
-    const decision = projectApproval(this.options.approval, declaration, cwd, this.approved, report);
+    const approvedHere = this.approved.has(`${projectFolder(declaration, cwd)}\u0000${declaration.name}`);
+    const decision = projectApproval(this.options.approval, declaration, cwd, approvedHere, report);
     return decision === 'approved' ? 'enabled' : decision === 'denied' ? 'disabled' : 'needs approval';
   }
 
   private connectionFor(Connection: typeof McpConnection, declaration: McpServerDeclaration, cwd: string): McpConnection {
     const key = JSON.stringify([serverKey(declaration), declaration.scope, declaration.spec, declaration.spec.type === 'stdio' ? cwd : '']);
     let connection = this.connections.get(key);
-    if (!connection || this.closed) {
+    if (!connection) {
       connection = new Connection(declaration, { ...this.settings, cwd });
       this.connections.set(key, connection);
     }
@@ -327,6 +395,7 @@ export class McpClientPool {
   }
 
   private emit(): void {
+    if (this.closed) return;
     for (const listener of [...this.listeners]) {
       try {
         listener();
@@ -335,4 +404,13 @@ export class McpClientPool {
       }
     }
   }
+}
+
+/** The project a `.mcp.json` declaration belongs to: the folder of its file, else the session's. */
+function projectFolder(declaration: McpServerDeclaration, cwd: string): string {
+  return declaration.file === undefined ? cwd : dirname(declaration.file);
+}
+
+function closedError(): McpError {
+  return new McpError('mcp_closed', '*', 'The MCP client pool is closed (its kernel shut down); no server is started. Use a new kernel to reach MCP servers again.');
 }

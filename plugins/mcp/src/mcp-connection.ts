@@ -3,7 +3,8 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError as SdkMcpError, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { expandSpec } from './expand-env.js';
+import { AttemptDeadline } from './attempt-deadline.js';
+import { expandSpec, redactor } from './expand-env.js';
 import { FileOAuthProvider } from './file-oauth-provider.js';
 import { CallSignal, follow } from './call-signal.js';
 import { describe, McpError } from './mcp-errors.js';
@@ -27,6 +28,12 @@ export interface McpConnectionSettings {
   onChange(): void;
 }
 
+/**
+ * A connection that stayed up this long counts as healthy: its next crash starts the restart
+ * budget afresh. One that dies sooner keeps using up the budget, so a crash loop ends.
+ */
+const STABLE_AFTER_MS = 60_000;
+
 export interface McpCallOptions {
   signal: AbortSignal;
   timeoutMs: number;
@@ -48,11 +55,21 @@ export class McpConnection {
   /** How long the last successful attempt took, from spawn or request to the first listings. */
   startupMs: number | undefined;
   private client: Client | undefined;
+  /** Every client made and not yet closed, connecting or connected: `close()` ends them all, so no child outlives the connection. */
+  private readonly clients = new Set<Client>();
   private closed = false;
   private started: Promise<void> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private restarts = 0;
+  private connectedAt: number | undefined;
+  /**
+   * Bumped by every attempt, failure, reconnect and close. An attempt or a client whose number
+   * is no longer current has been superseded: its result is dropped and its failure ignored, so
+   * one failure schedules one restart however many ways it is reported.
+   */
+  private generation = 0;
   private readonly oauth: FileOAuthProvider | undefined;
+  private readonly redact: (text: string) => string;
 
   constructor(
     readonly declaration: McpServerDeclaration,
@@ -62,6 +79,7 @@ export class McpConnection {
     this.oauth = settings.oauth && spec.type !== 'stdio' && spec.type !== 'ws'
       ? new FileOAuthProvider({ server: declaration.name, serverUrl: spec.url, directory: settings.oauth.directory, redirectUrl: settings.oauth.redirectUrl, clientName: settings.clientInfo.name })
       : undefined;
+    this.redact = redactor(spec, settings.env);
   }
 
   get name(): string {
@@ -83,19 +101,27 @@ export class McpConnection {
     return this.started;
   }
 
-  /** Drops the current client and connects again now (the `/mcp` reconnect action). */
+  /**
+   * Drops the current client and connects again now (the `/mcp` reconnect action). An attempt
+   * still in flight is superseded and its client closed, so only one process is ever kept.
+   */
   async reconnect(): Promise<void> {
+    if (this.closed) return;
+    this.generation += 1;
     clearTimeout(this.restartTimer);
     this.restarts = 0;
-    await this.dropClient();
+    this.client = undefined;
+    await this.closeClients();
     this.started = this.attempt();
     return this.started;
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.generation += 1;
     clearTimeout(this.restartTimer);
-    await this.dropClient();
+    this.client = undefined;
+    await this.closeClients();
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<unknown> {
@@ -140,48 +166,59 @@ export class McpConnection {
 
   private async attempt(): Promise<void> {
     if (this.closed) return;
+    const generation = ++this.generation;
     this.setStatus('connecting');
+    // A sign-in still waiting for the user owns the token file's PKCE verifier: a new 401 now
+    // would replace it and the user's code could never be exchanged.
+    await this.oauth?.signInSettled();
+    if (generation !== this.generation) return;
     const began = performance.now();
     let spec: McpServerSpec;
     try {
       spec = expandSpec(this.declaration.spec, this.settings.env, this.name, this.declaration.file);
     } catch (error) {
-      this.fail(error, false);
+      this.fail(generation, error, false);
       return;
     }
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new McpError('mcp_connect_failed', this.name, `MCP server "${this.name}" did not finish connecting within ${this.settings.connectTimeoutMs} ms.`)), this.settings.connectTimeoutMs);
-    });
-    const opening = this.open(spec);
+    const deadline = new AttemptDeadline(this.settings.connectTimeoutMs, () => new McpError('mcp_connect_failed', this.name, `MCP server "${this.name}" did not finish connecting within ${this.settings.connectTimeoutMs} ms (MCP_TIMEOUT raises the limit).`));
+    const opening = this.open(spec, deadline);
+    let client: Client | undefined;
     try {
-      const client = await Promise.race([opening, timeout]);
-      if (this.closed) {
-        await client.close().catch(() => undefined);
+      client = await Promise.race([opening, deadline.expired]);
+      // Superseded (reconnect) or closed while connecting: this client must not live on.
+      if (generation !== this.generation) {
+        await this.discard(client);
         return;
       }
       this.client = client;
-      await Promise.race([this.refreshAll(client), timeout]);
-      this.restarts = 0;
+      const current = client;
+      client.onclose = () => this.lost(current, generation);
+      await Promise.race([this.refreshAll(client), deadline.expired]);
+      if (generation !== this.generation) return;
       this.lastError = undefined;
       this.startupMs = performance.now() - began;
+      this.connectedAt = performance.now();
       this.setStatus('connected');
     } catch (error) {
-      await this.dropClient();
+      if (client) {
+        if (this.client === client) this.client = undefined;
+        await this.discard(client);
+      }
       // Lost the race against the timeout: a client that still arrives must not live on unseen.
-      opening.then((late) => (late === this.client ? undefined : late.close()), () => undefined).catch(() => undefined);
-      this.fail(error, !(error instanceof McpError && (error.code === 'mcp_config' || error.code === 'mcp_env_missing' || error.code === 'mcp_auth_required')));
+      opening.then((late) => this.discard(late), () => undefined).catch(() => undefined);
+      this.fail(generation, error, !(error instanceof McpError && (error.code === 'mcp_config' || error.code === 'mcp_env_missing' || error.code === 'mcp_auth_required')));
     } finally {
-      clearTimeout(timer);
+      deadline.stop();
     }
   }
 
   /** Opens a client: Streamable HTTP falls back to SSE on a 4xx; a 401 runs the OAuth flow once. */
-  private async open(spec: McpServerSpec): Promise<Client> {
+  private async open(spec: McpServerSpec, deadline: AttemptDeadline): Promise<Client> {
     const plan = await createTransport({
       server: this.name,
       spec,
       cwd: this.settings.cwd,
+      env: this.settings.env,
       helperTimeoutMs: this.settings.helperTimeoutMs,
       onStderr: (line) => this.settings.log({ severity: 'info', code: 'TESSERA_MCP_STDERR', message: `[${this.name}] ${line}`, server: this.name }),
       ...(this.oauth ? { authProvider: this.oauth } : {}),
@@ -190,7 +227,7 @@ export class McpConnection {
     try {
       return await this.connectWith(plan.transport);
     } catch (error) {
-      if (error instanceof UnauthorizedError || (error as { code?: unknown }).code === 401) return this.authorizeAndRetry(spec, plan.transport, error);
+      if (error instanceof UnauthorizedError || (error as { code?: unknown }).code === 401) return this.authorizeAndRetry(spec, plan.transport, error, deadline);
       if (plan.fallback && isFallbackWorthy(error)) {
         this.settings.log({ severity: 'info', code: 'TESSERA_MCP_SSE_FALLBACK', message: `MCP server "${this.name}" refused Streamable HTTP (${describe(error)}); trying the older HTTP+SSE transport.`, server: this.name });
         return this.connectWith(plan.fallback());
@@ -199,19 +236,30 @@ export class McpConnection {
     }
   }
 
-  private async authorizeAndRetry(spec: McpServerSpec, transport: Transport, cause: unknown): Promise<Client> {
+  private async authorizeAndRetry(spec: McpServerSpec, transport: Transport, cause: unknown, deadline: AttemptDeadline): Promise<Client> {
     const url = this.oauth?.takeAuthorizationUrl();
     const authorize = this.settings.oauth?.authorize;
-    if (!this.oauth || !url || !authorize) {
+    const oauth = this.oauth;
+    if (!oauth || !url || !authorize) {
       throw new McpError('mcp_auth_required', this.name, `MCP server "${this.name}" needs authorization${authorize ? '' : ', and this host offers no way to authorize (pass an authorize callback to mcpClient())'}: ${describe(cause)}`, {}, cause);
     }
-    const answer = await authorize({ server: this.name, authorizationUrl: url, redirectUrl: this.oauth.redirectUrl });
-    const code = typeof answer === 'string' ? answer : answer.code;
-    if (typeof answer !== 'string' && !this.oauth.checkState(answer.state)) {
-      throw new McpError('mcp_auth_required', this.name, `MCP server "${this.name}": the authorization answer carries a different state than was sent; authorization abandoned.`);
+    const signIn = (async () => {
+      const answer = await authorize({ server: this.name, authorizationUrl: url, redirectUrl: oauth.redirectUrl });
+      const code = typeof answer === 'string' ? answer : answer.code;
+      if (typeof answer !== 'string' && !oauth.checkState(answer.state)) {
+        throw new McpError('mcp_auth_required', this.name, `MCP server "${this.name}": the authorization answer carries a different state than was sent; authorization abandoned.`);
+      }
+      await (transport as Transport & { finishAuth(code: string): Promise<void> }).finishAuth(code);
+    })();
+    oauth.holdDuring(signIn);
+    // The user may take minutes in the browser; the host's authorize bounds that wait, not connectTimeoutMs.
+    deadline.pause();
+    try {
+      await signIn;
+    } finally {
+      deadline.resume();
     }
-    await (transport as Transport & { finishAuth(code: string): Promise<void> }).finishAuth(code);
-    const retry = await createTransport({ server: this.name, spec, cwd: this.settings.cwd, helperTimeoutMs: this.settings.helperTimeoutMs, onStderr: () => undefined, authProvider: this.oauth, ...(this.settings.fetch ? { fetch: this.settings.fetch } : {}) });
+    const retry = await createTransport({ server: this.name, spec, cwd: this.settings.cwd, env: this.settings.env, helperTimeoutMs: this.settings.helperTimeoutMs, onStderr: () => undefined, authProvider: oauth, ...(this.settings.fetch ? { fetch: this.settings.fetch } : {}) });
     return this.connectWith(retry.transport);
   }
 
@@ -221,13 +269,14 @@ export class McpConnection {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshLater(client, 'tools'));
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.refreshLater(client, 'prompts'));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.refreshLater(client, 'resources'));
+    if (this.closed) throw new McpError('mcp_server_unavailable', this.name, `MCP server "${this.name}" was closed while connecting.`);
+    this.clients.add(client);
     try {
       await client.connect(transport, { timeout: this.settings.connectTimeoutMs });
     } catch (error) {
-      await client.close().catch(() => undefined);
+      await this.discard(client);
       throw error;
     }
-    client.onclose = () => this.lost(client);
     return client;
   }
 
@@ -265,21 +314,33 @@ export class McpConnection {
   }
 
   /** The client closed without our asking: the server crashed or hung up. */
-  private lost(client: Client): void {
+  private lost(client: Client, generation: number): void {
+    this.clients.delete(client);
     if (this.client !== client || this.closed) return;
     this.client = undefined;
-    this.fail(new McpError('mcp_server_unavailable', this.name, `MCP server "${this.name}" exited or closed the connection`), true);
+    if (this.connectedAt !== undefined && performance.now() - this.connectedAt >= STABLE_AFTER_MS) this.restarts = 0;
+    this.fail(generation, new McpError('mcp_server_unavailable', this.name, `MCP server "${this.name}" exited or closed the connection`), true);
   }
 
-  private fail(error: unknown, retry: boolean): void {
-    const message = describe(error);
-    const canRetry = retry && !this.closed && this.restarts < this.settings.restart.maxAttempts;
-    const delay = Math.min(this.settings.restart.initialDelayMs * 2 ** this.restarts, this.settings.restart.maxDelayMs);
-    this.lastError = canRetry ? `${message.replace(/\.$/, '')}; retrying in ${delay} ms (attempt ${this.restarts + 1} of ${this.settings.restart.maxAttempts})` : message;
+  private fail(generation: number, error: unknown, retry: boolean): void {
+    // A superseded attempt, or a second report of one failure (the client closed and its pending listing rejected).
+    if (generation !== this.generation || this.closed) return;
+    this.generation += 1;
+    this.connectedAt = undefined;
+    const { maxAttempts, initialDelayMs, maxDelayMs } = this.settings.restart;
+    const message = this.redact(describe(error));
+    const canRetry = retry && this.restarts < maxAttempts;
+    const delay = Math.min(initialDelayMs * 2 ** this.restarts, maxDelayMs);
+    this.lastError = canRetry
+      ? `${message.replace(/\.$/, '')}; retrying in ${delay} ms (attempt ${this.restarts + 1} of ${maxAttempts})`
+      : retry && this.restarts > 0
+        ? `${message.replace(/\.$/, '')}; gave up after ${this.restarts} restarts in a row. Fix the server, then use /mcp reconnect.`
+        : message;
     this.setStatus('failed');
     this.settings.log({ severity: 'warning', code: 'TESSERA_MCP_SERVER_FAILED', message: `MCP server "${this.name}": ${this.lastError}`, server: this.name, ...(this.declaration.file ? { file: this.declaration.file } : {}) });
     if (!canRetry) return;
     this.restarts += 1;
+    clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
       this.started = this.attempt();
     }, delay);
@@ -291,10 +352,13 @@ export class McpConnection {
     this.settings.onChange();
   }
 
-  private async dropClient(): Promise<void> {
-    const client = this.client;
-    this.client = undefined;
-    if (client) await client.close().catch(() => undefined);
+  private async discard(client: Client): Promise<void> {
+    this.clients.delete(client);
+    await client.close().catch(() => undefined);
+  }
+
+  private async closeClients(): Promise<void> {
+    await Promise.all([...this.clients].map((client) => this.discard(client)));
   }
 }
 

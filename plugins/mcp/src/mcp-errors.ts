@@ -9,7 +9,8 @@ export type McpErrorCode =
   | 'mcp_server_unavailable'
   | 'mcp_tool_timeout'
   | 'mcp_tool_aborted'
-  | 'mcp_protocol';
+  | 'mcp_protocol'
+  | 'mcp_closed';
 
 const CATEGORY: Record<McpErrorCode, ErrorCategory> = {
   mcp_config: 'configuration',
@@ -20,6 +21,7 @@ const CATEGORY: Record<McpErrorCode, ErrorCategory> = {
   mcp_tool_timeout: 'timeout',
   mcp_tool_aborted: 'aborted',
   mcp_protocol: 'tool',
+  mcp_closed: 'state',
 };
 
 /**
@@ -33,7 +35,7 @@ export class McpError extends TesseraError {
     super(message, {
       code,
       category: CATEGORY[code],
-      recoverable: code !== 'mcp_config' && code !== 'mcp_env_missing',
+      recoverable: code !== 'mcp_config' && code !== 'mcp_env_missing' && code !== 'mcp_closed',
       details: { server, ...details },
       ...(cause === undefined ? {} : { cause }),
     });

@@ -1,11 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Tool } from '@tessera/contracts';
+import type { McpServerDeclaration, McpServerSource, Tool } from '@tessera/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProjectMcpJsonSource } from './config-sources.js';
 import type { McpClientPool } from './mcp-client-pool.js';
-import { FIXTURE_BIN, listSource, session, stdio, testPool, toolContext, until } from './mcp.test-helper.js';
+import { CRASH_DURING_LISTING_BIN, FIXTURE_BIN, alive, fixturePids, listSource, session, stdio, survivors, testPool, toolContext, until } from './mcp.test-helper.js';
 
 const pools: McpClientPool[] = [];
 afterEach(async () => {
@@ -110,7 +110,7 @@ describe('server lifecycle', () => {
   it('fails an attempt that outlives the connect timeout, and plans a retry', async () => {
     const { pool } = fixturePool({ connectTimeoutMs: 300, startupTimeoutMs: 5_000, restart: { initialDelayMs: 50, maxDelayMs: 50, maxAttempts: 2 } }, { FIXTURE_START_DELAY_MS: '600' });
     await pool.tools(session());
-    expect(pool.servers()[0]!.error).toMatch(/did not finish connecting within 300 ms; retrying/);
+    expect(pool.servers()[0]!.error).toMatch(/did not finish connecting within 300 ms \(MCP_TIMEOUT raises the limit\); retrying/);
   });
 
   it('expands ${VAR} and ${VAR:-default}, and names server, field and variable when one is missing', async () => {
@@ -137,6 +137,113 @@ describe('server lifecycle', () => {
     expect(await pool.tools(session())).toEqual([]);
     expect(pool.servers()[0]).toMatchObject({ name: 'nope', status: 'failed', error: expect.stringMatching(/ENOENT|not found|closed/) });
   });
+
+  it('restarts a server that crashes while its tools are listed once, leaving one process, and none after close', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tessera-mcp-flag-'));
+    try {
+      const { pool, logs } = testPool({
+        restart: { initialDelayMs: 100, maxDelayMs: 400, maxAttempts: 5 },
+        sources: [listSource([{ name: 'lst', spec: stdio(CRASH_DURING_LISTING_BIN, [], { FLAG_FILE: join(dir, 'flag') }) }])],
+      });
+      pools.push(pool);
+      await pool.tools(session());
+      await until(() => pool.servers()[0]?.status === 'connected', 10_000, 'the restart');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const running = fixturePids(logs).filter(alive);
+      await pool.close();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(survivors(fixturePids(logs))).toEqual([]);
+      expect(running).toHaveLength(1);
+      expect(logs.filter((entry) => entry.code === 'TESSERA_MCP_SERVER_FAILED')).toHaveLength(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reconnect() while an attempt is still connecting supersedes it without leaving its process behind', async () => {
+    const { pool, logs } = fixturePool({ startupTimeoutMs: 100 }, { FIXTURE_START_DELAY_MS: '800' });
+    await pool.tools(session());
+    expect(pool.servers()[0]!.status).toBe('connecting');
+    await until(() => fixturePids(logs).length === 1, 5_000, 'the first process');
+    await pool.reconnect('fx');
+    expect(pool.servers()[0]!.status).toBe('connected');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const running = fixturePids(logs).filter(alive);
+    await pool.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(survivors(fixturePids(logs))).toEqual([]);
+    expect(running).toHaveLength(1);
+  });
+
+  it('backs off a server that dies soon after every start, and gives up with the reason', async () => {
+    const { pool, logs } = fixturePool({ restart: { initialDelayMs: 50, maxDelayMs: 400, maxAttempts: 3 } }, { FIXTURE_EXIT_AFTER_MS: '200' });
+    await pool.tools(session());
+    await until(() => pool.servers()[0]!.error?.includes('gave up') === true, 10_000, 'the restarts to run out');
+    expect(pool.servers()[0]).toMatchObject({ status: 'failed', error: 'MCP server "fx" exited or closed the connection; gave up after 3 restarts in a row. Fix the server, then use /mcp reconnect.' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(logs.filter((entry) => entry.code === 'TESSERA_MCP_SERVER_FAILED')).toHaveLength(4);
+    expect(fixturePids(logs)).toHaveLength(4);
+  });
+
+  it('takes the start-up timeout of each attempt from MCP_TIMEOUT', async () => {
+    const { pool } = fixturePool({ env: { ...process.env, MCP_TIMEOUT: '300' }, startupTimeoutMs: 3_000, restart: { maxAttempts: 0 } }, { FIXTURE_START_DELAY_MS: '1500' });
+    await pool.tools(session());
+    expect(pool.servers()[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('did not finish connecting within 300 ms') });
+  });
+
+  it('stops a server no source declares any more, and forgets it', async () => {
+    let declarations: McpServerDeclaration[] = [{ name: 'fx', spec: stdio(FIXTURE_BIN), scope: 'plugin', plugin: 'p' }];
+    let changed: (() => void) | undefined;
+    const source: McpServerSource = { name: 'bundle plugins', servers: () => declarations, onChange: (listener) => ((changed = listener), () => undefined) };
+    const { pool, logs } = testPool({ sources: [source] });
+    pools.push(pool);
+    expect((await pool.tools(session())).length).toBeGreaterThan(0);
+    const [pid] = fixturePids(logs);
+    declarations = [];
+    changed!();
+    expect(await pool.tools(session())).toEqual([]);
+    await until(() => !alive(pid!), 5_000, 'the server to stop');
+    expect(pool.connection('fx')).toBeUndefined();
+    expect(pool.resources()).toEqual([]);
+  });
+
+  it('stops the servers of a session that ended once no other session uses them', async () => {
+    const other = await mkdtemp(join(tmpdir(), 'tessera-mcp-other-'));
+    try {
+      const { pool, logs } = fixturePool();
+      await pool.tools(session(process.cwd(), 'a'));
+      await pool.tools(session(other, 'b'));
+      await pool.tools(session(other, 'c'));
+      const [first, second] = fixturePids(logs);
+      pool.release('b');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect([alive(first!), alive(second!)]).toEqual([true, true]);
+      pool.release('c');
+      await until(() => !alive(second!), 5_000, 'the folder\'s server to stop');
+      expect(alive(first!)).toBe(true);
+      expect(pool.servers()).toHaveLength(1);
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
+  it('starts nothing for a session still resolving when the pool closes; it gets a closed error', async () => {
+    const { pool, logs } = fixturePool();
+    const connecting = pool.connect(session());
+    await pool.close();
+    await expect(connecting).rejects.toMatchObject({ code: 'mcp_closed' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(survivors(fixturePids(logs))).toEqual([]);
+  });
+
+  it('starts nothing for tools() after close(); it gets a closed error', async () => {
+    const { pool, logs } = fixturePool();
+    await pool.tools(session());
+    await pool.close();
+    await expect(pool.tools(session('/tmp', 's2'))).rejects.toThrow(/MCP client pool is closed/);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(survivors(fixturePids(logs))).toEqual([]);
+  });
 });
 
 describe('project .mcp.json approval', () => {
@@ -155,6 +262,45 @@ describe('project .mcp.json approval', () => {
       pool.approveProjectServer('two');
       const after = await pool.tools(session(cwd));
       expect(after.some((tool) => tool.name === 'mcp__two__echo')).toBe(true);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('approves a server for its own project only', async () => {
+    const repoA = await mkdtemp(join(tmpdir(), 'tessera-mcp-a-'));
+    const repoB = await mkdtemp(join(tmpdir(), 'tessera-mcp-b-'));
+    try {
+      await writeFile(join(repoA, '.mcp.json'), JSON.stringify({ mcpServers: { db: { command: process.execPath, args: [FIXTURE_BIN] } } }));
+      // Another repository (say, an untrusted clone) that uses the same name for its own server.
+      await writeFile(join(repoB, '.mcp.json'), JSON.stringify({ mcpServers: { db: { command: process.execPath, args: [FIXTURE_BIN, '--other'] } } }));
+      const { pool } = testPool({ sources: [new ProjectMcpJsonSource()] });
+      pools.push(pool);
+      await pool.tools(session(repoA, 'a'));
+      pool.approveProjectServer('db');
+      expect((await pool.tools(session(repoA, 'a'))).length).toBeGreaterThan(0);
+      expect(await pool.tools(session(repoB, 'b'))).toEqual([]);
+      expect(pool.servers().filter((state) => state.file?.startsWith(repoB)).map((state) => state.status)).toEqual(['needs approval']);
+      pool.approveProjectServer('db', { cwd: repoB });
+      expect((await pool.tools(session(repoB, 'b'))).length).toBeGreaterThan(0);
+    } finally {
+      await rm(repoA, { recursive: true, force: true });
+      await rm(repoB, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps listing the servers for /mcp right after an approval', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'tessera-mcp-project-'));
+    try {
+      const server = { command: process.execPath, args: [FIXTURE_BIN] };
+      await writeFile(join(cwd, '.mcp.json'), JSON.stringify({ mcpServers: { one: server, two: server } }));
+      const { pool } = testPool({ sources: [new ProjectMcpJsonSource()], approval: { enabledMcpjsonServers: ['one'] } });
+      pools.push(pool);
+      await pool.tools(session(cwd));
+      pool.approveProjectServer('two');
+      expect(pool.servers().map((state) => state.name)).toEqual(['one', 'two']);
+      // The approved server starts without waiting for the session's next tools listing.
+      await until(() => pool.servers().find((state) => state.name === 'two')?.status === 'connected', 10_000, 'the approved server');
     } finally {
       await rm(cwd, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CommandContribution, Diagnostics, McpServerSourceContribution, ToolSourceContribution, createToken, type DiagnosticsReporter, type McpServerSource } from '@tessera/contracts';
-import { PluginOptionsError, definePlugin, type Plugin } from '@tessera/kernel';
+import { PluginOptionsError, Stage, definePlugin, type Plugin } from '@tessera/kernel';
 import { CliMcpConfigSource, ProjectMcpJsonSource, StaticMcpServerSource } from './config-sources.js';
 import { McpClientPool, type McpClientPoolOptions } from './mcp-client-pool.js';
 import { promptCommandModule } from './mcp-prompt-commands.js';
@@ -29,7 +29,7 @@ export interface McpClientPluginOptions {
   strictMcpConfig?: boolean;
   /** Default `MCP_TIMEOUT` or 5,000 ms: how long a session's first tools listing waits for servers. */
   startupTimeoutMs?: number;
-  /** Default 30,000 ms per connection attempt. */
+  /** Default `MCP_TIMEOUT` or 30,000 ms per connection attempt (a server's start-up). */
   connectTimeoutMs?: number;
   /** Default `MCP_TOOL_TIMEOUT` or 600,000 ms per tool call. */
   toolTimeoutMs?: number;
@@ -56,10 +56,12 @@ export function mcpClient(options: McpClientPluginOptions = {}): Plugin {
     provides: [McpClients],
     contributes: [ToolSourceContribution, CommandContribution],
     optional: [Diagnostics, McpServerSourceContribution],
-    register({ bind }) {
+    register({ bind, hooks }) {
+      // Set when the pool is first resolved: a kernel that never used MCP has nothing to release.
+      let pool: McpClientPool | undefined;
       bind(McpClients)
         .toResolvedValue(
-          (contributed: McpServerSource[] | undefined, diagnostics: DiagnosticsReporter | undefined) => new McpClientPool(poolOptions(options, contributed ?? [], diagnostics)),
+          (contributed: McpServerSource[] | undefined, diagnostics: DiagnosticsReporter | undefined) => (pool = new McpClientPool(poolOptions(options, contributed ?? [], diagnostics))),
           [
             { serviceIdentifier: McpServerSourceContribution, isMultiple: true, optional: true },
             { serviceIdentifier: Diagnostics, optional: true },
@@ -68,6 +70,8 @@ export function mcpClient(options: McpClientPluginOptions = {}): Plugin {
         .inSingletonScope();
       bind(ToolSourceContribution).toResolvedValue((pool: McpClientPool) => pool.toolSource, [McpClients]).inSingletonScope();
       bind(CommandContribution).toResolvedValue((pool: McpClientPool) => promptCommandModule(pool), [McpClients]).inSingletonScope();
+      // Servers only an ended session used are closed with it, not at kernel shutdown.
+      hooks.sessionEnd.tap({ name: `${NAME}:release`, stage: Stage.Observe }, ({ session }) => pool?.release(session.sessionId));
       return {
         async shutdown({ get }) {
           await get(McpClients).close();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Tool } from '@tessera/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { McpClientPool } from './mcp-client-pool.js';
-import { listSource, session, testPool, toolContext } from './mcp.test-helper.js';
+import { listSource, session, testPool, toolContext, until } from './mcp.test-helper.js';
 import { startOAuthServer, startSseOnlyServer, startStreamableServer, type LoopbackServer } from './remote-servers.test-helper.js';
 
 const cleanup: Array<() => Promise<void>> = [];
@@ -57,6 +57,18 @@ describe('Streamable HTTP', () => {
     expect(pool.servers()[0]).toMatchObject({ status: 'failed', error: 'MCP server "remote": headersHelper printed something that is not JSON. It must print a JSON object of header names to string values.' });
   });
 
+  it('keeps the secrets a failing headersHelper refers to out of /mcp and the diagnostics', async () => {
+    const { pool, logs } = pooled(testPool({
+      env: { ...process.env, CLIENT_SECRET: 'topsecret-123' },
+      restart: { maxAttempts: 0 },
+      sources: [listSource([{ name: 'remote', spec: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: {}, headersHelper: 'echo "bad $CLIENT_SECRET" >&2; exit 3 # ${CLIENT_SECRET}' } }])],
+    }));
+    await pool.tools(session());
+    const error = pool.servers()[0]!.error!;
+    expect(error).toBe('MCP server "remote": headersHelper "echo \\"bad $CLIENT_SECRET\\" >&2; exit 3 # ${CLIENT_SECRET}" failed (exit code 3): bad ${CLIENT_SECRET}.');
+    expect(logs.map((entry) => entry.message).join('\n')).not.toContain('topsecret-123');
+  });
+
   it('reports an unreachable server as failed', async () => {
     const server = await startStreamableServer();
     await server.close();
@@ -97,6 +109,36 @@ describe('OAuth', () => {
     await second.pool.tools(session());
     expect(second.pool.servers()[0]).toMatchObject({ status: 'connected' });
     expect(asked).toHaveLength(1);
+  });
+
+  it('does not cut a slow sign-in off at the connect timeout, and asks the user once', async () => {
+    const server = await started(startOAuthServer());
+    const directory = join(await mkdtemp(join(tmpdir(), 'tessera-mcp-oauth-')), 'tokens');
+    cleanup.push(() => rm(join(directory, '..'), { recursive: true, force: true }));
+    const asked: URL[] = [];
+    // The user needs longer in the browser than one connection attempt may take.
+    const authorize = async ({ authorizationUrl }: { authorizationUrl: URL }) => {
+      asked.push(authorizationUrl);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const answer = await fetch(authorizationUrl, { redirect: 'manual' });
+      const location = new URL(answer.headers.get('location')!);
+      return { code: location.searchParams.get('code')!, state: location.searchParams.get('state') ?? undefined };
+    };
+    const { pool } = pooled(testPool({
+      connectTimeoutMs: 1_000,
+      startupTimeoutMs: 200,
+      restart: { initialDelayMs: 50, maxDelayMs: 100, maxAttempts: 3 },
+      oauth: { directory, redirectUrl: 'http://127.0.0.1:1/callback', authorize },
+      sources: [listSource([{ name: 'secured', spec: { type: 'http', url: server.url, headers: {} } }])],
+    }));
+    await pool.tools(session());
+    // /mcp reconnect while the user is still signing in waits for that sign-in instead of starting another.
+    await until(() => asked.length === 1, 5_000, 'the sign-in');
+    const reconnecting = pool.reconnect('secured');
+    await until(() => pool.servers()[0]?.status === 'connected', 8_000, 'the connection after the sign-in');
+    await reconnecting;
+    expect(asked).toHaveLength(1);
+    expect(pool.servers()[0]).toMatchObject({ status: 'connected' });
   });
 
   it('fails clearly when a server needs authorization and the host offers no way to give it', async () => {

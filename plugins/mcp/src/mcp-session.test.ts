@@ -72,6 +72,22 @@ describe('an MCP tool in a scripted session', () => {
     expect(kernel.get(McpClients).servers()[0]).toMatchObject({ name: 'plugin:acme:fx', plugin: 'acme', scope: 'plugin' });
   });
 
+  it('stops a server when the last session that used it ends', async () => {
+    kernel = await createKernel({
+      plugins: testPreset({
+        turns: [{ text: 'done' }],
+        plugins: [mcpClient({ servers: { fx: { command: process.execPath, args: [FIXTURE_BIN] } }, oauth: false })],
+      }),
+    });
+    const session = kernel.createSession({ cwd: process.cwd() });
+    await session.run('go');
+    const pool = kernel.get(McpClients);
+    expect(pool.connection('fx')?.status).toBe('connected');
+    await session.shutdown();
+    expect(pool.connection('fx')).toBeUndefined();
+    expect(pool.servers()).toEqual([]);
+  });
+
   it('rejects bad options with a message naming the option', () => {
     expect(() => mcpClient({ toolTimeoutMs: -1 })).toThrow('mcpClient(): toolTimeoutMs must be a positive number of milliseconds (got -1).');
     expect(() => mcpClient({ strictMcpConfig: true })).toThrow(/strictMcpConfig needs mcpConfig/);

@@ -14,6 +14,8 @@ export interface TransportRequest {
   spec: McpServerSpec;
   /** Where a stdio server runs when its spec names no `cwd` (the session's directory). */
   cwd: string;
+  /** The environment `headersHelper` runs in; the shell expands its variables from it. */
+  env: NodeJS.ProcessEnv;
   /** Receives each line a stdio server writes to stderr. */
   onStderr(line: string): void;
   authProvider?: OAuthClientProvider;
@@ -48,7 +50,7 @@ export async function createTransport(request: TransportRequest): Promise<Transp
     if (stderr) pipeLines(stderr, request.onStderr);
     return { transport, pid: () => transport.pid };
   }
-  const headers = { ...spec.headers, ...(await helperHeaders(spec, server, request.helperTimeoutMs)) };
+  const headers = { ...spec.headers, ...(await helperHeaders(spec, server, request.env, request.helperTimeoutMs)) };
   const url = parseUrl(spec.url, server);
   const base = {
     requestInit: { headers },
@@ -84,17 +86,20 @@ export function isFallbackWorthy(error: unknown): boolean {
 
 /**
  * Runs `headersHelper` through the shell and reads a JSON object of string values from its
- * stdout. Any failure names the server and the field, and the connection attempt fails.
+ * stdout. Any failure names the server and the field, and the connection attempt fails. The
+ * message quotes the command as written (variables unexpanded), never the expanded one.
  */
-async function helperHeaders(spec: McpRemoteServerSpec, server: string, timeoutMs: number): Promise<Record<string, string>> {
+async function helperHeaders(spec: McpRemoteServerSpec, server: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Record<string, string>> {
   if (spec.headersHelper === undefined || spec.headersHelper.trim() === '') return {};
   const fail = (problem: string): never => {
     throw new McpError('mcp_config', server, `MCP server "${server}": headersHelper ${problem}. It must print a JSON object of header names to string values.`, { field: 'headersHelper' });
   };
   const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(process.platform === 'win32' ? 'cmd.exe' : '/bin/sh', process.platform === 'win32' ? ['/c', spec.headersHelper!] : ['-c', spec.headersHelper!], { timeout: timeoutMs, maxBuffer: 1 << 20 }, (error, out, err) => {
-      if (error) reject(new McpError('mcp_config', server, `MCP server "${server}": headersHelper failed (${error.killed ? `killed after ${timeoutMs} ms` : error.message.split('\n')[0]})${err ? `: ${String(err).trim().slice(0, 200)}` : ''}.`, { field: 'headersHelper' }));
-      else resolve(String(out));
+    execFile(process.platform === 'win32' ? 'cmd.exe' : '/bin/sh', process.platform === 'win32' ? ['/c', spec.headersHelper!] : ['-c', spec.headersHelper!], { env, timeout: timeoutMs, maxBuffer: 1 << 20 }, (error, out, err) => {
+      if (!error) return resolve(String(out));
+      const how = error.killed ? `killed after ${timeoutMs} ms` : typeof error.code === 'number' ? `exit code ${error.code}` : error.signal ? `signal ${error.signal}` : String(error.code ?? 'did not run');
+      const said = String(err).trim().slice(0, 200);
+      reject(new McpError('mcp_config', server, `MCP server "${server}": headersHelper ${JSON.stringify(spec.headersHelper)} failed (${how})${said ? `: ${said}` : ''}.`, { field: 'headersHelper' }));
     });
   });
   let parsed: unknown;

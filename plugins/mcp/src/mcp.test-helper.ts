@@ -15,6 +15,7 @@ function binOf(pkg: string, bin: string): string {
 export const EVERYTHING_BIN = binOf('@modelcontextprotocol/server-everything', 'mcp-server-everything');
 export const FILESYSTEM_BIN = binOf('@modelcontextprotocol/server-filesystem', 'mcp-server-filesystem');
 export const FIXTURE_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'stdio-server.mjs');
+export const CRASH_DURING_LISTING_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'crash-during-listing.mjs');
 
 export function stdio(bin: string, args: string[] = [], env: Record<string, string> = {}): McpStdioServerSpec {
   return { type: 'stdio', command: process.execPath, args: [bin, ...args], env };
@@ -49,3 +50,23 @@ export async function until(check: () => boolean, ms = 10_000, what = 'condition
 }
 
 export const toolContext = (signal: AbortSignal = new AbortController().signal) => ({ signal, cwd: process.cwd(), toolCallId: 't1', sessionId: 's1' });
+
+/** Whether a process is still running. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The fixtures' process ids, from the `fixture started pid=` line each writes to stderr. */
+export const fixturePids = (logs: LogEntry[]): number[] => logs.flatMap((entry) => /fixture started pid=(\d+)/.exec(entry.message)?.[1] ?? []).map(Number);
+
+/** Kills what is still running (so a failing test leaves no process) and returns those pids. */
+export function survivors(pids: number[]): number[] {
+  const running = pids.filter(alive);
+  for (const pid of running) process.kill(pid, 'SIGKILL');
+  return running;
+}

@@ -44,14 +44,15 @@ export async function gatherDeclarations(
 
 /**
  * Whether a `.mcp.json` server may start: `disabledMcpjsonServers` denies; `enableAllProjectMcpServers`
- * or `enabledMcpjsonServers` approves; a callback decides for itself; a name approved at run time
- * (`approved`) turns `pending` into `approved`. A callback that throws leaves the server pending.
+ * or `enabledMcpjsonServers` approves; a callback decides for itself; a server approved at run time
+ * for this project (`approvedHere`) turns `pending` into `approved`. A callback that throws leaves
+ * the server pending.
  */
 export function projectApproval(
   approval: McpProjectApprovalSettings | McpProjectApproval | undefined,
   declaration: McpServerDeclaration,
   cwd: string,
-  approved: ReadonlySet<string>,
+  approvedHere: boolean,
   report: (entry: DiagnosticReport) => void,
 ): 'approved' | 'denied' | 'pending' {
   let decision: 'approved' | 'denied' | 'pending' = 'pending';
@@ -65,5 +66,5 @@ export function projectApproval(
     if (approval.disabledMcpjsonServers?.includes(declaration.name)) decision = 'denied';
     else if (approval.enableAllProjectMcpServers === true || approval.enabledMcpjsonServers?.includes(declaration.name)) decision = 'approved';
   }
-  return decision === 'pending' && approved.has(declaration.name) ? 'approved' : decision;
+  return decision === 'pending' && approvedHere ? 'approved' : decision;
 }

@@ -51,40 +51,76 @@ const AUTHORIZE_TIMEOUT_MS = 5 * 60_000;
  * port takes the code. Gives up after five minutes.
  */
 export function loopbackAuthorize(show: (message: string) => void, open: (url: string) => void = openInBrowser): McpAuthorize {
-  return ({ server, authorizationUrl, redirectUrl }) =>
-    new Promise((resolve, reject) => {
-      const redirect = new URL(redirectUrl);
-      if (redirect.hostname !== '127.0.0.1' && redirect.hostname !== 'localhost') {
-        reject(new Error(`the OAuth redirect URL ${redirectUrl} is not on this machine; use a loopback redirect (http://127.0.0.1:<port>/callback)`));
+  return (request) => {
+    // Sign-ins share the redirect port: a second listener would fail with EADDRINUSE while the
+    // first waits for its browser, so each one waits for the one before it.
+    const port = portOf(request.redirectUrl);
+    const previous = signIns.get(port) ?? Promise.resolve();
+    const mine = previous.then(() => listenOnce(request, show, open));
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    signIns.set(port, settled);
+    void settled.then(() => {
+      if (signIns.get(port) === settled) signIns.delete(port);
+    });
+    return mine;
+  };
+}
+
+/** The sign-in last queued on each redirect port, settled when its listener is closed. */
+const signIns = new Map<string, Promise<void>>();
+
+function portOf(redirectUrl: string): string {
+  try {
+    const url = new URL(redirectUrl);
+    return `${url.hostname}:${url.port || '80'}`;
+  } catch {
+    return redirectUrl;
+  }
+}
+
+function listenOnce(
+  { server, authorizationUrl, redirectUrl }: Parameters<McpAuthorize>[0],
+  show: (message: string) => void,
+  open: (url: string) => void,
+): Promise<{ code: string; state?: string }> {
+  return new Promise((resolve, reject) => {
+    const redirect = new URL(redirectUrl);
+    if (redirect.hostname !== '127.0.0.1' && redirect.hostname !== 'localhost') {
+      reject(new Error(`the OAuth redirect URL ${redirectUrl} is not on this machine; use a loopback redirect (http://127.0.0.1:<port>/callback)`));
+      return;
+    }
+    const listener = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', redirectUrl);
+      if (url.pathname !== redirect.pathname) {
+        response.writeHead(404).end();
         return;
       }
-      const listener = createServer((request, response) => {
-        const url = new URL(request.url ?? '/', redirectUrl);
-        if (url.pathname !== redirect.pathname) {
-          response.writeHead(404).end();
-          return;
-        }
-        const code = url.searchParams.get('code');
-        const state = url.searchParams.get('state');
-        const failure = url.searchParams.get('error');
-        response.writeHead(code ? 200 : 400, { 'content-type': 'text/plain; charset=utf-8' });
-        response.end(code ? `Tessera: signed in to ${server}. You can close this tab.` : `Tessera: sign-in to ${server} failed (${failure ?? 'no code'}).`);
-        finish(code ? undefined : new Error(`the authorization server answered ${failure ?? 'without a code'}`), code ? { code, ...(state ? { state } : {}) } : undefined);
-      });
-      const timer = setTimeout(() => finish(new Error(`no sign-in for ${server} within 5 minutes`)), AUTHORIZE_TIMEOUT_MS);
-      timer.unref();
-      const finish = (error: Error | undefined, value?: { code: string; state?: string }): void => {
-        clearTimeout(timer);
-        listener.close();
-        if (error) reject(error);
-        else resolve(value!);
-      };
-      listener.on('error', (error) => finish(new Error(`cannot listen on ${redirectUrl} for the OAuth redirect: ${describeError(error)}`)));
-      listener.listen(Number(redirect.port || 80), redirect.hostname, () => {
-        show(`MCP server "${server}" needs you to sign in: ${authorizationUrl.href}`);
-        open(authorizationUrl.href);
-      });
+      const code = url.searchParams.get('code');
+      const state = url.searchParams.get('state');
+      const failure = url.searchParams.get('error');
+      // No keep-alive: a browser reusing this connection would bring the next sign-in's redirect here.
+      response.writeHead(code ? 200 : 400, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+      response.end(code ? `Tessera: signed in to ${server}. You can close this tab.` : `Tessera: sign-in to ${server} failed (${failure ?? 'no code'}).`);
+      finish(code ? undefined : new Error(`the authorization server answered ${failure ?? 'without a code'}`), code ? { code, ...(state ? { state } : {}) } : undefined);
     });
+    const timer = setTimeout(() => finish(new Error(`no sign-in for ${server} within 5 minutes`)), AUTHORIZE_TIMEOUT_MS);
+    timer.unref();
+    const finish = (error: Error | undefined, value?: { code: string; state?: string }): void => {
+      clearTimeout(timer);
+      listener.close();
+      listener.closeAllConnections();
+      if (error) reject(error);
+      else resolve(value!);
+    };
+    listener.on('error', (error) => finish(new Error(`cannot listen on ${redirectUrl} for the OAuth redirect: ${describeError(error)}`)));
+    listener.listen(Number(redirect.port || 80), redirect.hostname, () => {
+      show(`MCP server "${server}" needs you to sign in: ${authorizationUrl.href}`);
+      open(authorizationUrl.href);
+    });
+  });
 }
 
 function openInBrowser(url: string): void {

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -6,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FakeAnthropicServer } from '@tessera/test-servers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loopbackAuthorize } from './mcp-setup.js';
 
 // MCP servers in a `tessera` run: --mcp-config, the project's .mcp.json and its approval, a real
 // registry server (server-everything over stdio) called by the model through the permission rules.
@@ -86,5 +89,24 @@ describe('MCP servers in a run', () => {
     expect(code).toBe(0);
     expect((lines[0] as { mcp_servers: unknown[] }).mcp_servers).toEqual([]);
     expect(stderr).toMatch(/broken/);
+  });
+});
+
+describe('the OAuth sign-in helper', () => {
+  it('takes two mcp sign-ins at once one after the other on the shared redirect port', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const redirectUrl = `http://127.0.0.1:${port}/callback`;
+    const opened: string[] = [];
+    // The "browser": each sign-in page redirects back with a code a moment later.
+    const authorize = loopbackAuthorize(() => undefined, (url) => {
+      opened.push(url);
+      setTimeout(() => void fetch(`${redirectUrl}?code=${new URL(url).searchParams.get('code')}&state=s`), 50);
+    });
+    const ask = (server: string) => authorize({ server, authorizationUrl: new URL(`https://auth.example/authorize?code=${server}`), redirectUrl });
+    expect(await Promise.all([ask('github'), ask('linear')])).toEqual([{ code: 'github', state: 's' }, { code: 'linear', state: 's' }]);
+    expect(opened).toHaveLength(2);
   });
 });
