@@ -40,6 +40,25 @@ describe('edit checkpoints: edits of a subagent', () => {
     expect(existsSync(join(dir, 'by-child.txt'))).toBe(false);
   });
 
+  it('a subagent given the folder through a link to it still edits on the turn’s behalf', async () => {
+    const { symlink } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const link = join(tmpdir(), `tessera-checkpoint-link-${process.pid}-${Date.now()}`);
+    await symlink(dir, link);
+    try {
+      kernel = await kernelWith(writeBy(join(dir, 'by-child.txt')), [editCheckpoints(), subagents({ cwd: dir, home: dir, discover: false, worktree: false })]);
+      const session = kernel.createSession({ cwd: dir });
+      const checkpoints = session.services.get(EditCheckpoints);
+      const turn = await checkpoints.beginTurn(session, 'delegate');
+      await kernel.get(SubagentLauncher).launch({ prompt: 'write it', parentSessionId: session.sessionId, cwd: link, signal: new AbortController().signal });
+      await checkpoints.finalizeTurn(session.sessionId);
+      expect((await checkpoints.inspect(session.sessionId, turn.id)).files.map((file) => file.path)).toEqual([join(dir, 'by-child.txt')]);
+    } finally {
+      const { rm } = await import('node:fs/promises');
+      await rm(link, { force: true });
+    }
+  });
+
   it('a subagent working in another folder (as one in a worktree of its own does) is not the turn’s', async () => {
     const elsewhere = join(dir, 'elsewhere');
     await mkdir(elsewhere);

@@ -375,16 +375,16 @@ export class InteractiveSession {
       await session.save();
       return result;
     })();
-    this.restoring = restoring;
+    this.restoring.add(restoring);
     try {
       return await restoring;
     } finally {
-      if (this.restoring === restoring) this.restoring = undefined;
+      this.restoring.delete(restoring);
     }
   }
 
-  /** A restore under way: `shutdown` lets it finish (its history entry saved) before the session ends. */
-  private restoring: Promise<unknown> | undefined;
+  /** Restores under way: `shutdown` lets them finish (their history entries saved) before the session ends. */
+  private readonly restoring = new Set<Promise<unknown>>();
 
   // ------------------------------------------------------------------ transports and lifecycle
 
@@ -404,7 +404,7 @@ export class InteractiveSession {
     this.closed ??= (async () => {
       this.abort();
       await this.current?.catch(() => undefined);
-      await this.restoring?.catch(() => undefined);
+      await Promise.allSettled([...this.restoring]);
       const session = await this.ready.catch(() => undefined);
       if (!session) return;
       if (options.cancelBackgroundTasks !== false) await stopBackgroundTasks(session);

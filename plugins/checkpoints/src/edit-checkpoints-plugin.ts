@@ -71,7 +71,7 @@ export function editCheckpoints(options: EditCheckpointsOptions = {}): Plugin {
           const { session } = context;
           const recorder = recorderOf(session.services);
           // A subagent's edit in the parent's folder goes into the parent's open turn.
-          const recording = recorder?.recordingFor(session.sessionId, session.cwd);
+          const recording = await recorder?.recordingFor(session.sessionId, session.cwd);
           if (recorder === undefined || recording === undefined) return undefined;
           if (session.services.getOptional(SandboxPaths) !== undefined) return undefined;
           const target = editTargetOf(context);

@@ -93,13 +93,15 @@ describe('editCheckpoints: turns, capture and restore', () => {
     expect((await checkpoints.list(session.sessionId)).map((summary) => summary.id)).toEqual([first.id]);
     expect(await readdir(join(dir, '.tessera', 'checkpoints', session.sessionId))).toEqual([first.id]);
     // What a restore that stopped while deleting leaves (a directory renamed out of the list, half removed): skipped.
-    await mkdir(join(dir, '.tessera', 'checkpoints', session.sessionId, `.${third.id}.removed-0badf00d`, 'files'), { recursive: true });
+    const leftover = join(dir, '.tessera', 'checkpoints', session.sessionId, `.removed-${third.id}.0badf00d`);
+    await mkdir(join(leftover, 'files'), { recursive: true });
     expect((await checkpoints.list(session.sessionId)).map((summary) => summary.id)).toEqual([first.id]);
 
-    // And back to before turn 1.
+    // And back to before turn 1; the restore also sweeps what the stopped one left.
     await checkpoints.restore(session.sessionId, first.id);
     expect(await read('a.txt')).toBe('one\n');
     expect(await checkpoints.list(session.sessionId)).toEqual([]);
+    expect(existsSync(leftover)).toBe(false);
   });
 
   it('writes the manifest when the turn begins and finalises a turn that changed nothing', async () => {
@@ -330,6 +332,27 @@ describe('editCheckpoints: turns, capture and restore', () => {
     } finally {
       await outside.cleanup();
     }
+  });
+
+  it('a link that took a captured file\'s place is removed or replaced on restore, never followed to the file it points at', async () => {
+    await writeFile(file('kept.txt'), 'kept\n');
+    await writeFile(file('edited.txt'), 'original\n');
+    const { session, checkpoints, prompt } = await checkpointedSession([
+      ...toolTurn({ name: 'Write', input: { file_path: file('notes.md'), content: 'notes\n' } }, { name: 'Read', input: { file_path: file('edited.txt') } }, { name: 'Write', input: { file_path: file('edited.txt'), content: 'changed\n' } }),
+    ]);
+    const turn = await prompt('write notes, change edited');
+    // Since then, both names became links to another file of the project.
+    const { rm: remove } = await import('node:fs/promises');
+    await remove(file('notes.md'));
+    await remove(file('edited.txt'));
+    await symlink(file('kept.txt'), file('notes.md'));
+    await symlink(file('kept.txt'), file('edited.txt'));
+    await checkpoints.restore(session.sessionId, turn.id);
+    expect(await read('kept.txt')).toBe('kept\n');
+    expect(existsSync(file('notes.md'))).toBe(false);
+    expect(await read('edited.txt')).toBe('original\n');
+    const { lstat: lstatOf } = await import('node:fs/promises');
+    expect((await lstatOf(file('edited.txt'))).isSymbolicLink()).toBe(false);
   });
 
   it('restoring over two turns removes a folder the first created once the files both turns put in it are gone', async () => {

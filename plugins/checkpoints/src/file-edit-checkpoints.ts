@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { copyFile, lstat, mkdir, open, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { copyFile, lstat, mkdir, open, readdir, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import {
   assertValidSessionId,
   isInsidePath,
@@ -136,12 +136,13 @@ export class FileEditCheckpoints implements EditCheckpoints {
    * subagent of a subagent too) whose turn works in that same folder. A subagent in a worktree of
    * its own works elsewhere: its edits are not the turn's. `undefined` when none records.
    */
-  recordingFor(sessionId: string, cwd: string): string | undefined {
+  async recordingFor(sessionId: string, cwd: string): Promise<string | undefined> {
     if (this.#open.has(sessionId)) return sessionId;
     let current = this.#delegates.get(sessionId);
     for (let depth = 0; current !== undefined && depth < 16; depth += 1) {
       const turn = this.#open.get(current);
-      if (turn !== undefined) return resolve(turn.manifest.cwd) === resolve(cwd) ? current : undefined;
+      // The turn's cwd is stored as a real path: the subagent's is compared the same way (`/tmp` may be a link).
+      if (turn !== undefined) return turn.manifest.cwd === (await realpath(cwd).catch(() => resolve(cwd))) ? current : undefined;
       current = this.#delegates.get(current);
     }
     return undefined;
@@ -272,7 +273,9 @@ export class FileEditCheckpoints implements EditCheckpoints {
       const roots = await this.#workspaceRoots(sessionId);
       const targets = new Map<CapturedFile, string>();
       for (const { manifest, file } of plan) {
-        const target = await realTarget(file.path);
+        // The folder's real path and the name in it: a link that took the file's place since
+        // the capture is removed or replaced, never followed to the file it points at.
+        const target = join(await realTarget(dirname(file.path)), basename(file.path));
         if (!roots.some((root) => isInsidePath(target, root))) throw new CheckpointOutsideWorkspaceError(manifest.id, file.path, roots);
         targets.set(file, target);
       }
@@ -292,6 +295,7 @@ export class FileEditCheckpoints implements EditCheckpoints {
         try {
           if (file.existed) {
             await mkdir(dirname(target), { recursive: true });
+            if ((await lstat(target).catch(() => undefined))?.isSymbolicLink()) await rm(target);
             await copyFile(join(directory, manifest.id, SNAPSHOT_DIRECTORY, file.snapshot as string), target);
             restoredFiles.push(file.path);
           } else {
@@ -315,10 +319,12 @@ export class FileEditCheckpoints implements EditCheckpoints {
       // without its manifest that would fail every later list and restore.
       const removedCheckpoints = [...range].reverse();
       for (const id of removedCheckpoints) {
-        const doomed = join(directory, `.${id}.removed-${randomUUID().slice(0, 8)}`);
+        const doomed = join(directory, `${REMOVED_PREFIX}${id}.${randomUUID().slice(0, 8)}`);
         await rename(join(directory, id), doomed);
-        await rm(doomed, { recursive: true, force: true });
+        // Out of the list already: a delete that fails (or a crash) leaves it for the next sweep.
+        await rm(doomed, { recursive: true, force: true }).catch(() => undefined);
       }
+      await sweepRemoved(directory);
       return { checkpointId, restoredFiles, deletedFiles, removedCheckpoints };
     });
   }
@@ -409,4 +415,13 @@ export class FileEditCheckpoints implements EditCheckpoints {
     });
     return run;
   }
+}
+
+/** A restore renames a checkpoint it removes to this prefix + its id first (never a checkpoint id). */
+const REMOVED_PREFIX = '.removed-';
+
+/** Deletes what restores renamed out of the list but could not delete (a crash, a failed delete). Best effort. */
+async function sweepRemoved(directory: string): Promise<void> {
+  const entries = await readdir(directory).catch(() => [] as string[]);
+  await Promise.all(entries.filter((name) => name.startsWith(REMOVED_PREFIX)).map((name) => rm(join(directory, name), { recursive: true, force: true }).catch(() => undefined)));
 }

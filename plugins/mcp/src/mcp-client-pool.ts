@@ -29,6 +29,13 @@ export interface McpClientPoolOptions {
   diagnostics?: DiagnosticsReporter;
   /** How long `headersHelper` may run. Default 10,000 ms. */
   headersHelperTimeoutMs?: number;
+  /**
+   * How long the servers of a session that ended (`release`) stay for it. A host that ends a copy
+   * of a session and opens the same id again (a server replica reopening a copy another replica
+   * saved over) keeps its servers instead of starting them again. Default 30,000 ms; 0 releases
+   * at once.
+   */
+  releaseGraceMs?: number;
   fetch?: typeof fetch;
 }
 
@@ -212,6 +219,26 @@ export class McpClientPool {
    * uses are closed.
    */
   release(sessionId: string): void {
+    clearTimeout(this.releasing.get(sessionId));
+    const grace = this.options.releaseGraceMs ?? 30_000;
+    if (grace <= 0 || this.closed) {
+      this.releasing.delete(sessionId);
+      this.releaseNow(sessionId);
+      return;
+    }
+    // Used again before then (`view`), the session keeps its servers.
+    const timer = setTimeout(() => {
+      this.releasing.delete(sessionId);
+      this.releaseNow(sessionId);
+    }, grace);
+    timer.unref();
+    this.releasing.set(sessionId, timer);
+  }
+
+  /** Sessions that ended, each with the timer that releases it after the grace. */
+  private readonly releasing = new Map<string, NodeJS.Timeout>();
+
+  private releaseNow(sessionId: string): void {
     this.views.delete(sessionId);
     this.building.delete(sessionId);
     this.closeUnused();
@@ -265,6 +292,8 @@ export class McpClientPool {
   /** Closes every server. Afterwards nothing starts: `tools()` and `connect()`, and any still resolving, reject with `mcp_closed`. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const timer of this.releasing.values()) clearTimeout(timer);
+    this.releasing.clear();
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     const connections = [...this.connections.values()];
     this.connections.clear();
@@ -275,6 +304,12 @@ export class McpClientPool {
 
   private async view(session: SessionRef): Promise<SessionView> {
     if (this.closed) throw closedError();
+    // A session that ended and is used again (the same id reopened) is not released.
+    const releasing = this.releasing.get(session.sessionId);
+    if (releasing !== undefined) {
+      clearTimeout(releasing);
+      this.releasing.delete(session.sessionId);
+    }
     return this.building.get(session.sessionId) ?? this.views.get(session.sessionId) ?? this.build(session);
   }
 

@@ -210,7 +210,7 @@ describe('server lifecycle', () => {
   it('stops the servers of a session that ended once no other session uses them', async () => {
     const other = await mkdtemp(join(tmpdir(), 'tessera-mcp-other-'));
     try {
-      const { pool, logs } = fixturePool();
+      const { pool, logs } = fixturePool({ releaseGraceMs: 0 });
       await pool.tools(session(process.cwd(), 'a'));
       await pool.tools(session(other, 'b'));
       await pool.tools(session(other, 'c'));

@@ -34,6 +34,8 @@ export interface McpClientPluginOptions {
   /** Default `MCP_TOOL_TIMEOUT` or 600,000 ms per tool call. */
   toolTimeoutMs?: number;
   restart?: McpClientPoolOptions['restart'];
+  /** How long the servers of a session that ended stay for it, in case the same id is opened again (default 30,000 ms; 0: released at once). */
+  releaseGraceMs?: number;
   /** OAuth for remote servers. `directory` defaults to `~/.tessera/mcp-oauth`; `false` turns OAuth off. */
   oauth?: false | { directory?: string; redirectUrl?: string; authorize?: McpAuthorize };
   log?: McpLog;
@@ -101,6 +103,7 @@ function poolOptions(options: McpClientPluginOptions, contributed: readonly McpS
     ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     ...(options.toolTimeoutMs ? { toolTimeoutMs: options.toolTimeoutMs } : {}),
     ...(options.restart ? { restart: options.restart } : {}),
+    ...(options.releaseGraceMs === undefined ? {} : { releaseGraceMs: options.releaseGraceMs }),
     oauth: options.oauth === false ? false : { directory: options.oauth?.directory ?? join(homedir(), '.tessera', 'mcp-oauth'), ...(options.oauth?.redirectUrl ? { redirectUrl: options.oauth.redirectUrl } : {}), ...(options.oauth?.authorize ? { authorize: options.oauth.authorize } : {}) },
     ...(options.log ? { log: options.log } : {}),
     ...(diagnostics ? { diagnostics } : {}),
@@ -116,6 +119,9 @@ function check(options: McpClientPluginOptions): void {
   for (const key of ['startupTimeoutMs', 'connectTimeoutMs', 'toolTimeoutMs'] as const) {
     const value = options[key];
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) fail(key, `must be a positive number of milliseconds (got ${String(value)})`);
+  }
+  if (options.releaseGraceMs !== undefined && !(typeof options.releaseGraceMs === 'number' && Number.isFinite(options.releaseGraceMs) && options.releaseGraceMs >= 0)) {
+    fail('releaseGraceMs', `must be a number of milliseconds, 0 or more (got ${String(options.releaseGraceMs)})`);
   }
   if (options.mcpConfig !== undefined && (!Array.isArray(options.mcpConfig) || options.mcpConfig.some((entry) => typeof entry !== 'string' || entry.trim() === ''))) fail('mcpConfig', 'must be a list of file paths or JSON strings');
   if (options.strictMcpConfig && (options.mcpConfig === undefined || options.mcpConfig.length === 0)) fail('strictMcpConfig', 'needs mcpConfig: strict mode uses only the --mcp-config servers');

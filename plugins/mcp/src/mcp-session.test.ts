@@ -72,18 +72,27 @@ describe('an MCP tool in a scripted session', () => {
     expect(kernel.get(McpClients).servers()[0]).toMatchObject({ name: 'plugin:acme:fx', plugin: 'acme', scope: 'plugin' });
   });
 
-  it('stops a server when the last session that used it ends', async () => {
+  it('stops a server when the last session that used it ends, after the grace; the same id opened again within it keeps the server', async () => {
     kernel = await createKernel({
       plugins: testPreset({
-        turns: [{ text: 'done' }],
-        plugins: [mcpClient({ servers: { fx: { command: process.execPath, args: [FIXTURE_BIN] } }, oauth: false })],
+        turns: [{ text: 'done' }, { text: 'again' }],
+        plugins: [mcpClient({ servers: { fx: { command: process.execPath, args: [FIXTURE_BIN] } }, oauth: false, releaseGraceMs: 300 })],
       }),
     });
     const session = kernel.createSession({ cwd: process.cwd() });
     await session.run('go');
     const pool = kernel.get(McpClients);
-    expect(pool.connection('fx')?.status).toBe('connected');
+    const first = pool.connection('fx');
+    expect(first?.status).toBe('connected');
     await session.shutdown();
+    // A copy of the same session opened again at once (as a server replica reopens one): the same server.
+    const copy = kernel.createSession({ cwd: process.cwd(), sessionId: session.sessionId });
+    await copy.run('go on');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(pool.connection('fx')).toBe(first);
+    await copy.shutdown();
+    expect(pool.connection('fx')).toBe(first);
+    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(pool.connection('fx')).toBeUndefined();
     expect(pool.servers()).toEqual([]);
   });

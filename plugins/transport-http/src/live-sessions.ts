@@ -53,7 +53,8 @@ export class LiveSessions {
     this.unroute.clear();
     for (const session of sessions) if (session.turn?.remote) session.turn.end();
     await Promise.all(sessions.map((session) => this.endClientUse(session, false)));
-    await Promise.allSettled([...this.opening]);
+    // An open that began before `closing` was set may start another (a reopen): wait until none is left.
+    while (this.opening.size > 0) await Promise.allSettled([...this.opening]);
   }
 
   /**
@@ -88,20 +89,26 @@ export class LiveSessions {
    * Runs `open` in room made for one more session of `owner` (`makeRoom`); `open` passes `slot`
    * to `adopt` with the session it opened. The room is given back when `open` fails.
    */
-  async withRoom<T>(owner: string, open: (slot: () => void) => Promise<T>): Promise<T> {
-    const slot = await this.makeRoom(owner);
-    try {
-      return await this.inFlight(open(slot));
-    } finally {
-      slot();
-    }
+  withRoom<T>(owner: string, open: (slot: () => void) => Promise<T>): Promise<T> {
+    // Tracked from here, making room included (in replica mode it may wait for a copy to end).
+    return this.inFlight(async () => {
+      const slot = await this.makeRoom(owner);
+      try {
+        return await open(slot);
+      } finally {
+        slot();
+      }
+    });
   }
 
   /**
-   * Tracks an open until it has settled: `close` waits for it, so a session an open brings
-   * after it began has been ended (`adoptOpened`) by the time `close` resolves.
+   * Runs an open and tracks it until it has settled: `close` waits for it, so a session an open
+   * brings after `close` began has been ended (`adoptOpened`) by the time `close` resolves. Once
+   * `close` began, no open starts (`shutting_down`).
    */
-  async inFlight<T>(work: Promise<T>): Promise<T> {
+  async inFlight<T>(open: () => Promise<T>): Promise<T> {
+    if (this.closing) throw shuttingDown();
+    const work = open();
     this.opening.add(work);
     try {
       return await work;

@@ -59,6 +59,8 @@ interface ClusterState {
   runningTurns?: Map<string, string>;
   /** Sessions another replica saved since this one loaded them: their copy here is not current. */
   savedElsewhere?: Set<string>;
+  /** Reading a stored head waits for this (a slow shared store). */
+  headsWait?: Promise<void>;
 }
 
 /** A cluster over the heads given: every lock free; copies are current and no turn runs elsewhere unless `state` says so. */
@@ -66,7 +68,10 @@ function memoryCluster(heads: Map<string, StoredSessionHead>, state: ClusterStat
   return {
     lock: async (sessionId) => ({ sessionId, signal: new AbortController().signal, release: async () => undefined }),
     isCurrent: async (sessionId) => !state.savedElsewhere?.has(sessionId),
-    head: async (sessionId) => heads.get(sessionId),
+    head: async (sessionId) => {
+      await state.headsWait;
+      return heads.get(sessionId);
+    },
     heads: async () => [...heads.values()],
     publish: () => undefined,
     runningTurn: async (sessionId) => state.runningTurns?.get(sessionId),
@@ -201,6 +206,36 @@ describe('SessionHub: opens that end after shutdown began', () => {
     // Ended before shutdown resolved, not later by the refused create.
     await expect(interactive.submit('hello')).rejects.toMatchObject({ code: 'session_closed' });
     await expect(creating).rejects.toMatchObject({ code: 'shutting_down' });
+  });
+
+  it('replica mode: a load still reading the shared store when shutdown begins opens nothing and is refused', async () => {
+    let release!: () => void;
+    const state: ClusterState = {};
+    let opens = 0;
+    const replica = await setup({
+      cluster: state,
+      wrap: (sessions) => ({
+        ...sessions,
+        open: (request) => {
+          opens += 1;
+          return sessions.open(request);
+        },
+      }),
+    });
+    const { hub } = replica;
+    const id = await stored(replica);
+    // Let go here: the next request loads it from the store.
+    await hub.delete(OWNER, id, { keep: true });
+    opens = 0;
+    state.headsWait = new Promise<void>((resolve) => (release = resolve));
+    const loading = hub.open(OWNER, id);
+    loading.catch(() => undefined);
+    const shutdown = hub.shutdown();
+    release();
+    await shutdown;
+    await expect(loading).rejects.toMatchObject({ code: 'shutting_down', status: 503 });
+    expect(opens).toBe(0);
+    expect(hub.size).toBe(0);
   });
 
   it('replica mode: a copy reopened because another replica saved over it is ended too', async () => {

@@ -376,7 +376,7 @@ export class SessionHub {
         this.registry.forget(session);
         throw new HubError('session_not_found', 404, `No session ${session.id}.`);
       }
-      return this.registry.inFlight(this.reopen(session, head.cwd, mode, cluster));
+      return this.registry.inFlight(() => this.reopen(session, head.cwd, mode, cluster));
     });
   }
 
