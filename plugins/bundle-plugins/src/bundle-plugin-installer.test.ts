@@ -192,6 +192,13 @@ describe('approving hooks and MCP servers', () => {
     expect(again.code).toBe(1);
     expect(again.out).toContain('MCP server notes: notes-server');
     expect(again.out).not.toContain('hook SessionStart');
+    expect((await cli('install', 'tool@mkt', '--yes')).code).toBe(0);
+
+    // The same server, now given a secret from the environment: asked again.
+    sampleMarketplace(market, 'mkt', { tool: tool('3.1.0', { 'hooks/hooks.json': hook, '.mcp.json': { mcpServers: { notes: { command: 'notes-server', env: { TOKEN: '${GITHUB_TOKEN}' } } } } }) });
+    const withEnv = await cli('install', 'tool@mkt');
+    expect(withEnv.code).toBe(1);
+    expect(withEnv.out).toContain('MCP server notes: notes-server {"env":{"TOKEN":');
   });
 
   it('enable stamps no approval when the installed copy cannot be loaded', async () => {

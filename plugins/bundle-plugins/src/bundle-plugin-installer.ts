@@ -247,13 +247,33 @@ export function codeDetails(plugin: LoadedBundlePlugin): string[] {
         (groups ?? []).flatMap((group) => group.hooks.map((handler) => `hook ${event}${group.matcher ? ` [${group.matcher}]` : ''}: ${handlerText(handler)}`)),
       ),
     ),
-    ...plugin.mcpServers.map((server) => `MCP server ${server.name}: ${server.spec.type === 'stdio' ? [server.spec.command, ...server.spec.args].join(' ') : `${server.spec.type} ${server.spec.url}`}`),
+    ...plugin.mcpServers.map((server) => {
+      const spec = server.spec;
+      // What the server is given goes with it: an update that starts sending an env secret or
+      // a header to an approved server is new code to approve.
+      const given = spec.type === 'stdio' ? withGiven({ env: spec.env }) : withGiven({ headers: spec.headers, headersHelper: spec.headersHelper });
+      return `MCP server ${server.name}: ${spec.type === 'stdio' ? [spec.command, ...spec.args].join(' ') : `${spec.type} ${spec.url}`}${given}`;
+    }),
   ];
   return [...new Set(lines.map(portable))];
 }
 
-function handlerText(handler: { type: string; command?: string; url?: string; prompt?: string }): string {
-  return `${handler.type} ${handler.command ?? handler.url ?? handler.prompt ?? ''}`;
+function handlerText(handler: { type: string; command?: string; url?: string; prompt?: string; headers?: Record<string, string>; allowedEnvVars?: string[] }): string {
+  // An HTTP hook's headers and the variables it may read into them are part of what is approved.
+  return `${handler.type} ${handler.command ?? handler.url ?? handler.prompt ?? ''}${withGiven({ headers: handler.headers, allowedEnvVars: handler.allowedEnvVars })}`;
+}
+
+/** ` {…}` with the fields that are set and not empty, keys sorted (the same declaration gives the same line), or ''. */
+function withGiven(fields: Record<string, unknown>): string {
+  const sorted = (value: unknown): unknown =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, (value as Record<string, unknown>)[key]])) : value;
+  const kept = Object.keys(fields)
+    .sort()
+    .filter((key) => {
+      const value = fields[key];
+      return value !== undefined && !(typeof value === 'object' && value !== null && Object.keys(value).length === 0);
+    });
+  return kept.length === 0 ? '' : ` ${JSON.stringify(Object.fromEntries(kept.map((key) => [key, sorted(fields[key])])))}`;
 }
 
 /** The request shows each line up to 200 characters; the record keeps it whole. */
