@@ -129,6 +129,11 @@ export interface PreToolUseContext {
    * allow never overrides them).
    */
   approvedBy?: string;
+  /**
+   * The approval was a person's answer to a prompt (a PreToolUse hook's `ask`): the guard asks
+   * no one again, ask rules and protected paths included; deny rules still deny.
+   */
+  approvedByPerson?: boolean;
 }
 
 /**
@@ -158,6 +163,8 @@ export interface PreToolUseContinue {
   decision: 'continue';
   input?: unknown;
   approvedBy?: string;
+  /** `approvedBy` names a person who answered a prompt for this call (see `PreToolUseContext.approvedByPerson`). */
+  approvedByPerson?: boolean;
 }
 
 /** Waterfall: taps may replace `result` (truncate, annotate). */

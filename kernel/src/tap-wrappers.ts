@@ -99,10 +99,13 @@ export function isolateObserver<T extends WrappableTap>(
 /** A `continue` decision applied to the context; anything else passes through. */
 function applyContinue(context: unknown, result: unknown): unknown {
   if (result === null || typeof result !== 'object' || (result as { decision?: unknown }).decision !== 'continue') return result;
-  const decision = result as { input?: unknown; approvedBy?: string };
-  const target = context as { input: unknown; approvedBy?: string };
+  const decision = result as { input?: unknown; approvedBy?: string; approvedByPerson?: boolean };
+  const target = context as { input: unknown; approvedBy?: string; approvedByPerson?: boolean };
   if ('input' in decision) target.input = decision.input;
-  if (decision.approvedBy !== undefined) target.approvedBy = decision.approvedBy;
+  if (decision.approvedBy !== undefined) {
+    target.approvedBy = decision.approvedBy;
+    target.approvedByPerson = decision.approvedByPerson === true;
+  }
   return undefined;
 }
 

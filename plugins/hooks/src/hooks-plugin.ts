@@ -214,6 +214,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
           if (answer !== true) return { decision: 'deny', reason: `${result.permissionDecisionReason ?? 'a hook asked for approval'}; not approved: ${answer}`, source: 'hook' };
           approvedBy = 'PreToolUse hook (approved by the user)';
         }
+        const byPerson = approvedBy !== undefined;
         // `allow` spares the prompt the guard's mode would show; its deny rules, ask rules and
         // protected paths still apply (Claude Code: "allow" never overrides deny or ask rules).
         // `defer` changes nothing.
@@ -222,7 +223,7 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         return {
           decision: 'continue',
           ...(result.updatedInput !== undefined ? { input } : {}),
-          ...(approvedBy !== undefined ? { approvedBy } : {}),
+          ...(approvedBy !== undefined ? { approvedBy, ...(byPerson && result.permissionDecision === 'ask' ? { approvedByPerson: true } : {}) } : {}),
         };
       });
       const post = (event: 'PostToolUse' | 'PostToolUseFailure') => async (context: PostToolUseContext) => {

@@ -2,8 +2,8 @@ import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PermissionPolicy, type Message } from '@tessera/contracts';
-import { createKernel, defineTool, toolsPlugin, type Kernel } from '@tessera/kernel';
+import { ApprovalHandler, PermissionPolicy, type Message } from '@tessera/contracts';
+import { createKernel, definePlugin, defineTool, toolsPlugin, type Kernel } from '@tessera/kernel';
 import { permissionsPlugin } from '@tessera/plugin-permissions';
 import { testPreset } from '@tessera/preset-test';
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -117,3 +117,33 @@ it('composes the same permissions and hooks plugin values into two kernels in a 
   }
 });
 
+
+it("a hook's ask that the person approved is not asked again by an ask rule for the same call", async () => {
+  const ran: string[] = [];
+  const bash = defineTool({
+    name: 'Bash',
+    description: 'fake',
+    inputSchema: z.object({ command: z.string() }),
+    execute: ({ command }) => (ran.push(command), { success: true, output: 'ok' }),
+  });
+  const hook = join(dir, 'ask.sh');
+  await writeFile(hook, '#!/bin/sh\ncat > /dev/null\necho \'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}\'\n');
+  await chmod(hook, 0o755);
+  const prompts: string[] = [];
+  kernel = await createKernel({
+    plugins: [
+      ...testPreset({
+        turns: [{ toolCalls: [{ id: 'a', name: 'Bash', input: { command: 'npm test' } }] }, { text: 'done' }],
+        replace: [permissionsPlugin({ rules: { allow: [], deny: [], ask: ['Bash(npm *)'] } })],
+        // One person answering every prompt, the hook's and the guard's alike.
+        plugins: [toolsPlugin(bash), definePlugin({ name: 'person', provides: [ApprovalHandler], register: ({ bind }) => void bind(ApprovalHandler).toConstantValue({ requestApproval: async (request) => (prompts.push(JSON.stringify(request.input)), true) }) })],
+      }),
+      hooksPlugin({ configs: [{ config: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] }, source: { file: 'settings.json' } }] }),
+    ],
+  });
+  const session = kernel.createSession({ cwd: dir });
+  await session.run('go');
+  // One prompt (the hook's), answered yes: the ask rule's prompt would be the same question again.
+  expect(prompts).toEqual([JSON.stringify({ command: 'npm test' })]);
+  expect(ran).toEqual(['npm test']);
+});

@@ -120,7 +120,8 @@ export class PermissionEnforcer {
       // Approved before the guard (a PreToolUse hook): deny rules were applied above. The
       // approval spares only the prompt the mode would show: an ask rule or a protected path
       // still asks (Claude Code: a hook's "allow" never overrides deny or ask rules).
-      if (context.approvedBy !== undefined && !asksAnyway({ policy, verdict, query, remembered, where })) return undefined;
+      // A person who answered the hook's prompt for this very call is not asked again.
+      if (context.approvedBy !== undefined && (context.approvedByPerson === true || !asksAnyway({ policy, verdict, query, remembered, where }))) return undefined;
 
       const suggestions = 'suggestions' in verdict ? (verdict.suggestions as SessionRule[]) : [];
       const suggestedRule = suggestions.map((rule) => rule.text).join(', ') || verdict.rule;
