@@ -41,6 +41,16 @@ describe('parseBashCommand', () => {
     expect(parseBashCommand("echo $'abc").complete).toBe(false);
   });
 
+  it("reads $$'…' as the PID followed by a plain single-quoted string, not as $'…'", () => {
+    const names = (text: string): string[] => analyzeBashCommand(text).commands.map((command) => command.name);
+    expect(commands("echo $$'\\';rm -rf ~;#'")).toEqual(["echo $$'\\'", 'rm -rf ~']);
+    expect(names("echo $(echo $$'\\'; rm -rf x; echo ')')")).toContain('rm');
+    // Inside `$(…)` the substitution ends at the first `)`, so the `ls` after it is read as written.
+    expect(commands("echo $(echo $$'\\') && ls ')'")).toEqual(["echo $$'\\'", "echo $(echo $$'\\')", "ls ')'"]);
+    expect(parseBashCommand("echo $(echo $$'\\') && ls ')'").complete).toBe(true);
+    expect(commands("echo \\$'\\';rm -rf x;#'")).toEqual(["echo \\$'\\'", 'rm -rf x']);
+  });
+
   it('drops line continuations inside words', () => {
     expect(parseBashCommand('r\\\nm -rf x').subcommands[0]!.words.map((word) => word.value)).toEqual(['rm', '-rf', 'x']);
   });
@@ -58,6 +68,9 @@ describe('parseBashCommand', () => {
     expect(names('trap - EXIT')).toEqual(['trap']);
     expect(names("env -S'rm x'")).toContain('rm');
     expect(names('env --split-string="rm x" y')).toContain('rm');
+    expect(names("env -u FOO -S 'rm -rf x'")).toContain('rm');
+    expect(names("env -C . -S 'rm -rf x'")).toContain('rm');
+    expect(names("env -iu FOO --unset BAR --chdir /tmp -S 'rm -rf x'")).toContain('rm');
     expect(names('/usr/bin/env rm x')).toEqual(['rm']);
   });
 

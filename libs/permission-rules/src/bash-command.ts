@@ -172,6 +172,8 @@ class BashReader {
     while (i < text.length) {
       const char = text[i]!;
       if (char === '\\') i += 2;
+      // `$$` is the shell's PID: a `'` after it opens a plain single-quoted string, not `$'…'`.
+      else if (char === '$' && text[i + 1] === '$') i += 2;
       else if (char === '$' && text[i + 1] === "'") {
         // `$'…'`: a backslash escapes the next character, `\'` included.
         i = skipAnsiC(text, i + 2);
@@ -261,6 +263,11 @@ class BashReader {
         pattern += `\\${next}`;
         this.index += 2;
         quoted = true;
+      } else if (char === '$' && text[this.index + 1] === '$') {
+        // `$$` is the shell's PID: a `'` after it opens a plain single-quoted string, not `$'…'`.
+        value += '$$';
+        pattern += '$$';
+        this.index += 2;
       } else if (char === '$' && text[this.index + 1] === "'") {
         const decoded = this.readAnsiC();
         value += decoded;

@@ -154,6 +154,11 @@ function envSplitStrings(words: readonly BashWord[], commandAt: number): string[
       if (!isAssignment(words[i]!)) inEnv = false;
     } else {
       let split: string | undefined;
+      // `-u NAME`, `-C DIR`, `-a NAME` (also in a cluster, `-iu NAME`) and their long forms take the next word.
+      if (['--unset', '--chdir', '--argv0'].includes(value) || (/^-[a-zA-Z]*[uCa]$/.test(value) && !/^-[a-zA-Z]*S/.test(value))) {
+        i += 1;
+        continue;
+      }
       if (value === '-S' || value === '--split-string') split = words[++i]?.value;
       else if (value.startsWith('--split-string=')) split = value.slice('--split-string='.length);
       else if (/^-[a-zA-Z]*S/.test(value)) split = value.slice(value.indexOf('S') + 1);

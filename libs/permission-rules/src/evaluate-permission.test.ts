@@ -112,6 +112,24 @@ describe('evaluatePermission: Bash rules', () => {
     expect(evaluatePermission('Bash', { command: 'cd src && mkdir new' }, 'acceptEdits', { deny: [] }, { cwd })).toBe('approve');
   });
 
+  it('asks about a later path of unknown value after an unknown read when only Edit rules exist', () => {
+    const rules = { allow: ['Bash(cp *)', 'Bash(cat *)'], deny: ['Edit(./.env)', 'Edit(//etc/**)'] };
+    for (const mode of ['default', 'bypassPermissions'] as const) {
+      expect(bash('cp payload "$B"', rules, mode)).toBe('approve');
+      expect(bash('cp "$A" "$B"', rules, mode)).toBe('approve');
+      expect(bash('cat "$F" > "$OUT"', rules, mode)).toBe('approve');
+    }
+    expect(bash('cat "$F"', rules)).toBe('auto');
+    expect(bash('cat "$F" > "$OUT"', { allow: ['Bash(cat *)'], deny: ['Read(./.env)'] }, 'bypassPermissions')).toBe('approve');
+  });
+
+  it('does not let a leading *, ? or […] of a glob match a dot-file, as bash does not', () => {
+    const rules = { allow: ['Bash(ls *)', 'Bash(du *)', 'Bash(cat *)', 'Bash(grep *)'], deny: ['Read(./.env)', 'Read(.env*)'] };
+    for (const command of ['ls *', 'du -sh *', 'grep foo *', 'cat src/*.ts', 'cat *.ts', 'cat ?env']) expect(bash(command, rules), command).toBe('auto');
+    for (const command of ['cat .en?', 'cat .*', 'cat [.]env', 'cat src/../.e*']) expect(bash(command, rules), command).toBe('deny');
+    expect(bash('cat *', { allow: ['Bash(cat *)'], deny: ['Read(./*env)'] })).toBe('deny');
+  });
+
   it('follows a cd inside the command when protecting critical directories from rm', () => {
     expect(bash('cd .. && rm -rf project', {}, 'bypassPermissions')).toBe('approve');
     expect(bash('cd .. && rm -rf other', {}, 'bypassPermissions')).toBe('auto');

@@ -229,7 +229,8 @@ export function insideDirectories(candidates: readonly string[], directories: re
   return candidates.length > 0 && candidates.every(inside);
 }
 
-type GlobToken = { kind: 'char'; char: string } | { kind: 'one' } | { kind: 'star' };
+/** `dot`: the token may stand for a leading `.` (a `[…]` class that lists `.`). */
+type GlobToken = { kind: 'char'; char: string } | { kind: 'one'; dot?: boolean } | { kind: 'star' };
 
 /** One path segment of a glob as tokens; a `[…]` class is read as any one character. */
 function segmentTokens(segment: string, escapes: boolean, ignoreCase: boolean): GlobToken[] {
@@ -243,11 +244,24 @@ function segmentTokens(segment: string, escapes: boolean, ignoreCase: boolean): 
       if (tokens.at(-1)?.kind !== 'star') tokens.push({ kind: 'star' });
     } else if (char === '?') tokens.push({ kind: 'one' });
     else if (char === '[' && segment.indexOf(']', i + 2) !== -1) {
-      tokens.push({ kind: 'one' });
-      i = segment.indexOf(']', i + 2);
+      const close = segment.indexOf(']', i + 2);
+      const members = segment.slice(i + 1, close);
+      tokens.push({ kind: 'one', dot: !/^[!^]/.test(members) && members.includes('.') });
+      i = close;
     } else tokens.push({ kind: 'char', char: ignoreCase ? char.toLowerCase() : char });
   }
   return tokens;
+}
+
+/**
+ * Whether a shell glob segment cannot name a dot-file that the rule segment needs: bash (without
+ * `dotglob`) never lets a leading `*`, `?` or `[…]` match a leading `.`, so `*` does not expand to
+ * `.env`. A `[…]` class that lists `.` is let through, as some shells match it.
+ */
+function hidesLeadingDot(shell: readonly GlobToken[], rule: readonly GlobToken[]): boolean {
+  const first = shell[0];
+  const wild = first?.kind === 'star' || (first?.kind === 'one' && !first.dot);
+  return wild && rule[0]?.kind === 'char' && rule[0].char === '.';
 }
 
 /** Whether some segment name matches both token lists. */
@@ -291,7 +305,7 @@ export function globMightMatchPattern(pattern: PathPattern, glob: string, anchor
       if (r === rule.length) return true;
       const part = rule[r];
       if (part === undefined) return meet(s, r + 1) || (s < shell.length && meet(s + 1, r));
-      return s < shell.length && segmentsMeet(shell[s]!, part) && meet(s + 1, r + 1);
+      return s < shell.length && !hidesLeadingDot(shell[s]!, part) && segmentsMeet(shell[s]!, part) && meet(s + 1, r + 1);
     };
     return meet(0, 0);
   });

@@ -30,6 +30,13 @@ describe('matchesPermissionRule', () => {
     expect(matchesPermissionRule('Edit(src/**)', 'Read', { file_path: '/ws/src/a' }, anchors)).toBe(false);
   });
 
+  it('checks every word of a Bash brace range against Read rules, not only its ends', () => {
+    expect(matchesPermissionRule('Read(./key2)', 'Bash', { command: 'cat key{1..3}' }, anchors)).toBe(true);
+    expect(matchesPermissionRule('Read(./key09)', 'Bash', { command: 'cat key{08..10}' }, anchors)).toBe(true);
+    expect(matchesPermissionRule('Read(./key3)', 'Bash', { command: 'cat key{5..1..2}' }, anchors)).toBe(true);
+    expect(matchesPermissionRule('Read(./key2)', 'Bash', { command: 'cat key{1..5..2}' }, anchors)).toBe(false);
+  });
+
   it('matches a bare tool name, Bash commands per subcommand, and WebFetch domains', () => {
     expect(matchesPermissionRule('Read', 'Read', { file_path: '/x' }, anchors)).toBe(true);
     expect(matchesPermissionRule('Read', 'Write', write('/x'), anchors)).toBe(false);

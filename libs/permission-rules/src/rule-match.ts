@@ -179,8 +179,10 @@ export function uncertainMatch(list: CompiledRuleList, subject: PermissionSubjec
   const readRules = list.rulesFor('Read').filter((rule) => rule.kind === 'path');
   const editRules = list.rulesFor('Edit').filter((rule) => rule.kind === 'path');
   if (readRules.length === 0 && editRules.length === 0) return undefined;
+  // Keep looking past an unknown read when there are only Edit rules (`cp x "$B"`), and the reverse.
   for (const { access, glob } of subject.files().uncertain) {
-    if (glob === undefined) return (access === 'read' ? readRules : editRules)[0] ?? undefined;
+    const hit = glob === undefined ? (access === 'read' ? readRules : editRules)[0] : undefined;
+    if (hit) return hit;
   }
   return undefined;
 }

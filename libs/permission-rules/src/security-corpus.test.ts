@@ -78,7 +78,7 @@ describe('security corpus', () => {
   it('asks, in every mode, about a path only known when the command runs and a deny rule might name', () => {
     const decide = (command: string, mode: PermissionMode): string =>
       explainPermission('Bash', { command }, mode, SECURITY_CORPUS_RULES, { cwd, homeDir: home }).decision;
-    for (const command of ['echo --output=/etc/motd | xargs git diff', 'cat "$F"', 'cat $(cat list)', 'echo x > "$OUT"', 'cat ~-/.env', 'echo x >& "$OUT"']) {
+    for (const command of ['echo --output=/etc/motd | xargs git diff', 'cat "$F"', 'cat $(cat list)', 'echo x > "$OUT"', 'cat ~-/.env', 'echo x >& "$OUT"', 'cat f{1..1000}']) {
       for (const mode of MODES) expect(decide(command, mode), `${command} [${mode}]`).toBe(mode === 'dontAsk' ? 'deny' : 'approve');
     }
   });

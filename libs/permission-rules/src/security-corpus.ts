@@ -179,6 +179,8 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'time -p rm x',
     "env -S'rm x'",
     'env --split-string="rm x"',
+    "env -u FOO -S 'rm -rf x'",
+    "env -C . -S 'rm -rf x'",
   ]),
   ...bash('quoting', [
     "'rm' -rf /",
@@ -267,6 +269,11 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'echo x > secre?s/key.pem',
     'sort -o secre?s/out x',
     'echo x > /e{tc,x}/motd',
+    // A brace range names every value between its ends, not only the ends.
+    'cat .e{m..o}v',
+    'cat .{a..z..2}nv',
+    'cat secre{s..u}s/key.pem',
+    'cp src/a.ts /{d..f}tc/x',
   ]),
   // A file written through an option or as the destination is an output, like `> file`.
   // (`curl` and `dd` are also denied by their Bash rules; write-targets.test.ts allows them.)

@@ -63,14 +63,16 @@ export function expandBraces(pattern: string): string[] | undefined {
       const bounds = [i, ...group.commas, group.close];
       parts = bounds.slice(1).map((end, index) => pattern.slice(bounds[index]! + 1, end));
     } else {
-      const range = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.-?\d+)?$/.exec(body);
+      const range = /^(?:(-?\d+)\.\.(-?\d+)|([a-zA-Z])\.\.([a-zA-Z]))(?:\.\.(-?\d+))?$/.exec(body);
       if (!range) {
         // Not a brace expansion: the `{` is literal; look for one further on.
         const rest = expandBraces(pattern.slice(i + 1));
         return rest?.map((text) => pattern.slice(0, i + 1) + text);
       }
-      // Only whether the words contain special characters matters, so the range's ends stand for it.
-      parts = [range[1]!, range[2]!];
+      // Every word of the range is checked: `.e{m..o}v` names `.env` too.
+      const values = expandRange(range);
+      if (values === undefined) return undefined;
+      parts = values;
     }
     const out: string[] = [];
     for (const part of parts) {
@@ -82,6 +84,32 @@ export function expandBraces(pattern: string): string[] | undefined {
     return out;
   }
   return [pattern];
+}
+
+/**
+ * The words of a brace range `{1..10}`, `{01..3}`, `{a..z..2}`, as bash gives them. Undefined
+ * when there are more than MAX_EXPANSIONS or a letter range crosses characters that are not
+ * letters (`{Z..a}` gives `[`, `\\`, …).
+ */
+function expandRange(range: RegExpExecArray): string[] | undefined {
+  const step = Math.abs(Number(range[5] ?? '1')) || 1;
+  const numeric = range[1] !== undefined;
+  const from = numeric ? Number(range[1]) : range[3]!.charCodeAt(0);
+  const to = numeric ? Number(range[2]) : range[4]!.charCodeAt(0);
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return undefined;
+  if (Math.floor(Math.abs(to - from) / step) + 1 > MAX_EXPANSIONS) return undefined;
+  const ends = numeric ? [range[1]!, range[2]!] : [];
+  const width = ends.some((end) => /^-?0\d/.test(end)) ? Math.max(...ends.map((end) => end.length)) : 0;
+  const out: string[] = [];
+  for (let value = from; from <= to ? value <= to : value >= to; value += from <= to ? step : -step) {
+    if (!numeric) {
+      const char = String.fromCharCode(value);
+      if (!/^[a-zA-Z]$/.test(char)) return undefined;
+      out.push(char);
+    } else if (width === 0) out.push(String(value));
+    else out.push((value < 0 ? '-' : '') + String(Math.abs(value)).padStart(width - (value < 0 ? 1 : 0), '0'));
+  }
+  return out;
 }
 
 /**

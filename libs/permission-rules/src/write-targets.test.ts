@@ -114,6 +114,12 @@ describe('writeTargets', () => {
     expect(targets('git checkout HEAD~1 a')).toEqual(['a']);
     expect(targets('git checkout main')).toEqual([]);
     expect(targets('git restore --source HEAD a')).toEqual(['a']);
+    // `--staged` alone only resets the index.
+    expect(targets('git restore --staged src/a.ts')).toEqual([]);
+    expect(targets('git restore -S a')).toEqual([]);
+    expect(targets('git restore --staged --worktree a')).toEqual(['a']);
+    expect(targets('git restore -SW a')).toEqual(['a']);
+    expect(targets('git restore -sS a')).toEqual(['a']);
     expect(targets('git reset --hard')).toEqual(['.']);
     expect(targets('git reset HEAD~1')).toEqual([]);
     expect(targets('git status')).toEqual([]);

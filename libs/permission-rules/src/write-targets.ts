@@ -107,6 +107,29 @@ const GIT_WORKTREE_ADD: OptionGrammar = { shortValues: 'bB', longValues: ['--rea
 const GIT_CHECKOUT: OptionGrammar = { shortValues: 'bBsU', longValues: ['--source', '--conflict', '--pathspec-from-file', '--orphan', '--unified', '--inter-hunk-context'] };
 
 /**
+ * Whether `git restore …` writes the work tree: `--staged` (`-S`) alone only resets the index;
+ * `--worktree` (`-W`), or neither option, writes the files.
+ */
+function restoresWorkTree(rest: readonly string[]): boolean {
+  let staged = false;
+  let worktree = false;
+  for (let i = 0; i < rest.length && rest[i] !== '--'; i++) {
+    const word = rest[i]!;
+    if (word === '--staged') staged = true;
+    else if (word === '--worktree') worktree = true;
+    else if (/^-[^-]/.test(word)) {
+      // A short cluster ends at an option that takes a value (`-sHEAD`).
+      for (const flag of word.slice(1)) {
+        if (flag === 'S') staged = true;
+        else if (flag === 'W') worktree = true;
+        else if (GIT_CHECKOUT.shortValues.includes(flag)) break;
+      }
+    }
+  }
+  return worktree || !staged;
+}
+
+/**
  * The work tree a subcommand writes: `clone`'s destination (or the directory named after the
  * repository), `init`'s directory, `worktree add`'s path, the files `checkout` / `restore`
  * put back from the index, and everything under `reset --hard`. (`checkout <name>` with no
@@ -129,7 +152,7 @@ function gitWorkTreeWrites(subcommand: string, rest: readonly string[]): string[
     const path = parseOptions(rest.slice(1), GIT_WORKTREE_ADD).operands[0];
     return path === undefined ? [] : [path];
   }
-  if (subcommand === 'restore') return parseOptions(rest, GIT_CHECKOUT).operands;
+  if (subcommand === 'restore') return restoresWorkTree(rest) ? parseOptions(rest, GIT_CHECKOUT).operands : [];
   if (subcommand === 'checkout') {
     const dashes = rest.indexOf('--');
     // Before `--`, the first operand is a branch or a file; the ones after it are files.
