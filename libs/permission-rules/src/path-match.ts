@@ -283,6 +283,22 @@ function segmentsMeet(a: readonly GlobToken[], b: readonly GlobToken[]): boolean
 }
 
 /**
+ * `glob` with the folders before its first wildcard segment replaced by their real path (links
+ * resolved), or `glob` itself when that changes nothing: `link-secrets/*` expands inside
+ * `secrets`, as a plain path through the link is checked by its real path too. A prefix with
+ * an escaped (quoted) character is left as written.
+ */
+export function globWithRealPrefix(glob: string): string {
+  const parts = glob.split('/');
+  const first = parts.findIndex((part) => /(^|[^\\])[*?[{]/.test(part));
+  if (first <= 1) return glob;
+  const prefix = parts.slice(0, first).join('/');
+  if (prefix.includes('\\')) return glob;
+  const real = realPathNearest(prefix);
+  return real === prefix ? glob : [real, ...parts.slice(first)].join('/');
+}
+
+/**
  * True when a rule pattern could match one of the paths a shell glob expands to: the glob is
  * absolute, its quoted characters backslash-escaped (see `expandShellPath`). Errs towards a
  * match — a `[…]` class counts as any character — since the answer guards deny rules. Like

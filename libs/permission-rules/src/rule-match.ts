@@ -1,6 +1,6 @@
 import type { ToolPermission } from '@tessera/contracts';
 import { analyzeBashCommand } from './command-forms.js';
-import { globMightMatchPattern, matchesPathPattern, type PathAnchors } from './path-match.js';
+import { globMightMatchPattern, globWithRealPrefix, matchesPathPattern, type PathAnchors } from './path-match.js';
 import { compileRule, type CompiledRule } from './permission-rule.js';
 import { permissionSubject, resolveAnchors, stringsIn, type PermissionSubject } from './permission-subject.js';
 import { CompiledRuleList } from './rule-set.js';
@@ -161,7 +161,11 @@ export function findMatch(list: CompiledRuleList, tool: JudgedTool, input: unkno
     // A glob (`cat .en?`) matches a rule when one of the paths it may expand to would.
     for (const { access, glob } of files.uncertain) {
       if (glob === undefined) continue;
-      for (const rule of access === 'read' ? readRules : editRules) if (globMightMatchPattern(rule.path!, glob, anchors, true)) return rule;
+      // As written and through the real path of its folders (a link into a denied folder).
+      const real = globWithRealPrefix(glob);
+      for (const rule of access === 'read' ? readRules : editRules) {
+        if (globMightMatchPattern(rule.path!, glob, anchors, true) || (real !== glob && globMightMatchPattern(rule.path!, real, anchors, true))) return rule;
+      }
     }
     return undefined;
   }

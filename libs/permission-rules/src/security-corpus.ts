@@ -274,6 +274,9 @@ export const SECURITY_CORPUS: readonly SecurityCase[] = [
     'cat .{a..z..2}nv',
     'cat secre{s..u}s/key.pem',
     'cp src/a.ts /{d..f}tc/x',
+    // A glob through a link into a denied folder expands inside that folder.
+    'cat link-secrets/*',
+    'cat ./link-secrets/k*.pem',
   ]),
   // A file written through an option or as the destination is an output, like `> file`.
   // (`curl` and `dd` are also denied by their Bash rules; write-targets.test.ts allows them.)
