@@ -20,7 +20,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it('runs hooks before the permission guard: a hook blocks, deny rules still deny and ask rules still ask what a hook allows, and a hook allow spares the prompt otherwise', async () => {
+/** A `Bash` tool that only records the commands it was given. */
+function fakeBash(): { ran: string[]; bash: ReturnType<typeof defineTool> } {
   const ran: string[] = [];
   const bash = defineTool({
     name: 'Bash',
@@ -28,14 +29,25 @@ it('runs hooks before the permission guard: a hook blocks, deny rules still deny
     inputSchema: z.object({ command: z.string() }),
     execute: ({ command }) => (ran.push(command), { success: true, output: 'ok' }),
   });
+  return { ran, bash };
+}
+
+/** An executable hook script in the test folder. */
+async function hookScript(name: string, body: string): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, `#!/bin/sh\n${body}`);
+  await chmod(file, 0o755);
+  return file;
+}
+
+it('runs hooks before the permission guard: a hook blocks, deny rules still deny and ask rules still ask what a hook allows, and a hook allow spares the prompt otherwise', async () => {
+  const { ran, bash } = fakeBash();
   // Blocks `git push`; answers `allow` for everything else.
-  const hook = join(dir, 'guard.sh');
-  await writeFile(
-    hook,
-    '#!/bin/sh\ninput=$(cat)\necho "$input" >> "$CLAUDE_PROJECT_DIR/seen"\necho "$input" | grep -q "git push" && { echo "no pushing on Fridays" >&2; exit 2; }\n' +
+  const hook = await hookScript(
+    'guard.sh',
+    'input=$(cat)\necho "$input" >> "$CLAUDE_PROJECT_DIR/seen"\necho "$input" | grep -q "git push" && { echo "no pushing on Fridays" >&2; exit 2; }\n' +
       'echo \'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}\'\n',
   );
-  await chmod(hook, 0o755);
   const turns = [
     { toolCalls: [{ id: 'a', name: 'Bash', input: { command: 'rm -rf /' } }] },
     { toolCalls: [{ id: 'b', name: 'Bash', input: { command: 'git push' } }] },
@@ -77,16 +89,8 @@ it('runs hooks before the permission guard: a hook blocks, deny rules still deny
 });
 
 it('composes the same permissions and hooks plugin values into two kernels in a row; each kernel denies by rule and runs the hook', async () => {
-  const ran: string[] = [];
-  const bash = defineTool({
-    name: 'Bash',
-    description: 'fake',
-    inputSchema: z.object({ command: z.string() }),
-    execute: ({ command }) => (ran.push(command), { success: true, output: 'ok' }),
-  });
-  const hook = join(dir, 'seen.sh');
-  await writeFile(hook, '#!/bin/sh\ncat >> "$CLAUDE_PROJECT_DIR/seen"\necho >> "$CLAUDE_PROJECT_DIR/seen"\n');
-  await chmod(hook, 0o755);
+  const { ran, bash } = fakeBash();
+  const hook = await hookScript('seen.sh', 'cat >> "$CLAUDE_PROJECT_DIR/seen"\necho >> "$CLAUDE_PROJECT_DIR/seen"\n');
   const permissions = permissionsPlugin({ rules: { allow: ['Bash(ls)'], deny: ['Bash(rm *)'] } });
   const hooks = hooksPlugin({ configs: [{ config: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] }, source: { file: 'settings.json' } }] });
   const turns = [
@@ -119,16 +123,8 @@ it('composes the same permissions and hooks plugin values into two kernels in a 
 
 
 it("a hook's ask that the person approved is not asked again by an ask rule for the same call", async () => {
-  const ran: string[] = [];
-  const bash = defineTool({
-    name: 'Bash',
-    description: 'fake',
-    inputSchema: z.object({ command: z.string() }),
-    execute: ({ command }) => (ran.push(command), { success: true, output: 'ok' }),
-  });
-  const hook = join(dir, 'ask.sh');
-  await writeFile(hook, '#!/bin/sh\ncat > /dev/null\necho \'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}\'\n');
-  await chmod(hook, 0o755);
+  const { ran, bash } = fakeBash();
+  const hook = await hookScript('ask.sh', 'cat > /dev/null\necho \'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}\'\n');
   const prompts: string[] = [];
   kernel = await createKernel({
     plugins: [

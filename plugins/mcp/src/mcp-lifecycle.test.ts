@@ -19,6 +19,16 @@ function fixturePool(options: Parameters<typeof testPool>[0] extends infer O ? P
 }
 const find = (tools: Tool[], name: string) => tools.find((tool) => tool.name === name)!;
 
+/** After a settling second, exactly one of the servers the pool started is alive; after `close()`, none. */
+async function expectOneProcessThenNone(pool: { close(): Promise<void> }, logs: Parameters<typeof fixturePids>[0]): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const running = fixturePids(logs).filter(alive);
+  await pool.close();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(survivors(fixturePids(logs))).toEqual([]);
+  expect(running).toHaveLength(1);
+}
+
 describe('tool calls', () => {
   it('cancels a call that outlives the tool timeout and says how to raise it', async () => {
     const { pool } = fixturePool({ toolTimeoutMs: 200 });
@@ -148,12 +158,7 @@ describe('server lifecycle', () => {
       pools.push(pool);
       await pool.tools(session());
       await until(() => pool.servers()[0]?.status === 'connected', 10_000, 'the restart');
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const running = fixturePids(logs).filter(alive);
-      await pool.close();
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(survivors(fixturePids(logs))).toEqual([]);
-      expect(running).toHaveLength(1);
+      await expectOneProcessThenNone(pool, logs);
       expect(logs.filter((entry) => entry.code === 'TESSERA_MCP_SERVER_FAILED')).toHaveLength(1);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -167,12 +172,7 @@ describe('server lifecycle', () => {
     await until(() => fixturePids(logs).length === 1, 5_000, 'the first process');
     await pool.reconnect('fx');
     expect(pool.servers()[0]!.status).toBe('connected');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const running = fixturePids(logs).filter(alive);
-    await pool.close();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(survivors(fixturePids(logs))).toEqual([]);
-    expect(running).toHaveLength(1);
+    await expectOneProcessThenNone(pool, logs);
   });
 
   it('backs off a server that dies soon after every start, and gives up with the reason', async () => {
