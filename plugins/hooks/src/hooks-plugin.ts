@@ -207,14 +207,16 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         // Returned, not written: the kernel applies a `continue` decision and the guard runs next.
         const input = result.updatedInput !== undefined ? result.updatedInput : context.input;
         let approvedBy: string | undefined;
+        // A person answered this call's prompt: the guard asks no one again (`approvedByPerson`).
+        let approvedByPerson = false;
         if (result.permissionDecision === 'ask') {
           const approvalHandler = options.approvalHandler ?? servicesOf(session)?.getOptional(ApprovalHandler);
           const approval: HookApprovalOptions = { ...options, ...(approvalHandler ? { approvalHandler } : {}) };
           const answer = await askForApproval(approval, { toolName, input, sessionId: session.sessionId, toolCallId, signal });
           if (answer !== true) return { decision: 'deny', reason: `${result.permissionDecisionReason ?? 'a hook asked for approval'}; not approved: ${answer}`, source: 'hook' };
           approvedBy = 'PreToolUse hook (approved by the user)';
+          approvedByPerson = true;
         }
-        const byPerson = approvedBy !== undefined;
         // `allow` spares the prompt the guard's mode would show; its deny rules, ask rules and
         // protected paths still apply (Claude Code: "allow" never overrides deny or ask rules).
         // `defer` changes nothing.
@@ -223,7 +225,8 @@ export function hooksPlugin(options: HooksPluginOptions = {}): Plugin {
         return {
           decision: 'continue',
           ...(result.updatedInput !== undefined ? { input } : {}),
-          ...(approvedBy !== undefined ? { approvedBy, ...(byPerson && result.permissionDecision === 'ask' ? { approvedByPerson: true } : {}) } : {}),
+          ...(approvedBy !== undefined ? { approvedBy } : {}),
+          ...(approvedByPerson ? { approvedByPerson } : {}),
         };
       });
       const post = (event: 'PostToolUse' | 'PostToolUseFailure') => async (context: PostToolUseContext) => {
